@@ -1,0 +1,35 @@
+"""FABRIK and CCD inverse kinematics in pure numpy: no ``bpy``, no ``mathutils``.
+
+Positions are in scene units and angles in radians throughout.
+
+>>> from fabrik_addon.solver import solve
+>>> result = solve([[0, 0, 0], [0, 0, 1], [0, 0, 2]], target=[1, 0, 1])
+>>> bool(result.reached)
+True
+"""
+
+from ._solve import (
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MIN_IMPROVEMENT,
+    DEFAULT_TOLERANCE,
+    JUMP_RATIO,
+    METHODS,
+    WARM_START_BLOCK,
+    FramesSolution,
+    Solution,
+    solve,
+    solve_frames,
+)
+
+__all__ = [
+    "DEFAULT_MAX_ITERATIONS",
+    "DEFAULT_MIN_IMPROVEMENT",
+    "DEFAULT_TOLERANCE",
+    "JUMP_RATIO",
+    "METHODS",
+    "WARM_START_BLOCK",
+    "FramesSolution",
+    "Solution",
+    "solve",
+    "solve_frames",
+]

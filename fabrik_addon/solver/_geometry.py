@@ -1,0 +1,153 @@
+"""Chain geometry shared by the solvers.
+
+Internal layout: joint positions of many frames as one array of shape (n+1, 3, m), joints first and frames
+last, so that one joint of every frame, ``P[i]``, is a contiguous (3, m) block; points are (3, m).
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._validate import FloatArray
+
+#: A fixed direction with no special alignment to the axes: the fallback where a direction is undefined.
+FALLBACK_DIRECTION: FloatArray = np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0)
+
+
+def dots(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Dot products of vectors stored along axis -2 (shapes (..., 3, m) -> (..., m)).
+
+    Written out component by component rather than with ``einsum``/``sum``, whose rounding depends on how
+    many frames there are: this way a frame's result never depends on the frames solved beside it.
+    """
+    products = a[..., 0, :] * b[..., 0, :] + a[..., 1, :] * b[..., 1, :] + a[..., 2, :] * b[..., 2, :]
+    return cast(FloatArray, products)
+
+
+def norms(vectors: FloatArray) -> FloatArray:
+    """Lengths of vectors stored along axis -2 (shape (..., 3, m) -> (..., m))."""
+    return np.sqrt(dots(vectors, vectors))
+
+
+def unit_or(vectors: FloatArray, fallback: FloatArray) -> FloatArray:
+    """Normalise (3, m) vectors; where a vector is (close to) zero use the matching ``fallback`` column."""
+    length = norms(vectors)
+    tiny = length <= 1e-300
+    safe = np.where(tiny, 1.0, length)
+    return np.where(tiny, fallback, vectors / safe)
+
+
+def perpendicular(directions: FloatArray) -> FloatArray:
+    """A unit vector perpendicular to each unit (3, m) direction, chosen deterministically."""
+    # Cross with the world axis least aligned with each direction: never parallel.
+    least = np.argmin(np.abs(directions), axis=0)
+    axis = np.zeros_like(directions)
+    axis[least, np.arange(directions.shape[1])] = 1.0
+    cross = np.cross(directions, axis, axis=0)
+    return cross / norms(cross)
+
+
+def chain_along(bases: FloatArray, directions: FloatArray, signed_lengths: FloatArray) -> FloatArray:
+    """Joints of a chain lying on the lines ``bases + s * directions``.
+
+    Parameters
+    ----------
+    bases : ndarray, shape (3, m)
+        Root position per frame.
+    directions : ndarray, shape (3, m)
+        Unit direction per frame.
+    signed_lengths : ndarray, shape (n,) or (n, m)
+        Segment lengths; a negative one points the segment back along ``-directions``.
+
+    Returns
+    -------
+    ndarray, shape (n+1, 3, m)
+    """
+    offsets = np.cumsum(signed_lengths, axis=0)
+    if offsets.ndim == 1:
+        offsets = offsets[:, None]
+    along = offsets[:, None, :] * directions[None]
+    return np.concatenate([bases[None], bases[None] + along])
+
+
+def inner_radius(lengths: FloatArray) -> float:
+    """Radius of the ball around the root that the tip cannot enter.
+
+    Non-zero only when one segment is longer than all the others together: the chain can then at best fold
+    the others back along it.
+    """
+    longest = float(lengths.max())
+    return max(0.0, 2.0 * longest - float(lengths.sum()))
+
+
+def is_straight_line(P: FloatArray, targets: FloatArray, rel_tol: float = 1e-9) -> NDArray[np.bool_]:
+    """Per frame, whether every joint and the target lie on one line through the root.
+
+    FABRIK and CCD only ever move joints within the plane (or line) the chain and target span, so such a
+    chain would never bend; the caller bends it first.
+    """
+    root = P[0]
+    offsets = np.concatenate([P[1:] - root, (targets - root)[None]])  # (n+1, 3, m)
+    scale = norms(offsets).max(axis=0)
+    axis = unit_or(P[-1] - root, unit_or(P[1] - root, FALLBACK_DIRECTION[:, None]))
+    off_line = norms(np.cross(offsets, axis[None], axis=1))
+    return np.asarray(off_line.max(axis=0) <= rel_tol * scale)
+
+
+def bend(P: FloatArray, total_angle_rad: float) -> FloatArray:
+    """Bend straight chains into a gentle arc, keeping the root and every segment length.
+
+    Segment ``i`` (from 0) of ``n`` turns by ``total_angle_rad * (i + 1) / n`` about an axis perpendicular
+    to the chain, so the arc lies in one plane, every joint but the root leaves the line (one left on it
+    would pull the chain back onto the line), and the result is the same for the same input.
+
+    Parameters
+    ----------
+    P : ndarray, shape (n+1, 3, m)
+        Straight (possibly folded) chains.
+    """
+    segments = np.diff(P, axis=0)  # (n, 3, m)
+    lengths = norms(segments)  # (n, m)
+    axis_dir = unit_or(segments[0], FALLBACK_DIRECTION[:, None])
+    # Segments folded back along the line keep pointing back: bend each by its own sign.
+    signs = np.sign(dots(segments, axis_dir[None]))
+    normal = perpendicular(axis_dir)
+    turns = total_angle_rad * (np.arange(1, segments.shape[0] + 1) / segments.shape[0])[:, None]  # (n, 1)
+    directions = signs[:, None] * (
+        np.cos(turns)[:, None] * axis_dir[None] + np.sin(turns)[:, None] * normal[None]
+    )
+    return np.concatenate([P[:1], P[:1] + np.cumsum(lengths[:, None] * directions, axis=0)])
+
+
+def turn_about(P: FloatArray, pivot: int, from_dirs: FloatArray, to_dirs: FloatArray) -> None:
+    """Rotate the joints after ``pivot`` about it, in place, per frame, by the smallest rotation that takes
+    direction ``from_dirs`` to direction ``to_dirs``.
+
+    Parameters
+    ----------
+    P : ndarray, shape (n+1, 3, m)
+    pivot : int
+    from_dirs, to_dirs : ndarray, shape (3, m)
+        Any non-negative lengths; frames where either is zero are left alone. Opposite directions turn half
+        a revolution about a fixed perpendicular.
+    """
+    scale = norms(from_dirs) * norms(to_dirs)
+    moving = scale > 0
+    scale = np.where(moving, scale, 1.0)
+    cross = np.cross(from_dirs, to_dirs, axis=0)
+    sin = norms(cross) / scale
+    cos = np.where(moving, dots(from_dirs, to_dirs) / scale, 1.0)
+    turned = sin > 1e-12
+    axis = np.where(
+        turned,
+        cross / np.where(turned, sin * scale, 1.0),
+        perpendicular(unit_or(from_dirs, FALLBACK_DIRECTION[:, None])),
+    )
+    # Rodrigues' formula for every later joint at once: x' = x cos + (k x x) sin + k (k . x)(1 - cos).
+    x = P[pivot + 1 :] - P[pivot]
+    k = np.broadcast_to(axis[None], x.shape)
+    along = dots(k, x)[:, None]
+    P[pivot + 1 :] = P[pivot] + x * cos + np.cross(k, x, axis=1) * sin + k * along * (1.0 - cos)

@@ -1,0 +1,265 @@
+"""The public solver entry points: ``solve`` (one target) and ``solve_frames`` (one target per frame)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from numpy.typing import NDArray
+
+from ._geometry import FALLBACK_DIRECTION, bend, chain_along, inner_radius, is_straight_line, norms, unit_or
+from ._iterate import Iteration, Stopping, iterate
+from ._validate import (
+    FloatArray,
+    as_joints,
+    as_point,
+    as_points,
+    non_negative_float,
+    positive_float,
+    positive_int,
+    segment_lengths,
+)
+from .ccd import ccd_iteration
+from .fabrik import fabrik_iteration
+
+METHODS: dict[str, Iteration] = {"fabrik": fabrik_iteration, "ccd": ccd_iteration}
+DEFAULT_TOLERANCE = 1e-3
+DEFAULT_MAX_ITERATIONS = 200
+DEFAULT_MIN_IMPROVEMENT = 1e-6
+
+#: With warm start, frames are solved in blocks of this many consecutive frames (see ``solve_frames``):
+#: large enough that numpy's per-call cost is shared by many frames, small enough that every frame starts
+#: near its solution. Measured on smooth paths (scripts/bench_solver.py): 32 to 64 keep consecutive poses
+#: coherent; starting frames 128 or more frames from their start pose let some frames jump to another
+#: solution branch.
+WARM_START_BLOCK = 64
+#: A frame of a warm-start block "jumps" when some joint moves more than this many times as far as the
+#: target does since the frame before (plus the tolerance); it is then solved again from the frame before.
+#: Solved frame by frame, chains of five or more bones stay within 1.0x on smooth paths; blocks checked at
+#: 1.5x cost about the same as unchecked ones (scripts/bench_solver.py).
+JUMP_RATIO = 1.5
+#: How far a straight chain whose target lies on its own line is bent before solving (radians, whole chain).
+_UNSTRAIGHTEN_RAD = 0.5
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The result of ``solve``.
+
+    Attributes
+    ----------
+    joints : ndarray, shape (n+1, 3)
+        New joint positions, root first: the best pose seen.
+    iterations : int
+        Iterations run (a target out of reach takes one step).
+    error : float
+        Distance from the end effector (last joint) to the target, in scene units.
+    reached : bool
+        ``error <= tolerance``.
+    """
+
+    joints: FloatArray
+    iterations: int
+    error: float
+    reached: bool
+
+
+@dataclass(frozen=True)
+class FramesSolution:
+    """The result of ``solve_frames``: one ``Solution`` per frame, as arrays.
+
+    Attributes
+    ----------
+    joints : ndarray, shape (F, n+1, 3)
+    iterations : ndarray of int, shape (F,)
+    error : ndarray, shape (F,)
+    reached : ndarray of bool, shape (F,)
+    """
+
+    joints: FloatArray
+    iterations: NDArray[np.int64]
+    error: FloatArray
+    reached: NDArray[np.bool_]
+
+
+def solve(
+    joints: npt.ArrayLike,
+    target: npt.ArrayLike,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    min_improvement: float = DEFAULT_MIN_IMPROVEMENT,
+    method: str = "fabrik",
+) -> Solution:
+    """Move a chain's end effector to a target, keeping its root and segment lengths.
+
+    Parameters
+    ----------
+    joints : array-like, shape (n+1, 3)
+        Start positions of the joints, root first; the last joint is the end effector. Not modified.
+    target : array-like, shape (3,)
+        Where the end effector should go, in the same units.
+    tolerance : float
+        Stop once the end effector is this close to the target (scene units, > 0).
+    max_iterations : int
+        Stop after this many iterations (>= 1).
+    min_improvement : float
+        Stop early when an iteration shrinks the error by less than this fraction of it (>= 0).
+    method : {"fabrik", "ccd"}
+        FABRIK (Aristidou & Lasenby 2011), or Cyclic Coordinate Descent for comparison.
+
+    Returns
+    -------
+    Solution
+        The best pose seen. A target farther than the chain's reach gives the straight chain pointing at
+        it; one inside the ball that a single dominant segment leaves around the root gives the chain
+        folded back along that segment, pointing at it; both with ``reached`` False unless within
+        tolerance.
+
+    Raises
+    ------
+    ValueError
+        Naming the problem: wrong shape, fewer than two joints, a zero-length segment, NaN or infinity, a
+        non-positive tolerance, an unknown method.
+    """
+    point = as_point(target, "target")
+    frames = solve_frames(
+        joints,
+        point[None],
+        tolerance=tolerance,
+        max_iterations=max_iterations,
+        min_improvement=min_improvement,
+        method=method,
+        warm_start=False,
+    )
+    return Solution(
+        joints=frames.joints[0],
+        iterations=int(frames.iterations[0]),
+        error=float(frames.error[0]),
+        reached=bool(frames.reached[0]),
+    )
+
+
+def solve_frames(
+    joints: npt.ArrayLike,
+    targets: npt.ArrayLike,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    min_improvement: float = DEFAULT_MIN_IMPROVEMENT,
+    method: str = "fabrik",
+    warm_start: bool = True,
+) -> FramesSolution:
+    """Solve one target per frame, vectorised across frames.
+
+    Parameters
+    ----------
+    joints : array-like, shape (n+1, 3)
+        The chain's start pose, root first. The root stays here on every frame. Not modified.
+    targets : array-like, shape (F, 3)
+        The end effector's target on each frame.
+    tolerance, max_iterations, min_improvement, method
+        As for ``solve``.
+    warm_start : bool
+        If False, every frame starts from ``joints``: deterministic, independent of frame order, and each
+        frame equals ``solve(joints, targets[f])`` exactly. If True, frames start from earlier frames'
+        results, which follow a continuous motion with fewer iterations: the first frame starts from
+        ``joints``, then frames are solved in blocks of up to ``WARM_START_BLOCK`` consecutive frames, all of
+        a block at once, each starting from the result of the frame just before the block. A block ends
+        early at a frame where some joint moves more than ``JUMP_RATIO`` times as far as the target (plus
+        ``tolerance``) since the frame before: FABRIK from the block's start chose another solution there,
+        so that frame starts the next block, from the frame before it. So every frame either stays that
+        close to the frame before it or is exactly ``solve(result[f - 1], targets[f])``.
+
+    Returns
+    -------
+    FramesSolution
+    """
+    start = as_joints(joints)
+    goals = as_points(targets, "targets").T  # (3, F)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    stopping = Stopping(
+        tolerance=positive_float(tolerance, "tolerance"),
+        max_iterations=positive_int(max_iterations, "max_iterations"),
+        min_improvement=non_negative_float(min_improvement, "min_improvement"),
+    )
+    lengths = segment_lengths(start)
+    if warm_start:
+        P, iterations, error = _solve_warm(start, lengths, goals, METHODS[method], stopping)
+    else:
+        starts = np.repeat(start[:, :, None], goals.shape[1], axis=2)
+        P, iterations, error = _solve_block(starts, lengths, goals, METHODS[method], stopping)
+    return FramesSolution(
+        joints=np.ascontiguousarray(P.transpose(2, 0, 1)),
+        iterations=iterations,
+        error=error,
+        reached=error <= stopping.tolerance,
+    )
+
+
+def _solve_warm(
+    start: FloatArray, lengths: FloatArray, goals: FloatArray, iteration: Iteration, stopping: Stopping
+) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
+    """Warm start in blocks (see ``solve_frames``), each block checked for jumps.
+
+    FABRIK from one start pose can switch to another solution part-way through a block (an elbow flipping
+    sides as the target passes it), which solving every frame from the one before would not do. So a block
+    keeps its frames only up to the first that jumps, moving much farther than its target does; the next
+    block starts at that frame, from the frame before it. A block's first frame always starts from the
+    frame before it, so every block keeps at least one frame.
+    """
+    frame_count = goals.shape[1]
+    P = np.empty((start.shape[0], 3, frame_count))
+    iterations = np.empty(frame_count, dtype=np.int64)
+    error = np.empty(frame_count)
+    P[:, :, :1], iterations[:1], error[:1] = _solve_block(
+        start[:, :, None].copy(), lengths, goals[:, :1], iteration, stopping
+    )
+    begin = 1
+    while begin < frame_count:
+        end = min(frame_count, begin + WARM_START_BLOCK)
+        starts = np.repeat(P[:, :, begin - 1 : begin], end - begin, axis=2)
+        joints, its, errs = _solve_block(starts, lengths, goals[:, begin:end], iteration, stopping)
+        # Joint and target moves from each frame of the block to the next one.
+        joint_moves = norms(np.diff(joints, axis=2).transpose(2, 1, 0)).max(axis=1)
+        target_moves = norms(np.diff(goals[:, begin:end], axis=1))
+        jumps = np.flatnonzero(joint_moves > JUMP_RATIO * target_moves + stopping.tolerance)
+        kept = int(jumps[0]) + 1 if jumps.size else end - begin
+        P[:, :, begin : begin + kept] = joints[:, :, :kept]
+        iterations[begin : begin + kept], error[begin : begin + kept] = its[:kept], errs[:kept]
+        begin += kept
+    return P, iterations, error
+
+
+def _solve_block(
+    P: FloatArray, lengths: FloatArray, targets: FloatArray, iteration: Iteration, stopping: Stopping
+) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
+    """Solve frames from the start poses ``P`` (n+1, 3, m): targets out of reach in one step, the rest by
+    iterating. Returns (joints (n+1, 3, m), iterations (m,), error (m,))."""
+    root = P[0]
+    offsets = targets - root
+    distance = norms(offsets)
+    # Where the target sits on the root, point the chain the way its end effector already points.
+    toward = unit_or(offsets, unit_or(P[-1] - root, unit_or(P[1] - root, FALLBACK_DIRECTION[:, None])))
+    too_far = distance >= lengths.sum()
+    too_near = distance < inner_radius(lengths)
+    result = P.copy()
+    if too_far.any():
+        result[:, :, too_far] = chain_along(root[:, too_far], toward[:, too_far], lengths)
+    if too_near.any():
+        folded = np.where(np.arange(lengths.size) == np.argmax(lengths), lengths, -lengths)
+        result[:, :, too_near] = chain_along(root[:, too_near], toward[:, too_near], folded)
+    iterations = np.ones(P.shape[2], dtype=np.int64)
+    free = np.flatnonzero(~(too_far | too_near))
+    if free.size:
+        starts = P[:, :, free]
+        unsolved = norms(starts[-1] - targets[:, free]) > stopping.tolerance
+        straight = unsolved & is_straight_line(starts, targets[:, free])
+        if straight.any():
+            starts[:, :, straight] = bend(starts[:, :, straight], _UNSTRAIGHTEN_RAD)
+        result[:, :, free], iterations[free], _ = iterate(
+            starts, lengths, targets[:, free], iteration, stopping
+        )
+    return result, iterations, norms(result[-1] - targets)

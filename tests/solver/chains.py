@@ -1,0 +1,65 @@
+"""Random chains and targets for the solver tests, and the invariants every solution must keep."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+from numpy.typing import NDArray
+
+from fabrik_addon.solver._geometry import inner_radius
+
+FloatArray = NDArray[np.float64]
+
+
+def random_chain(rng: np.random.Generator, segments: int) -> FloatArray:
+    """A chain in a random pose: overall scale from 1e-3 to 1e3 (six orders of magnitude), segment lengths
+    varying by up to 10x either way within the chain, root somewhere near the origin."""
+    scale = 10 ** rng.uniform(-3, 3)
+    lengths = scale * 10 ** rng.uniform(-1, 1, size=segments)
+    directions = rng.normal(size=(segments, 3))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    root = rng.normal(size=3) * scale
+    chain: FloatArray = np.vstack([root, root + np.cumsum(lengths[:, None] * directions, axis=0)])
+    return chain
+
+
+def lengths_of(joints: FloatArray) -> FloatArray:
+    return np.asarray(np.linalg.norm(np.diff(joints, axis=-2), axis=-1), dtype=np.float64)
+
+
+def shell(joints: FloatArray) -> tuple[float, float]:
+    """(inner radius, reach) of the chain around its root."""
+    lengths = lengths_of(joints)
+    return inner_radius(lengths), float(lengths.sum())
+
+
+def points_at(rng: np.random.Generator, root: FloatArray, radii: FloatArray) -> FloatArray:
+    """Points at the given distances from ``root`` in random directions, shape (len(radii), 3)."""
+    directions = rng.normal(size=(len(radii), 3))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    return root + directions * np.asarray(radii)[:, None]
+
+
+@st.composite
+def chain_and_targets(
+    draw: st.DrawFn, min_joints: int = 2, max_joints: int = 128
+) -> tuple[FloatArray, FloatArray]:
+    """A random chain of ``min_joints`` to ``max_joints`` joints and a few targets anywhere from the root out
+    to twice its reach."""
+    joints = draw(st.integers(min_joints, max_joints))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    chain = random_chain(rng, joints - 1)
+    _, reach = shell(chain)
+    targets = points_at(rng, chain[0], rng.uniform(0, 2 * reach, size=4))
+    return chain, targets
+
+
+def assert_chain_kept(result: FloatArray, start: FloatArray) -> None:
+    """The solution keeps the root where it started and every segment length (1e-9 relative), with no NaN."""
+    assert np.isfinite(result).all()
+    np.testing.assert_array_equal(result[..., 0, :], np.broadcast_to(start[0], result[..., 0, :].shape))
+    np.testing.assert_allclose(
+        lengths_of(result),
+        np.broadcast_to(lengths_of(start), (*result.shape[:-2], len(start) - 1)),
+        rtol=1e-9,
+    )

@@ -1,0 +1,79 @@
+"""FABRIK follows Algorithm 1 of Aristidou & Lasenby (2011) step by step on a small hand-computed example.
+
+Chain p1 = (0, 0, 0), p2 = (1, 0, 0), p3 = (2, 0, 0) (d1 = d2 = 1), target t = (1, 1.5, 0): |t - p1| =
+sqrt(3.25) < 2, so the target is reachable and the passes run.
+
+Forward reaching (lines 1.17-1.22):
+    p3' = t = (1, 1.5)
+    p2' = p3' + d2 (p2 - p3') / |p2 - p3'| = (1, 1.5) + (0, -1.5) / 1.5       = (1, 0.5)
+    p1' = p2' + d1 (p1 - p2') / |p1 - p2'| = (1, 0.5) + (-1, -0.5) / sqrt(1.25) = (1 - 2/sqrt5, 0.5 - 1/sqrt5)
+Backward reaching (lines 1.24-1.29):
+    p1'' = b = (0, 0)
+    p2'' = p1'' + d1 (p2' - p1'') / |p2' - p1''| = (1, 0.5) / sqrt(1.25)     = (2/sqrt5, 1/sqrt5)
+    p3'' = p2'' + d2 (p3' - p2'') / |p3' - p2''|, with p3' - p2'' = (1 - 2/sqrt5, 1.5 - 1/sqrt5)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fabrik_addon.solver import solve
+from fabrik_addon.solver._validate import FloatArray
+from fabrik_addon.solver.fabrik import backward_reach, forward_reach
+
+S5 = math.sqrt(5.0)
+START = np.array([[0.0, 0, 0], [1.0, 0, 0], [2.0, 0, 0]])
+TARGET = np.array([1.0, 1.5, 0.0])
+FORWARD = np.array([[1 - 2 / S5, 0.5 - 1 / S5, 0], [1.0, 0.5, 0], [1.0, 1.5, 0]])
+_P3_FROM_P2 = np.array([1 - 2 / S5, 1.5 - 1 / S5])
+_P3 = np.array([2 / S5, 1 / S5]) + _P3_FROM_P2 / np.linalg.norm(_P3_FROM_P2)
+BACKWARD = np.array([[0.0, 0, 0], [2 / S5, 1 / S5, 0], [_P3[0], _P3[1], 0]])
+# Hand-evaluated decimals of the same points, to check the formulas above are what is meant.
+BACKWARD_DECIMALS = np.array([[0, 0, 0], [0.894427, 0.447214, 0], [0.994206, 1.442223, 0]])
+
+LENGTHS = np.array([1.0, 1.0])
+
+
+def _layout(joints: FloatArray) -> FloatArray:
+    return joints[:, :, None].copy()  # (n+1, 3, 1): the passes work on frames along the last axis
+
+
+def test_forward_reaching_pass() -> None:
+    P = _layout(START)
+    forward_reach(P, LENGTHS, TARGET[:, None])
+    np.testing.assert_allclose(P[:, :, 0], FORWARD, atol=1e-9)
+
+
+def test_backward_reaching_pass() -> None:
+    P = _layout(FORWARD)
+    backward_reach(P, LENGTHS, START[0][:, None])
+    np.testing.assert_allclose(P[:, :, 0], BACKWARD, atol=1e-9)
+    np.testing.assert_allclose(P[:, :, 0], BACKWARD_DECIMALS, atol=1e-6)
+
+
+def test_one_iteration_of_solve_is_both_passes() -> None:
+    result = solve(START, TARGET, max_iterations=1, tolerance=1e-6)
+    np.testing.assert_allclose(result.joints, BACKWARD, atol=1e-9)
+    assert result.iterations == 1
+    assert result.error == np.linalg.norm(result.joints[-1] - TARGET)
+    assert math.isclose(result.error, 0.058072, abs_tol=1e-5)
+    assert not result.reached
+
+
+def test_iterations_continue_until_tolerance() -> None:
+    result = solve(START, TARGET, tolerance=1e-6)
+    assert result.reached
+    assert 1 < result.iterations < 50
+    assert result.error <= 1e-6
+
+
+def test_unreachable_target_straightens_the_chain_in_one_step() -> None:
+    # Lines 1.4-1.9: every joint on the line from the root to the target.
+    result = solve(START, [0.0, 3.0, 4.0])
+    expected = np.array([[0, 0, 0], [0, 0.6, 0.8], [0, 1.2, 1.6]])
+    np.testing.assert_allclose(result.joints, expected, atol=1e-12)
+    assert result.iterations == 1
+    assert math.isclose(result.error, 3.0)
+    assert not result.reached

@@ -1,0 +1,84 @@
+"""Configurations where a naive FABRIK stalls, divides by zero or never stops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fabrik_addon.solver import solve
+
+from .chains import assert_chain_kept
+
+STRAIGHT = np.column_stack([np.zeros(5), np.zeros(5), np.arange(5.0)])  # 4 unit segments up the z axis
+
+
+@pytest.mark.parametrize("method", ["fabrik", "ccd"])
+@pytest.mark.parametrize("height", [0.5, 1.0, 2.5, 3.9, -2.0])
+def test_straight_chain_collinear_with_its_target_still_bends(method: str, height: float) -> None:
+    result = solve(STRAIGHT, [0.0, 0.0, height], tolerance=1e-6, method=method)
+    assert_chain_kept(result.joints, STRAIGHT)
+    assert result.reached, result
+    off_axis = np.linalg.norm(result.joints[:, :2], axis=1)
+    assert off_axis.max() > 1e-3  # it left the line to fold
+
+
+@pytest.mark.parametrize("method", ["fabrik", "ccd"])
+def test_target_on_the_root(method: str) -> None:
+    chain = np.array([[0.0, 0, 0], [0.3, 0, 0.9], [0.2, 0.5, 1.7], [0.0, 0.1, 2.5]])
+    result = solve(chain, chain[0], tolerance=1e-6, method=method)
+    assert_chain_kept(result.joints, chain)
+    assert result.reached, result
+
+
+def test_coincident_joints_in_the_start_pose() -> None:
+    # Joints 0 and 2 coincide (the chain doubles back), and the target sits on joint 3.
+    chain = np.array([[0.0, 0, 0], [0.0, 0, 1], [0.0, 0, 0], [1.0, 0, 0], [1.0, 1, 0]])
+    for target in (chain[3], chain[0], chain[2], [0.5, 0.5, 0.5]):
+        result = solve(chain, target, tolerance=1e-6)
+        assert_chain_kept(result.joints, chain)
+        assert result.reached, (target, result)
+
+
+def test_target_inside_the_ball_a_dominant_segment_leaves() -> None:
+    # The first segment (5) is longer than the rest (1 + 1): the tip can never come within 3 of the root.
+    chain = np.array([[0.0, 0, 0], [5.0, 0, 0], [6.0, 0, 0], [7.0, 0, 0]])
+    target = np.array([0.0, 1.0, 0.0])
+    result = solve(chain, target, tolerance=1e-6)
+    assert_chain_kept(result.joints, chain)
+    assert not result.reached
+    # The best the chain can do: the long segment towards the target, the others folded back along it.
+    np.testing.assert_allclose(result.joints, [[0, 0, 0], [0, 5, 0], [0, 4, 0], [0, 3, 0]], atol=1e-12)
+    assert np.isclose(result.error, 2.0)
+
+
+def test_dominant_segment_target_just_outside_the_ball_is_reached() -> None:
+    chain = np.array([[0.0, 0, 0], [5.0, 0, 0], [6.0, 0, 0], [7.0, 0, 0]])
+    result = solve(chain, [0.0, 3.2, 0.5], tolerance=1e-6)
+    assert_chain_kept(result.joints, chain)
+    assert result.reached
+
+
+def test_single_segment_points_at_any_target() -> None:
+    chain = np.array([[1.0, 1, 1], [1.0, 1, 3]])
+    result = solve(chain, [4.0, 1, 1])
+    np.testing.assert_allclose(result.joints, [[1, 1, 1], [3, 1, 1]], atol=1e-12)
+    assert np.isclose(result.error, 1.0)
+
+
+def test_start_pose_already_on_target_takes_no_iteration() -> None:
+    result = solve(STRAIGHT, [2e-5, 0.0, 4.0 - 5e-5], tolerance=1e-4)
+    np.testing.assert_array_equal(result.joints, STRAIGHT)
+    assert result.iterations == 0
+    assert result.reached
+
+
+def test_stops_early_when_stalled() -> None:
+    # With every iteration required to improve the error by half, a slow convergence stops long before the
+    # limit, and the best pose seen is returned.
+    chain = np.column_stack([np.arange(10.0), np.zeros(10), np.zeros(10)])
+    target = [8.9, 0.3, 0.0]
+    stalled = solve(chain, target, tolerance=1e-9, max_iterations=500, min_improvement=0.5)
+    patient = solve(chain, target, tolerance=1e-9, max_iterations=500, min_improvement=0.0)
+    assert stalled.iterations < patient.iterations
+    assert stalled.error >= patient.error
+    assert_chain_kept(stalled.joints, chain)
