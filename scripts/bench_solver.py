@@ -119,9 +119,7 @@ def timed(fn: Callable[[], object], repeat: int = 3) -> float:
 
 
 def _solve_each(joints: FloatArray, targets: FloatArray, method: str) -> list[Solution]:
-    return [
-        solve(joints, t, tolerance=TOLERANCE, max_iterations=MAX_ITERATIONS, method=method) for t in targets
-    ]
+    return [solve(joints, t, tolerance=TOLERANCE, max_iterations=MAX_ITERATIONS, method=method) for t in targets]
 
 
 def _solve_batched(joints: FloatArray, targets: FloatArray, method: str, warm: bool) -> FramesSolution:
@@ -138,9 +136,7 @@ def table_1() -> None:
         "reachable": random_targets(rng, 1000, 0.0, 0.999 * reach),
         "unreachable": random_targets(rng, 1000, 1.001 * reach, 2.0 * reach),
     }
-    print(
-        f"Table 1 shape: 10-joint chain, 1,000 targets each, tolerance {TOLERANCE}, max {MAX_ITERATIONS} it."
-    )
+    print(f"Table 1 shape: 10-joint chain, 1,000 targets each, tolerance {TOLERANCE}, max {MAX_ITERATIONS} it.")
     print(f"{'targets':<12}{'method':<8}{'mean it':>9}{'reached':>9}{'ms/solve':>10}{'ms/batched':>12}")
     for label, targets in cases.items():
         per_solve = {}
@@ -170,9 +166,7 @@ def _loop(algorithm: Callable[..., tuple[Any, int]], joints: Any, targets: Any, 
 
 
 def frames_benchmark() -> None:
-    print(
-        f"solve_frames on a smooth 1,000-frame path, tolerance {TOLERANCE} (us per frame; ratio = loop time /"
-    )
+    print(f"solve_frames on a smooth 1,000-frame path, tolerance {TOLERANCE} (us per frame; ratio = loop time /")
     print("vectorised time). Loops: Algorithm 1 frame by frame, numpy per joint, or plain Python floats.")
     print(
         f"{'bones':>5} {'warm':>5} {'vectorised':>11} {'loop numpy':>11} {'ratio':>6} "
@@ -186,9 +180,7 @@ def frames_benchmark() -> None:
             vectorised = timed(partial(_solve_batched, joints, targets, "fabrik", warm))
             loop_counts = _loop(paper_numpy, joints, targets, warm)
             numpy_time = timed(partial(_loop, paper_numpy, joints, targets, warm), repeat=1)
-            floats_time = timed(
-                partial(_loop, paper_floats, joints.tolist(), targets.tolist(), warm), repeat=1
-            )
+            floats_time = timed(partial(_loop, paper_floats, joints.tolist(), targets.tolist(), warm), repeat=1)
             per = 1e6 / len(targets)
             print(
                 f"{bones:>5} {warm!s:>5} {vectorised * per:>11.1f} {numpy_time * per:>11.1f} "

@@ -116,9 +116,7 @@ def bend(P: FloatArray, total_angle_rad: float) -> FloatArray:
     signs = np.sign(dots(segments, axis_dir[None]))
     normal = perpendicular(axis_dir)
     turns = total_angle_rad * (np.arange(1, segments.shape[0] + 1) / segments.shape[0])[:, None]  # (n, 1)
-    directions = signs[:, None] * (
-        np.cos(turns)[:, None] * axis_dir[None] + np.sin(turns)[:, None] * normal[None]
-    )
+    directions = signs[:, None] * (np.cos(turns)[:, None] * axis_dir[None] + np.sin(turns)[:, None] * normal[None])
     return np.concatenate([P[:1], P[:1] + np.cumsum(lengths[:, None] * directions, axis=0)])
 
 

@@ -7,7 +7,9 @@ effector up to a shared sub-base, and backward from the sub-base out to its end 
 
 from __future__ import annotations
 
-from ._geometry import FALLBACK_DIRECTION, norms
+import numpy as np
+
+from ._geometry import FALLBACK_DIRECTION
 from ._validate import FloatArray
 
 #: Added to every direction before it is normalised, scaled by the segment length: where two joints
@@ -15,11 +17,15 @@ from ._validate import FloatArray
 _NUDGE = 1e-12 * FALLBACK_DIRECTION[:, None]
 
 
-def _place(P: FloatArray, moved: int, fixed: int, length: float) -> None:
+def _place(P: FloatArray, moved: int, fixed: int, length: float, nudge: FloatArray) -> None:
     """NearestPointSphere: put joint ``moved`` on the sphere of radius ``length`` around joint ``fixed``,
-    at the point nearest to where it is now."""
-    v = P[moved] - P[fixed] + length * _NUDGE
-    P[moved] = P[fixed] + v * (length / norms(v))
+    at the point nearest to where it is now. The hot loop of the solver: few numpy calls, all elementwise
+    (so a frame's result does not depend on how many frames are solved beside it)."""
+    v = P[moved] - P[fixed]
+    v += nudge
+    squares = v * v
+    v *= length / np.sqrt(squares[0] + squares[1] + squares[2])
+    np.add(P[fixed], v, out=P[moved])
 
 
 def forward_reach(P: FloatArray, lengths: FloatArray, end: FloatArray) -> None:
@@ -35,8 +41,9 @@ def forward_reach(P: FloatArray, lengths: FloatArray, end: FloatArray) -> None:
         Where the last joint goes: the target.
     """
     P[-1] = end
-    for i in range(len(lengths) - 1, -1, -1):
-        _place(P, i, i + 1, float(lengths[i]))
+    nudges = lengths[:, None, None] * _NUDGE
+    for i, length in reversed(list(enumerate(lengths.tolist()))):
+        _place(P, i, i + 1, length, nudges[i])
 
 
 def backward_reach(P: FloatArray, lengths: FloatArray, base: FloatArray) -> None:
@@ -52,8 +59,9 @@ def backward_reach(P: FloatArray, lengths: FloatArray, base: FloatArray) -> None
         The root's fixed position.
     """
     P[0] = base
-    for i in range(len(lengths)):
-        _place(P, i + 1, i, float(lengths[i]))
+    nudges = lengths[:, None, None] * _NUDGE
+    for i, length in enumerate(lengths.tolist()):
+        _place(P, i + 1, i, length, nudges[i])
 
 
 def fabrik_iteration(P: FloatArray, lengths: FloatArray, targets: FloatArray, bases: FloatArray) -> None:

@@ -41,9 +41,7 @@ def points_at(rng: np.random.Generator, root: FloatArray, radii: FloatArray) -> 
 
 
 @st.composite
-def chain_and_targets(
-    draw: st.DrawFn, min_joints: int = 2, max_joints: int = 128
-) -> tuple[FloatArray, FloatArray]:
+def chain_and_targets(draw: st.DrawFn, min_joints: int = 2, max_joints: int = 128) -> tuple[FloatArray, FloatArray]:
     """A random chain of ``min_joints`` to ``max_joints`` joints and a few targets anywhere from the root out
     to twice its reach."""
     joints = draw(st.integers(min_joints, max_joints))

@@ -68,9 +68,7 @@ def _unexplained_jumps(joints: FloatArray, targets: FloatArray, tolerance: float
     return [
         int(f)
         for f in jumps
-        if not np.allclose(
-            joints[f], solve(joints[f - 1], targets[f], tolerance=tolerance).joints, rtol=0, atol=1e-9
-        )
+        if not np.allclose(joints[f], solve(joints[f - 1], targets[f], tolerance=tolerance).joints, rtol=0, atol=1e-9)
     ]
 
 
@@ -78,9 +76,7 @@ def _wandering_path(rng: np.random.Generator, frames: int, reach: float) -> Floa
     """A smooth random path: a few sinusoids of random phase and direction, within 0.6 of the reach."""
     t = np.linspace(0, 1, frames)[:, None]
     path = sum(
-        rng.normal(size=(1, 3))
-        * np.sin(2 * np.pi * (k + 1) * t * rng.uniform(0.5, 2) + rng.uniform(0, 6))
-        / (k + 1)
+        rng.normal(size=(1, 3)) * np.sin(2 * np.pi * (k + 1) * t * rng.uniform(0.5, 2) + rng.uniform(0, 6)) / (k + 1)
         for k in range(4)
     )
     return np.asarray(path / np.abs(path).max() * 0.6 * reach)
