@@ -1,0 +1,239 @@
+"""Rotation maths on arrays: quaternions (w, x, y, z) as Blender orders them, rotation matrices, Euler angles
+and axis-angle, all vectorised over any leading axes. Radians throughout.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import numpy as np
+
+from ._validate import FloatArray
+
+#: Blender's Euler orders. "XYZ" turns about X first, then Y, then Z: the matrix is Rz @ Ry @ Rx.
+EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+_AXIS = {"X": 0, "Y": 1, "Z": 2}
+
+
+def _as(array: object) -> FloatArray:
+    return cast(FloatArray, array)
+
+
+def quat_multiply(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Hamilton product ``a * b`` (the rotation ``b`` first, then ``a``), shapes (..., 4)."""
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    product = np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
+    )
+    return _as(product)
+
+
+def quat_conjugate(q: FloatArray) -> FloatArray:
+    """The inverse rotation of unit quaternions, shape (..., 4)."""
+    return _as(q * np.array([1.0, -1.0, -1.0, -1.0]))
+
+
+def quat_normalize(q: FloatArray) -> FloatArray:
+    return _as(q / np.linalg.norm(q, axis=-1, keepdims=True))
+
+
+def quat_to_matrix(q: FloatArray) -> FloatArray:
+    """Rotation matrices of unit quaternions: (..., 4) -> (..., 3, 3)."""
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
+        ],
+        axis=-2,
+    )
+
+
+def matrix_to_quat(m: FloatArray) -> FloatArray:
+    """Unit quaternions (w >= 0) of rotation matrices: (..., 3, 3) -> (..., 4).
+
+    Each of the four rows below is the quaternion scaled by 4 times one of its components; the row whose
+    component is largest is the best conditioned, so every rotation converts accurately, half turns too.
+    """
+    m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
+    m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
+    m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
+    scaled = np.stack(
+        [
+            np.stack([1 + m00 + m11 + m22, m21 - m12, m02 - m20, m10 - m01], axis=-1),  # 4w q
+            np.stack([m21 - m12, 1 + m00 - m11 - m22, m01 + m10, m02 + m20], axis=-1),  # 4x q
+            np.stack([m02 - m20, m01 + m10, 1 - m00 + m11 - m22, m12 + m21], axis=-1),  # 4y q
+            np.stack([m10 - m01, m02 + m20, m12 + m21, 1 - m00 - m11 + m22], axis=-1),  # 4z q
+        ],
+        axis=-2,
+    )
+    squares = np.stack([scaled[..., i, i] for i in range(4)], axis=-1)  # 4w^2, 4x^2, 4y^2, 4z^2
+    best = np.argmax(squares, axis=-1)
+    q = quat_normalize(np.take_along_axis(scaled, best[..., None, None], axis=-2)[..., 0, :])
+    return _as(np.where(q[..., :1] < 0, -q, q))
+
+
+def quat_rotate(q: FloatArray, v: FloatArray) -> FloatArray:
+    """Rotate vectors ``v`` (..., 3) by unit quaternions ``q`` (..., 4)."""
+    w = q[..., :1]
+    u = q[..., 1:]
+    t = 2.0 * np.cross(u, v)
+    return _as(v + w * t + np.cross(u, t))
+
+
+def quat_between(a: FloatArray, b: FloatArray) -> FloatArray:
+    """The smallest rotation taking unit vectors ``a`` to unit vectors ``b`` (..., 3) -> (..., 4).
+
+    Opposite vectors have no unique smallest rotation; they get a half turn about a fixed axis
+    perpendicular to ``a`` (the cross product with the world axis least aligned with it).
+    """
+    a, b = np.broadcast_arrays(a, b)
+    cos = np.sum(a * b, axis=-1)
+    axis = np.cross(a, b)
+    opposite = cos < -1.0 + 1e-12
+    if np.any(opposite):
+        least = np.argmin(np.abs(a), axis=-1)
+        helper = np.zeros(a.shape)
+        np.put_along_axis(helper, least[..., None], 1.0, axis=-1)
+        perpendicular = np.cross(a, helper)
+        perpendicular /= np.linalg.norm(perpendicular, axis=-1, keepdims=True)
+        axis = np.where(opposite[..., None], perpendicular, axis)
+    # q = (1 + cos, a x b) normalised is the half-angle form; for opposite vectors (0, perpendicular).
+    q = np.concatenate([np.where(opposite, 0.0, 1.0 + cos)[..., None], axis], axis=-1)
+    return quat_normalize(q)
+
+
+def twist(q: FloatArray, axis: FloatArray) -> FloatArray:
+    """The twist part of ``q`` about unit ``axis`` (swing-twist decomposition ``q = swing * twist``).
+
+    Returns the identity where the rotation is a pure half-turn swing (its twist is undefined).
+    """
+    along = np.sum(q[..., 1:] * axis, axis=-1, keepdims=True) * axis
+    t = np.concatenate([q[..., :1], along], axis=-1)
+    size = np.linalg.norm(t, axis=-1, keepdims=True)
+    identity = np.array([1.0, 0.0, 0.0, 0.0])
+    return _as(np.where(size > 1e-12, t / np.where(size > 1e-12, size, 1.0), identity))
+
+
+def sign_continuous(q: FloatArray, reference: FloatArray | None = None) -> FloatArray:
+    """Flip signs along axis 0 (frames) so each quaternion is on the same side as the one before it: the
+    same rotations, with no jump between q and -q. ``reference`` (shape q[0]) picks the first frame's sign."""
+    dots = np.sum(q[1:] * q[:-1], axis=-1)
+    flips = np.concatenate([np.zeros((1, *dots.shape[1:]), dtype=bool), dots < 0])
+    if reference is not None:
+        flips[0] = np.sum(q[0] * reference, axis=-1) < 0
+    signs = np.where(np.logical_xor.accumulate(flips, axis=0), -1.0, 1.0)
+    return _as(q * signs[..., None])
+
+
+def _axis_rotation(axis: int, angle: FloatArray) -> FloatArray:
+    c, s = np.cos(angle), np.sin(angle)
+    one, zero = np.ones_like(angle), np.zeros_like(angle)
+    rows = {
+        0: [[one, zero, zero], [zero, c, -s], [zero, s, c]],
+        1: [[c, zero, s], [zero, one, zero], [-s, zero, c]],
+        2: [[c, -s, zero], [s, c, zero], [zero, zero, one]],
+    }[axis]
+    return np.stack([np.stack(row, axis=-1) for row in rows], axis=-2)
+
+
+def euler_to_matrix(angles: FloatArray, order: str) -> FloatArray:
+    """Rotation matrices of Blender Euler angles (..., 3), given as (x, y, z) whatever the order."""
+    matrix = np.broadcast_to(np.eye(3), (*angles.shape[:-1], 3, 3))
+    for letter in order:  # the first axis of the order turns first, so it sits rightmost
+        axis = _AXIS[letter]
+        matrix = _axis_rotation(axis, angles[..., axis]) @ matrix
+    return _as(matrix)
+
+
+def matrix_to_euler(m: FloatArray, order: str) -> FloatArray:
+    """Blender Euler angles (x, y, z) of rotation matrices, the solution with the middle angle in
+    [-pi/2, pi/2]."""
+    i, j, k = (_AXIS[letter] for letter in order)
+    # For order i, j, k the matrix is R_k R_j R_i; its [k, i] entry is -/+ sin of the middle angle.
+    parity = 1.0 if (j - i) % 3 == 1 else -1.0
+    middle = np.arcsin(np.clip(-parity * m[..., k, i], -1.0, 1.0))
+    first = np.arctan2(parity * m[..., k, j], m[..., k, k])
+    last = np.arctan2(parity * m[..., j, i], m[..., i, i])
+    # At gimbal lock (cos middle == 0) the first and last angles share one degree of freedom: put it last.
+    locked = np.abs(m[..., k, i]) > 1.0 - 1e-12
+    first = np.where(locked, 0.0, first)
+    last = np.where(locked, np.arctan2(-parity * m[..., i, j], m[..., j, j]), last)
+    angles = np.empty((*m.shape[:-2], 3))
+    angles[..., i], angles[..., j], angles[..., k] = first, middle, last
+    return angles
+
+
+def euler_continuous(angles: FloatArray, reference: FloatArray | None = None) -> FloatArray:
+    """Unwrap Euler angles along axis 0 (frames): add whole turns so no angle jumps by more than pi from
+    one frame to the next (Blender's compatible Euler). ``reference`` (shape angles[0]) is the angle the
+    first frame should be near."""
+    if reference is not None:
+        angles = angles.copy()
+        angles[0] = reference + np.angle(np.exp(1j * (angles[0] - reference)))
+    return _as(np.unwrap(angles, axis=0))
+
+
+def quat_to_axis_angle(q: FloatArray) -> FloatArray:
+    """Blender axis-angle (angle, x, y, z) of unit quaternions (..., 4). The identity gets the Y axis, as
+    Blender's default. Pass sign-continuous quaternions for a continuous axis."""
+    vector = q[..., 1:]
+    size = np.linalg.norm(vector, axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(size[..., 0], q[..., 0])
+    axis = np.where(size > 1e-12, vector / np.where(size > 1e-12, size, 1.0), [0.0, 1.0, 0.0])
+    return np.concatenate([angle[..., None], axis], axis=-1)
+
+
+def axis_angle_to_quat(axis_angle: FloatArray) -> FloatArray:
+    """Unit quaternions of Blender axis-angle (angle, x, y, z), shape (..., 4)."""
+    angle = axis_angle[..., 0]
+    axis = axis_angle[..., 1:]
+    size = np.linalg.norm(axis, axis=-1, keepdims=True)
+    unit = np.where(size > 0, axis / np.where(size > 0, size, 1.0), [0.0, 1.0, 0.0])
+    return np.concatenate([np.cos(angle / 2)[..., None], np.sin(angle / 2)[..., None] * unit], axis=-1)
+
+
+#: Blender's rotation modes besides the Euler orders, with the property each one keys.
+ROTATION_PROPERTIES = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
+
+
+def rotation_property(mode: str) -> str:
+    """The pose bone property that holds a rotation in ``mode`` (``rotation_euler`` for Euler orders)."""
+    if mode in ROTATION_PROPERTIES:
+        return ROTATION_PROPERTIES[mode]
+    if mode in EULER_ORDERS:
+        return "rotation_euler"
+    raise ValueError(f"unknown rotation mode {mode!r}")
+
+
+def rotation_channels(q: FloatArray, mode: str, reference: FloatArray) -> FloatArray:
+    """Key values for quaternions ``q`` (F, 4), one frame after another, in a pose bone's rotation mode.
+
+    Parameters
+    ----------
+    q : ndarray, shape (F, 4)
+    mode : str
+        ``"QUATERNION"``, ``"AXIS_ANGLE"`` or an Euler order (``"XYZ"``...).
+    reference : ndarray, shape (4,) or (3,)
+        The bone's current value in that mode; the first frame lands next to it (same quaternion sign,
+        Euler angles within half a turn), and each frame after lands next to the one before.
+
+    Returns
+    -------
+    ndarray, shape (F, 4) or (F, 3)
+    """
+    if mode == "QUATERNION":
+        return sign_continuous(q, reference=reference)
+    if mode == "AXIS_ANGLE":
+        return quat_to_axis_angle(sign_continuous(q, reference=axis_angle_to_quat(reference)))
+    if mode in EULER_ORDERS:
+        return euler_continuous(matrix_to_euler(quat_to_matrix(q), mode), reference=reference)
+    raise ValueError(f"unknown rotation mode {mode!r}")

@@ -1,0 +1,110 @@
+"""Rotation maths: round trips, the smallest rotation, swing-twist, continuity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fabrik_addon.solver._validate import FloatArray
+from fabrik_addon.solver.rotations import (
+    EULER_ORDERS,
+    axis_angle_to_quat,
+    euler_continuous,
+    euler_to_matrix,
+    matrix_to_euler,
+    matrix_to_quat,
+    quat_between,
+    quat_conjugate,
+    quat_multiply,
+    quat_normalize,
+    quat_rotate,
+    quat_to_axis_angle,
+    quat_to_matrix,
+    rotation_channels,
+    sign_continuous,
+    twist,
+)
+
+RNG = np.random.default_rng(1234)
+QUATS = quat_normalize(RNG.normal(size=(500, 4)))
+UNITS = RNG.normal(size=(500, 3))
+UNITS /= np.linalg.norm(UNITS, axis=1, keepdims=True)
+IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
+
+
+def _same_rotation(a: FloatArray, b: FloatArray) -> None:
+    np.testing.assert_allclose(np.abs(np.sum(a * b, axis=-1)), 1.0, atol=1e-12)
+
+
+def test_matrix_round_trip_including_half_turns() -> None:
+    half_turns = np.concatenate([np.zeros((3, 1)), np.eye(3)], axis=1)  # 180 degrees about x, y, z
+    quats = np.concatenate([QUATS, half_turns])
+    _same_rotation(matrix_to_quat(quat_to_matrix(quats)), quats)
+    assert (matrix_to_quat(quat_to_matrix(quats))[:, 0] >= 0).all()
+
+
+def test_rotate_agrees_with_matrix_and_product_composes() -> None:
+    np.testing.assert_allclose(
+        quat_rotate(QUATS, UNITS), np.einsum("fij,fj->fi", quat_to_matrix(QUATS), UNITS), atol=1e-12
+    )
+    other = QUATS[::-1]
+    np.testing.assert_allclose(
+        quat_to_matrix(quat_multiply(QUATS, other)), quat_to_matrix(QUATS) @ quat_to_matrix(other), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        quat_multiply(QUATS, quat_conjugate(QUATS)), np.tile([1.0, 0, 0, 0], (500, 1)), atol=1e-12
+    )
+
+
+def test_smallest_rotation_between_directions() -> None:
+    targets = UNITS[::-1]
+    q = quat_between(UNITS, targets)
+    np.testing.assert_allclose(quat_rotate(q, UNITS), targets, atol=1e-12)
+    # Smallest: its axis is perpendicular to both directions.
+    np.testing.assert_allclose(np.sum(q[:, 1:] * UNITS, axis=1), 0.0, atol=1e-12)
+    opposite = quat_between(UNITS, -UNITS)
+    np.testing.assert_allclose(quat_rotate(opposite, UNITS), -UNITS, atol=1e-12)
+
+
+def test_swing_twist_decomposition() -> None:
+    t = twist(QUATS, UNITS)
+    swing = quat_multiply(QUATS, quat_conjugate(t))
+    np.testing.assert_allclose(np.sum(swing[:, 1:] * UNITS, axis=1), 0.0, atol=1e-12)  # swing axis _|_ axis
+    np.testing.assert_allclose(np.cross(t[:, 1:], UNITS), 0.0, atol=1e-12)  # twist axis // axis
+
+
+@pytest.mark.parametrize("order", EULER_ORDERS)
+def test_euler_round_trip_every_order(order: str) -> None:
+    angles = RNG.uniform(-np.pi, np.pi, size=(500, 3))
+    matrices = euler_to_matrix(angles, order)
+    back = matrix_to_euler(matrices, order)
+    np.testing.assert_allclose(euler_to_matrix(back, order), matrices, atol=1e-9)
+    middle = "XYZ".index(order[1])
+    assert (np.abs(back[:, middle]) <= np.pi / 2 + 1e-12).all()
+
+
+def test_continuity_helpers() -> None:
+    flipped = QUATS * np.where(RNG.uniform(size=(500, 1)) < 0.5, -1.0, 1.0)
+    smooth = sign_continuous(np.cumsum(np.full((50, 4), 0.01), axis=0) + IDENTITY)
+    assert (np.sum(smooth[1:] * smooth[:-1], axis=1) > 0).all()
+    q = sign_continuous(flipped, reference=-flipped[0])
+    assert np.sum(q[0] * flipped[0]) < 0
+    angles = np.unwrap(np.linspace(0, 12, 100))[:, None] * [1, 0.5, -1]
+    wrapped = np.angle(np.exp(1j * angles))
+    np.testing.assert_allclose(euler_continuous(wrapped, reference=angles[0]), angles, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["QUATERNION", "AXIS_ANGLE", *EULER_ORDERS])
+def test_rotation_channels_represent_the_same_rotations(mode: str) -> None:
+    path = quat_normalize(np.cumsum(RNG.normal(size=(200, 4)) * 0.05, axis=0) + IDENTITY)
+    reference = {"QUATERNION": -path[0], "AXIS_ANGLE": quat_to_axis_angle(path[0])}.get(mode, np.zeros(3))
+    values = rotation_channels(path, mode, reference)
+    if mode == "QUATERNION":
+        back = values
+        assert np.sum(values[0] * reference) > 0
+    elif mode == "AXIS_ANGLE":
+        back = axis_angle_to_quat(values)
+    else:
+        back = matrix_to_quat(euler_to_matrix(values, mode))
+        assert np.abs(np.diff(values, axis=0)).max() < np.pi
+    _same_rotation(back, path)
