@@ -1,0 +1,1 @@
+"""The Blender layer: everything that talks to ``bpy``."""

@@ -1,0 +1,335 @@
+"""Bake FABRIK into bone rotation keys: scene -> arrays -> solve -> rotations -> keyframes -> Blender's check."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+from ..solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, METHODS, solve_frames
+from ..solver._validate import FloatArray, positive_float, positive_int
+from ..solver.pose import forward_kinematics, local_rotations
+from ..solver.rotations import matrix_to_quat, rotation_channels, rotation_property
+from .chain import ArmatureChain, armature_data, read_chain
+from .keys import KeyWriter
+from .sampling import Inputs, sample_inputs, sample_tips
+
+#: How far a matrix may be from a rotation times a uniform scale (Blender stores matrices in float32).
+_MATRIX_TOLERANCE = 1e-4
+#: Rotation error, in radians, that storing and evaluating one bone's rotation in float32 can add (a few
+#: units in the last place of 2**-24).
+_FLOAT32_ROUNDING = 2.5e-7
+
+
+@dataclass(frozen=True)
+class BakeReport:
+    """What a bake did, measured by Blender's own evaluation of the keys it wrote.
+
+    Attributes
+    ----------
+    armature, tip_bone : str
+    bones : tuple of str
+        The chain, root first.
+    frames : ndarray of int, shape (F,)
+        The baked (keyed) frames.
+    error : ndarray, shape (F,)
+        Distance from the tip bone's tail to the target on each frame, in world units, as Blender evaluates
+        the written keys.
+    iterations : ndarray of int, shape (F,)
+        Solver iterations per frame.
+    unreachable_frames : tuple of int
+        Frames where the solver could not bring the tip within tolerance of the target: the target was out
+        of the chain's reach (or, rarely, the iterations ran out).
+    max_error : float
+        The largest of ``error``.
+    seconds : float
+        Wall time of the whole bake.
+    timings : dict of str to float
+        Seconds spent reading the scene, solving, writing keys and checking them.
+    action : bpy.types.Action
+        The Action the keys were written into.
+    """
+
+    armature: str
+    tip_bone: str
+    bones: tuple[str, ...]
+    frames: NDArray[np.int64]
+    error: FloatArray
+    iterations: NDArray[np.int64]
+    unreachable_frames: tuple[int, ...]
+    max_error: float
+    seconds: float
+    timings: dict[str, float]
+    action: bpy.types.Action
+
+
+def bake(
+    armature: bpy.types.Object,
+    target: bpy.types.Object,
+    *,
+    tip_bone: str,
+    chain_length: int = 0,
+    frame_start: int | None = None,
+    frame_end: int | None = None,
+    frame_step: int = 1,
+    tolerance: float = DEFAULT_TOLERANCE,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    method: str = "fabrik",
+    warm_start: bool = True,
+    action_name: str | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> BakeReport:
+    """Key the rotations of a chain of bones so its tip follows a target on every frame.
+
+    Parameters
+    ----------
+    armature : bpy.types.Object
+        An armature object.
+    target : bpy.types.Object
+        Any object: its evaluated world location on each frame is the goal for the tail of ``tip_bone``.
+    tip_bone : str
+        The last bone of the chain.
+    chain_length : int
+        Bones in the chain, counted from ``tip_bone`` up through its parents as Blender's IK constraint
+        counts them; 0 goes up to the root bone.
+    frame_start, frame_end : int, optional
+        The frames to bake, both included; the scene's frame range by default.
+    frame_step : int
+        Key every ``frame_step``-th frame from ``frame_start``.
+    tolerance : float
+        How close the tip must come to the target, in world units.
+    max_iterations, method, warm_start
+        As for ``fabrik_addon.solver.solve_frames``.
+    action_name : str, optional
+        Bake into this Action (created if missing) and make it the armature's active Action; by default
+        the keys go into the armature's active Action, one being created if it has none.
+    progress : callable, optional
+        Called with the fraction done, from 0 to 1.
+
+    Returns
+    -------
+    BakeReport
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad input, with a message naming what is wrong. Nothing is written then: the bake either
+        completes or leaves the file as it was.
+
+    Notes
+    -----
+    Only the rotation channels of the chain's bones are keyed, in each bone's own rotation mode. Their keys
+    from ``frame_start`` to ``frame_end`` are replaced; every other key and channel stays as it was.
+    """
+    started = time.perf_counter()
+    scene = _scene()
+    frames = _frames(scene, frame_start, frame_end, frame_step)
+    _check_objects(armature, target)
+    tolerance = positive_float(tolerance, "tolerance")
+    max_iterations = positive_int(max_iterations, "max_iterations")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    chain = read_chain(armature, tip_bone, chain_length)
+    _check_target_independent(target, chain)
+    _check_writable(armature, action_name)
+
+    report_progress = progress or (lambda fraction: None)
+    timings: dict[str, float] = {}
+    original_frame = (scene.frame_current, scene.frame_subframe)
+    try:
+        clock = time.perf_counter()
+        inputs = sample_inputs(scene, frames, chain, target, lambda i: report_progress(0.45 * (i + 1) / len(frames)))
+        timings["read scene"] = time.perf_counter() - clock
+
+        clock = time.perf_counter()
+        values, iterations, reached = _solve(chain, inputs, frames, tolerance, max_iterations, method, warm_start)
+        timings["solve"] = time.perf_counter() - clock
+
+        clock = time.perf_counter()
+        with KeyWriter(armature, action_name) as writer:
+            for pose_bone, channels in zip(chain.pose_bones, values, strict=True):
+                path = pose_bone.path_from_id(rotation_property(pose_bone.rotation_mode))
+                for index in range(channels.shape[1]):
+                    writer.replace(path, index, pose_bone.name, frames, channels[:, index])
+        timings["write keys"] = time.perf_counter() - clock
+        report_progress(0.55)
+
+        clock = time.perf_counter()
+        tips, targets = sample_tips(
+            scene, frames, chain, target, lambda i: report_progress(0.55 + 0.45 * (i + 1) / len(frames))
+        )
+        timings["check keys"] = time.perf_counter() - clock
+    finally:
+        scene.frame_set(original_frame[0], subframe=original_frame[1])
+
+    error = np.linalg.norm(tips - targets, axis=1)
+    return BakeReport(
+        armature=armature.name,
+        tip_bone=chain.bone_names[-1],
+        bones=chain.bone_names,
+        frames=frames,
+        error=error,
+        iterations=iterations,
+        unreachable_frames=tuple(int(f) for f in frames[~reached]),
+        max_error=float(error.max()),
+        seconds=time.perf_counter() - started,
+        timings=timings,
+        action=writer.action,
+    )
+
+
+def _solve(
+    chain: ArmatureChain,
+    inputs: Inputs,
+    frames: NDArray[np.int64],
+    tolerance: float,
+    max_iterations: int,
+    method: str,
+    warm_start: bool,
+) -> tuple[list[FloatArray], NDArray[np.int64], NDArray[np.bool_]]:
+    """Solve in the chain's root frame and turn the joints into each bone's rotation channel values.
+
+    Returns the channel values per bone ((F, 3 or 4) each), the iterations and whether each frame reached.
+    """
+    _check_bone_bases(chain, inputs.bone_bases, frames)
+    scale, rotation, origin = _split_root_frames(inputs.root_frames, frames, chain.bone_names[0])
+    bad = np.flatnonzero(~np.isfinite(inputs.targets).all(axis=1))
+    if bad.size:
+        raise ValueError(f"the target's location is not a number on frame {frames[bad[0]]}")
+    # Targets in the root frame: rotated back and scaled down to the chain's rest units.
+    targets = np.einsum("fji,fj->fi", rotation, inputs.targets - origin) / scale[:, None]
+    input_rotations = matrix_to_quat(inputs.bone_bases[..., :3, :3])  # (F or 1, m, 4)
+    start, _ = forward_kinematics(chain.rest, input_rotations[:1])
+    # Blender keeps keys and evaluates poses in float32: aim inside the tolerance by what that can cost,
+    # a rounding of each bone's rotation moving the tip by up to the chain's reach (capped at half).
+    reach = float(chain.rest.lengths.sum() * scale.max())
+    margin = min(0.5 * tolerance, _FLOAT32_ROUNDING * len(chain.bone_names) * reach)
+    solution = solve_frames(
+        start[0],
+        targets,
+        tolerance=(tolerance - margin) / float(scale.max()),
+        max_iterations=max_iterations,
+        method=method,
+        warm_start=warm_start,
+    )
+    rotations = local_rotations(chain.rest, solution.joints, input_rotations)
+    values = []
+    for k, pose_bone in enumerate(chain.pose_bones):
+        reference = np.array(getattr(pose_bone, rotation_property(pose_bone.rotation_mode)))
+        values.append(rotation_channels(rotations[:, k], pose_bone.rotation_mode, reference))
+    return values, solution.iterations, solution.reached
+
+
+def _split_root_frames(
+    root_frames: FloatArray, frames: NDArray[np.int64], root_bone: str
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Uniform scale (F,), rotation (F, 3, 3) and origin (F, 3) of the chain's root frames."""
+    linear = root_frames[:, :3, :3]
+    determinant = np.einsum("fi,fi->f", linear[:, :, 0], np.cross(linear[:, :, 1], linear[:, :, 2]))
+    scale = np.cbrt(np.abs(determinant))
+    rotation = linear / np.where(scale > 0, scale, 1.0)[:, None, None]
+    deviation = np.abs(np.swapaxes(rotation, 1, 2) @ rotation - np.eye(3)).max(axis=(1, 2))
+    bad = np.flatnonzero((determinant <= 0) | (deviation > _MATRIX_TOLERANCE))
+    if bad.size:
+        raise ValueError(
+            f"the chain's root bone '{root_bone}' is scaled non-uniformly, mirrored or to zero on frame "
+            f"{frames[bad[0]]} (by the armature object or a parent bone): FABRIK needs a uniform scale"
+        )
+    return scale, rotation, root_frames[:, :3, 3]
+
+
+def _check_bone_bases(chain: ArmatureChain, bases: FloatArray, frames: NDArray[np.int64]) -> None:
+    """Chain bones must have unit scale, and (but for the root) no location: the offsets between bones
+    are rigid."""
+    scales = np.linalg.norm(bases[..., :3, :3], axis=-2)  # (F, m, 3): length of each basis column
+    locations = np.linalg.norm(bases[..., :3, 3], axis=-1)  # (F, m)
+    for k, pose_bone in enumerate(chain.pose_bones):
+        bad = np.flatnonzero(np.abs(scales[:, k] - 1.0).max(axis=1) > _MATRIX_TOLERANCE)
+        if bad.size:
+            raise ValueError(
+                f"bone '{pose_bone.name}' is scaled ({np.round(scales[bad[0], k], 4).tolist()}) on frame "
+                f"{frames[bad[0]]}: bones of the chain must keep a scale of 1"
+            )
+        if k == 0 or pose_bone.bone.use_connect:
+            continue  # the root's location moves the whole chain; a connected bone ignores its location
+        bad = np.flatnonzero(locations[:, k] > _MATRIX_TOLERANCE * pose_bone.bone.length)
+        if bad.size:
+            raise ValueError(
+                f"bone '{pose_bone.name}' is moved from its rest position by its Location on frame "
+                f"{frames[bad[0]]}: the offsets between the chain's bones must stay rigid, clear it first"
+            )
+
+
+def _scene() -> bpy.types.Scene:
+    scene = bpy.context.scene
+    if scene is None:
+        raise RuntimeError("there is no active scene to bake in")
+    return scene
+
+
+def _frames(scene: bpy.types.Scene, start: int | None, end: int | None, step: int) -> NDArray[np.int64]:
+    start = scene.frame_start if start is None else start
+    end = scene.frame_end if end is None else end
+    for name, value in (("frame_start", start), ("frame_end", end), ("frame_step", step)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if end < start:
+        raise ValueError(f"frame_end ({end}) is before frame_start ({start})")
+    if step < 1:
+        raise ValueError(f"frame_step must be 1 or more, got {step}")
+    return np.arange(int(start), int(end) + 1, int(step), dtype=np.int64)
+
+
+def _check_objects(armature: bpy.types.Object, target: bpy.types.Object) -> None:
+    armature_data(armature)
+    if not isinstance(target, bpy.types.Object):
+        raise TypeError(f"target must be a Blender Object, got {type(target).__name__}")
+    if target == armature:
+        raise ValueError(f"the target cannot be the armature '{armature.name}' itself: pick an Empty or another object")
+    library: bpy.types.Library | None = armature.library
+    if library is not None:
+        raise ValueError(
+            f"armature '{armature.name}' is linked from the library '{library.filepath}' and cannot be "
+            "edited: make it local (or a library override) first"
+        )
+    override: bpy.types.IDOverrideLibrary | None = armature.override_library
+    if override is not None and override.is_system_override:
+        raise ValueError(
+            f"armature '{armature.name}' is a system library override and cannot be edited: make it editable first"
+        )
+    if armature.mode == "EDIT":
+        raise ValueError(f"armature '{armature.name}' is in Edit Mode: switch to Object or Pose Mode to bake")
+
+
+def _check_target_independent(target: bpy.types.Object, chain: ArmatureChain) -> None:
+    """The target must not move with the chain (it would run away from the bones following it)."""
+    descendants = set(chain.bone_names)
+    for bone in armature_data(chain.armature).bones:
+        if bone.parent is not None and bone.parent.name in descendants:
+            descendants.add(bone.name)
+    carrier: bpy.types.Object | None = target
+    while carrier is not None:
+        if carrier.parent == chain.armature and carrier.parent_type == "BONE" and carrier.parent_bone in descendants:
+            raise ValueError(
+                f"the target '{target.name}' is parented to the bone '{carrier.parent_bone}', which the chain "
+                "moves: the target would move with the bake"
+            )
+        carrier = carrier.parent
+
+
+def _check_writable(armature: bpy.types.Object, action_name: str | None) -> None:
+    anim = armature.animation_data
+    if anim is not None and anim.use_tweak_mode:
+        raise ValueError(f"armature '{armature.name}' is in NLA tweak mode: leave it before baking")
+    if action_name is not None and not isinstance(action_name, str):
+        raise TypeError(f"action_name must be a string, got {type(action_name).__name__}")
+    action = bpy.data.actions.get(action_name) if action_name else (anim.action if anim is not None else None)
+    if action is not None and action.library is not None:
+        raise ValueError(
+            f"the action '{action.name}' is linked from the library '{action.library.filepath}' and cannot take "
+            "new keys: make it local first"
+        )

@@ -1,0 +1,127 @@
+"""Read a chain of bones from an armature: names, rest geometry, and the checks that make a bake safe."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..solver._validate import FloatArray
+from ..solver.pose import ChainRest
+from ..solver.rotations import matrix_to_quat
+
+#: An offset shorter than this fraction of the bone's length counts as zero.
+_ZERO_OFFSET_FRACTION = 1e-6
+
+
+@dataclass(frozen=True)
+class ArmatureChain:
+    """A chain of pose bones, root first, as the bake needs it.
+
+    Attributes
+    ----------
+    armature : bpy.types.Object
+    bone_names : tuple of str
+        From the chain's root bone to its tip bone.
+    rest : ChainRest
+        Rest geometry in the root bone's rest frame.
+    """
+
+    armature: bpy.types.Object
+    bone_names: tuple[str, ...]
+    rest: ChainRest
+
+    @property
+    def pose_bones(self) -> list[bpy.types.PoseBone]:
+        pose = self.armature.pose
+        assert pose is not None
+        return [pose.bones[name] for name in self.bone_names]
+
+
+def armature_data(armature: object) -> bpy.types.Armature:
+    """The Armature data of an armature Object, or a TypeError naming what was given."""
+    if not isinstance(armature, bpy.types.Object):
+        raise TypeError(f"armature must be a Blender Object, got {type(armature).__name__}")
+    if armature.type != "ARMATURE" or not isinstance(armature.data, bpy.types.Armature):
+        raise TypeError(f"'{armature.name}' is not an armature (it is a {armature.type.lower()} object)")
+    return armature.data
+
+
+def chain_bone_names(armature: bpy.types.Object, tip_bone: str, chain_length: int) -> tuple[str, ...]:
+    """Bone names from the chain's root to ``tip_bone``: ``chain_length`` bones counted up through the
+    parents as Blender's IK constraint counts them, 0 meaning up to the root bone."""
+    bones = armature_data(armature).bones
+    if not isinstance(tip_bone, str) or tip_bone not in bones:
+        close = difflib.get_close_matches(str(tip_bone), bones.keys(), n=3)
+        hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+        raise ValueError(f"armature '{armature.name}' has no bone {tip_bone!r}{hint}")
+    if isinstance(chain_length, bool) or int(chain_length) != chain_length or chain_length < 0:
+        raise ValueError(f"chain_length must be an integer >= 0 (0 = up to the root bone), got {chain_length!r}")
+    names: list[str] = []
+    bone: bpy.types.Bone | None = bones[tip_bone]
+    while bone is not None and (chain_length == 0 or len(names) < chain_length):
+        names.append(bone.name)
+        bone = bone.parent
+    if chain_length > len(names):
+        raise ValueError(
+            f"chain_length {chain_length} is longer than the chain from '{tip_bone}' up to its root bone "
+            f"'{names[-1]}' ({len(names)} bones)"
+        )
+    return tuple(reversed(names))
+
+
+def read_chain(armature: bpy.types.Object, tip_bone: str, chain_length: int) -> ArmatureChain:
+    """The chain ending at ``tip_bone``, checked for what the bake cannot honour.
+
+    Raises
+    ------
+    TypeError
+        ``armature`` is not an armature Object.
+    ValueError
+        A missing bone, a chain longer than the armature's, a bone with no length to point (its child's head
+        on its own head), or a chain bone whose constraints or inheritance would override the baked keys.
+    """
+    names = chain_bone_names(armature, tip_bone, chain_length)
+    bones = armature_data(armature).bones
+    rest = np.array([np.array(bones[name].matrix_local) for name in names])  # (m, 4, 4), armature space
+    rotations = rest[:, :3, :3]
+    rest_rotations = np.concatenate([np.eye(3)[None], np.swapaxes(rotations[:-1], 1, 2) @ rotations[1:]])
+    heads = rest[:, :3, 3]
+    offsets = np.empty((len(names), 3))
+    offsets[:-1] = np.einsum("kji,kj->ki", rotations[:-1], heads[1:] - heads[:-1])  # in each bone's frame
+    offsets[-1] = (0.0, bones[names[-1]].length, 0.0)
+    for name, offset, next_name in zip(names, offsets, (*names[1:], None), strict=True):
+        if np.linalg.norm(offset) <= _ZERO_OFFSET_FRACTION * bones[name].length:
+            raise ValueError(
+                f"bone '{name}' cannot be part of the chain: the head of its child '{next_name}' sits on its own "
+                "head, so turning it cannot move the chain"
+            )
+    _check_pose_bones(armature, names)
+    return ArmatureChain(armature=armature, bone_names=names, rest=ChainRest(rest_rotations, offsets))
+
+
+def _check_pose_bones(armature: bpy.types.Object, names: tuple[str, ...]) -> None:
+    pose = armature.pose
+    assert pose is not None
+    for position, name in enumerate(names):
+        pose_bone = pose.bones[name]
+        active = [c.name for c in pose_bone.constraints if c.enabled and c.influence > 0]
+        if active:
+            raise ValueError(
+                f"bone '{name}' has constraints that would override the baked rotation ({', '.join(active)}); "
+                "disable or remove them before baking"
+            )
+        bone = pose_bone.bone
+        if position > 0 and not bone.use_inherit_rotation:
+            raise ValueError(f"bone '{name}' does not inherit its parent's rotation (Inherit Rotation is off)")
+        if position > 0 and bone.inherit_scale in {"NONE", "NONE_LEGACY"}:
+            raise ValueError(
+                f"bone '{name}' does not inherit its parent's scale (Inherit Scale is {bone.inherit_scale})"
+            )
+
+
+def basis_rotations(pose_bones: list[bpy.types.PoseBone]) -> FloatArray:
+    """Each pose bone's own rotation (its ``matrix_basis`` without location), quaternions (m, 4)."""
+    return matrix_to_quat(np.array([np.array(pb.matrix_basis)[:3, :3] for pb in pose_bones]))

@@ -1,0 +1,134 @@
+"""What differs between the Blender versions we support, in one place.
+
+- 4.2: an Action holds its F-curves directly (``Action.fcurves``), grouped by ``action_group``.
+- 4.4 and 4.5: slotted Actions; an ID animates through the slot assigned to it, whose F-curves live in a
+  channelbag of a keyframe strip on a layer. ``ActionChannelbagFCurves.new`` has no group argument yet, so
+  new F-curves stay ungrouped there.
+- 5.0: ``Action.fcurves`` is gone; ``new`` takes ``group_name``. Selection moved from ``Bone.select`` to
+  ``PoseBone.select``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import bpy
+
+SLOTTED_ACTIONS = bpy.app.version >= (4, 4, 0)
+GROUP_ON_NEW_FCURVE = bpy.app.version >= (5, 0, 0)
+
+
+def assigned_fcurves(obj: bpy.types.Object) -> Sequence[bpy.types.FCurve]:
+    """The F-curves animating ``obj`` through its active Action (and slot): empty if there are none."""
+    anim = obj.animation_data
+    if anim is None or anim.action is None:
+        return ()
+    if not SLOTTED_ACTIONS:
+        return tuple(anim.action.fcurves)  # type: ignore[attr-defined]
+    channelbag = _channelbag(anim.action, anim.action_slot, ensure=False)
+    return tuple(channelbag.fcurves) if channelbag is not None else ()
+
+
+def action_assignment(obj: bpy.types.Object) -> tuple[bpy.types.Action | None, bpy.types.ActionSlot | None]:
+    """The Action assigned to ``obj`` and, from 4.4 on, its slot: what ``restore_action_assignment`` puts back."""
+    anim = obj.animation_data
+    if anim is None:
+        return None, None
+    return anim.action, anim.action_slot if SLOTTED_ACTIONS else None
+
+
+def restore_action_assignment(
+    obj: bpy.types.Object, assignment: tuple[bpy.types.Action | None, bpy.types.ActionSlot | None]
+) -> None:
+    anim = obj.animation_data or obj.animation_data_create()
+    action, slot = assignment
+    anim.action = action
+    if slot is not None:
+        anim.action_slot = slot
+
+
+def ensure_action_slot(obj: bpy.types.Object, action: bpy.types.Action) -> bpy.types.ActionSlot | None:
+    """Make ``action`` the active Action of ``obj``, with a slot for it (4.4+). Returns the slot if it had
+    to be created."""
+    anim = obj.animation_data or obj.animation_data_create()
+    if anim.action != action:
+        anim.action = action
+    if not SLOTTED_ACTIONS or anim.action_slot is not None:
+        return None
+    slot = next((s for s in action.slots if s.target_id_type in {"UNSPECIFIED", obj.id_type}), None)
+    if slot is not None:
+        anim.action_slot = slot
+        return None
+    slot = action.slots.new(obj.id_type, obj.name)
+    anim.action_slot = slot
+    return slot
+
+
+def remove_slot(action: bpy.types.Action, slot: bpy.types.ActionSlot) -> None:
+    """Remove a slot from an Action (4.4+)."""
+    action.slots.remove(slot)
+
+
+def ensure_fcurve(obj: bpy.types.Object, data_path: str, index: int, group: str) -> tuple[bpy.types.FCurve, bool]:
+    """The F-curve of ``obj``'s active Action for ``data_path[index]``, created (in ``group``, where the
+    version allows) if missing; and whether it was created. Call ``ensure_action_slot`` first."""
+    anim = obj.animation_data
+    assert anim is not None, "call ensure_action_slot first"
+    assert anim.action is not None, "call ensure_action_slot first"
+    if not SLOTTED_ACTIONS:
+        fcurves = anim.action.fcurves  # type: ignore[attr-defined]
+        found = fcurves.find(data_path, index=index)
+        if found is not None:
+            return found, False
+        return fcurves.new(data_path, index=index, action_group=group), True
+    channelbag = _channelbag(anim.action, anim.action_slot, ensure=True)
+    assert channelbag is not None
+    existing: bpy.types.FCurve | None = channelbag.fcurves.find(data_path, index=index)
+    if existing is not None:
+        return existing, False
+    if GROUP_ON_NEW_FCURVE:
+        return channelbag.fcurves.new(data_path, index=index, group_name=group), True
+    return channelbag.fcurves.new(data_path, index=index), True
+
+
+def remove_fcurve(obj: bpy.types.Object, fcurve: bpy.types.FCurve) -> None:
+    """Remove one F-curve from ``obj``'s active Action."""
+    anim = obj.animation_data
+    assert anim is not None
+    assert anim.action is not None
+    if not SLOTTED_ACTIONS:
+        anim.action.fcurves.remove(fcurve)  # type: ignore[attr-defined]
+        return
+    channelbag = _channelbag(anim.action, anim.action_slot, ensure=False)
+    assert channelbag is not None
+    channelbag.fcurves.remove(fcurve)
+
+
+def _channelbag(
+    action: bpy.types.Action, slot: bpy.types.ActionSlot | None, *, ensure: bool
+) -> bpy.types.ActionChannelbag | None:
+    """The channelbag of ``slot`` on the action's first keyframe strip (what Blender itself keys into)."""
+    if slot is None:
+        return None
+    if not action.layers:
+        if not ensure:
+            return None
+        action.layers.new("Layer")
+    layer = action.layers[0]
+    if not layer.strips:
+        if not ensure:
+            return None
+        layer.strips.new(type="KEYFRAME")
+    strip = layer.strips[0]
+    channelbag: bpy.types.ActionChannelbag | None = strip.channelbag(slot, ensure=ensure)  # type: ignore[attr-defined]
+    return channelbag
+
+
+def set_bone_selected(obj: bpy.types.Object, bone_name: str, selected: bool) -> None:
+    """Select a bone for the user (5.0 moved selection from ``Bone`` to ``PoseBone``)."""
+    if bpy.app.version >= (5, 0, 0):
+        assert obj.pose is not None
+        obj.pose.bones[bone_name].select = selected  # type: ignore[attr-defined]
+    else:
+        assert isinstance(obj.data, bpy.types.Armature)
+        obj.data.bones[bone_name].select = selected  # type: ignore[attr-defined]

@@ -1,0 +1,180 @@
+"""Write keyframes in bulk, all or nothing.
+
+``KeyWriter`` replaces the keys of F-curves inside a frame range (keeping the keys outside it), moving
+whole arrays with ``foreach_get``/``foreach_set``. Used as a context manager it undoes everything it did
+if anything fails inside the ``with`` block: keys, new F-curves, a new or reassigned Action.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import cast
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+from . import compat
+
+# Every writable keyframe property, by the number of values it has per key and its array type.
+_PAIRS = ("co", "handle_left", "handle_right")
+_ENUMS = ("interpolation", "handle_left_type", "handle_right_type", "easing", "type")
+_FLOATS = ("back", "amplitude", "period")
+_FLAGS = ("select_control_point", "select_left_handle", "select_right_handle")
+
+
+def _enum_value(prop: str, identifier: str) -> int:
+    enum = cast(bpy.types.EnumProperty, bpy.types.Keyframe.bl_rna.properties[prop])
+    return int(enum.enum_items[identifier].value)
+
+
+@dataclass
+class Keys:
+    """All keyframes of one F-curve as arrays, one row per key."""
+
+    arrays: dict[str, NDArray[np.generic]]
+
+    @property
+    def frames(self) -> NDArray[np.float32]:
+        return self.arrays["co"][:, 0]  # type: ignore[return-value]
+
+    @classmethod
+    def read(cls, fcurve: bpy.types.FCurve) -> Keys:
+        points = fcurve.keyframe_points
+        n = len(points)
+        arrays: dict[str, NDArray[np.generic]] = {}
+        for names, dtype, width in ((_PAIRS, np.float32, 2), (_ENUMS, np.int32, 1), (_FLOATS, np.float32, 1)):
+            for name in names:
+                buffer = np.empty(n * width, dtype=dtype)
+                points.foreach_get(name, buffer)
+                arrays[name] = buffer.reshape(n, width) if width == 2 else buffer
+        for name in _FLAGS:
+            flags = np.empty(n, dtype=bool)
+            points.foreach_get(name, flags)
+            arrays[name] = flags
+        return cls(arrays)
+
+    @classmethod
+    def baked(cls, frames: NDArray[np.int64], values: NDArray[np.float64]) -> Keys:
+        """New keys as Blender's Bake Action makes them: linear, on ``frames``, valued ``values``."""
+        n = len(frames)
+        co = np.column_stack([frames, values]).astype(np.float32)
+        arrays: dict[str, NDArray[np.generic]] = {
+            "co": co,
+            "handle_left": co.copy(),
+            "handle_right": co.copy(),
+        }
+        defaults = {
+            "interpolation": "LINEAR",
+            "handle_left_type": "AUTO_CLAMPED",
+            "handle_right_type": "AUTO_CLAMPED",
+        }
+        defaults |= {"easing": "AUTO", "type": "KEYFRAME"}
+        for name, identifier in defaults.items():
+            arrays[name] = np.full(n, _enum_value(name, identifier), dtype=np.int32)
+        rna = bpy.types.Keyframe.bl_rna.properties
+        for name in _FLOATS:
+            arrays[name] = np.full(n, cast(bpy.types.FloatProperty, rna[name]).default, dtype=np.float32)
+        for name in _FLAGS:
+            arrays[name] = np.zeros(n, dtype=bool)
+        return cls(arrays)
+
+    def outside(self, first: float, last: float) -> Keys:
+        """The keys before ``first`` or after ``last``."""
+        keep = (self.frames < first) | (self.frames > last)
+        return Keys({name: array[keep] for name, array in self.arrays.items()})
+
+    def merged(self, other: Keys) -> Keys:
+        """Both sets of keys, sorted by frame."""
+        joined = {name: np.concatenate([array, other.arrays[name]]) for name, array in self.arrays.items()}
+        order = np.argsort(joined["co"][:, 0], kind="stable")
+        return Keys({name: array[order] for name, array in joined.items()})
+
+    def write(self, fcurve: bpy.types.FCurve, only: tuple[str, ...] | None = None) -> None:
+        """Make these the F-curve's keys (in bulk), then let Blender recompute handles. With ``only``, the
+        other properties keep the defaults of new keys."""
+        points = fcurve.keyframe_points
+        points.clear()
+        points.add(len(self.frames))
+        for name in only or self.arrays:
+            points.foreach_set(name, self.arrays[name].ravel())
+        fcurve.update()
+
+
+@dataclass
+class KeyWriter:
+    """Replace keys of ``obj``'s F-curves in a frame range; undo it all if the ``with`` block fails.
+
+    The keys go into ``obj``'s active Action (one is created if it has none), or with ``action_name`` into
+    that Action (created if missing), which becomes the active one; an Action this replaces as the active
+    one gets a fake user, so it is not lost when the file is saved.
+    """
+
+    obj: bpy.types.Object
+    action_name: str | None = None
+    _undo: list[Callable[[], None]] = field(default_factory=list)
+
+    def __enter__(self) -> KeyWriter:
+        anim = self.obj.animation_data
+        if anim is None:
+            self._undo.append(self.obj.animation_data_clear)
+        else:
+            assignment = compat.action_assignment(self.obj)
+            self._undo.append(lambda: compat.restore_action_assignment(self.obj, assignment))
+        action = self._choose_action(anim.action if anim is not None else None)
+        if anim is not None and anim.action is not None and anim.action != action:
+            previous, had_fake_user = anim.action, anim.action.use_fake_user
+            previous.use_fake_user = True
+            self._undo.append(lambda: setattr(previous, "use_fake_user", had_fake_user))
+        slot = compat.ensure_action_slot(self.obj, action)
+        if slot is not None:
+            self._undo.append(lambda: compat.remove_slot(action, slot))
+        return self
+
+    @property
+    def action(self) -> bpy.types.Action:
+        anim = self.obj.animation_data
+        assert anim is not None
+        assert anim.action is not None
+        return anim.action
+
+    def _choose_action(self, current: bpy.types.Action | None) -> bpy.types.Action:
+        if self.action_name is None and current is not None:
+            return current
+        if self.action_name is not None:
+            existing: bpy.types.Action | None = bpy.data.actions.get(self.action_name)
+            if existing is not None:
+                return existing
+        created = bpy.data.actions.new(self.action_name or f"{self.obj.name}Action")
+        self._undo.append(lambda: bpy.data.actions.remove(created))
+        return created
+
+    def replace(
+        self, data_path: str, index: int, group: str, frames: NDArray[np.int64], values: NDArray[np.float64]
+    ) -> None:
+        """Key ``data_path[index]`` with ``values`` on ``frames``, replacing its keys from the first to the
+        last of ``frames`` and keeping the others."""
+        fcurve, created = compat.ensure_fcurve(self.obj, data_path, index, group)
+        old = Keys.read(fcurve)
+        if created:
+            self._undo.append(lambda: compat.remove_fcurve(self.obj, fcurve))
+        else:
+            self._undo.append(lambda: old.write(fcurve))
+        kept = old.outside(float(frames[0]), float(frames[-1]))
+        if len(kept.frames):
+            kept.merged(Keys.baked(frames, values)).write(fcurve)
+        else:  # nothing to keep: the baked keys alone, with Blender's defaults for all but these two
+            Keys.baked(frames, values).write(fcurve, only=("co", "interpolation"))
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if kind is not None:
+            self.rollback()
+
+    def rollback(self) -> None:
+        """Undo every change this writer made, newest first."""
+        while self._undo:
+            self._undo.pop()()

@@ -1,0 +1,286 @@
+"""api.bake on real rigs, checked by Blender's own evaluation of the written keys."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import bpy
+import numpy as np
+import pytest
+from mathutils import Quaternion
+
+from fabrik_addon import api
+
+from .rigs import FloatArray, evaluated, keyed_empty, loop_path, make_chain, rigify_metarig, world_location
+
+FRAMES = range(1, 61)
+TOLERANCE = 1e-3
+
+
+def check_bake(
+    armature: bpy.types.Object,
+    bones: list[str],
+    target: bpy.types.Object,
+    report: api.BakeReport,
+    before: dict[str, FloatArray],
+    *,
+    tolerance: float = TOLERANCE,
+) -> dict[str, FloatArray]:
+    """The promises of a bake, as Blender evaluates the keys: returns Blender's evaluation after it."""
+    frames = report.frames.tolist()
+    after = evaluated(armature, frames, bones)
+    goal = world_location(target, frames)
+    error = np.linalg.norm(after["tails"][:, -1] - goal, axis=1)
+    # The report says what Blender shows.
+    np.testing.assert_allclose(report.error, error, rtol=0, atol=1e-9)
+    assert report.max_error == pytest.approx(error.max())
+    # The tip is on the target on every frame within reach.
+    reachable = ~np.isin(report.frames, report.unreachable_frames)
+    assert reachable.any()
+    assert error[reachable].max() <= tolerance * 1.001, error[reachable].max()
+
+    # Every segment (head to next head, and the tip bone) keeps its length; the root stays where its
+    # parent puts it.
+    def segments(state: dict[str, FloatArray]) -> FloatArray:
+        joints = np.concatenate([state["heads"], state["tails"][:, -1:]], axis=1)
+        return np.asarray(np.linalg.norm(np.diff(joints, axis=1), axis=2))
+
+    np.testing.assert_allclose(segments(after), segments(before), rtol=1e-4)
+    np.testing.assert_allclose(after["heads"][:, 0], before["heads"][:, 0], atol=1e-5)
+    # Bones neither in the chain nor hanging from it are untouched.
+    pose = armature.pose.bones
+    moved = set(bones)
+    for pb in pose:
+        if pb.parent is not None and pb.parent.name in moved:
+            moved.add(pb.name)
+    still = [i for i, pb in enumerate(pose) if pb.name not in moved]
+    np.testing.assert_allclose(after["matrices"][:, still], before["matrices"][:, still], atol=1e-6)
+    return after
+
+
+def bake_and_check(
+    armature: bpy.types.Object, bones: list[str], target: bpy.types.Object, **options: Any
+) -> tuple[api.BakeReport, dict[str, FloatArray]]:
+    frames = range(options.get("frame_start", FRAMES.start), options.get("frame_end", FRAMES.stop - 1) + 1)
+    before = evaluated(armature, list(frames)[:: int(options.get("frame_step", 1))], bones)
+    report = api.bake(
+        armature,
+        target,
+        tip_bone=bones[-1],
+        chain_length=len(bones),
+        frame_start=frames.start,
+        frame_end=frames.stop - 1,
+        tolerance=TOLERANCE,
+        **options,
+    )
+    return report, check_bake(armature, bones, target, report, before)
+
+
+def tip_rest_world(armature: bpy.types.Object, bone: str) -> tuple[float, float, float]:
+    return tuple(armature.matrix_world @ armature.data.bones[bone].tail_local)
+
+
+@pytest.mark.parametrize("bones", [2, 3, 16, 64])
+def test_generated_chains_follow_the_target(bones: int) -> None:
+    armature, names = make_chain(bones)
+    reach = float(bones)
+    target = keyed_empty("Target", loop_path(FRAMES, (0, 0, 0.35 * reach), (0.5 * reach, 0.4 * reach, 0.25 * reach)))
+    report, _ = bake_and_check(armature, names, target)
+    assert report.bones == tuple(names)
+    assert report.unreachable_frames == ()
+    assert report.frames.tolist() == list(FRAMES)
+    assert report.action == armature.animation_data.action
+
+
+def test_out_of_reach_frames_are_reported_and_point_at_the_target() -> None:
+    armature, names = make_chain(3)
+    target = keyed_empty("Target", [(1, (0, 1.0, 2.0)), (11, (0, 4.0, 2.0)), (21, (0, 1.0, 2.0))])
+    report = api.bake(armature, target, tip_bone=names[-1], frame_start=1, frame_end=21)
+    distance = np.linalg.norm(world_location(target, range(1, 22)), axis=1)
+    assert report.unreachable_frames == tuple(int(f) for f in np.arange(1, 22)[distance > 3.0])
+    assert len(report.unreachable_frames) > 0
+    far = np.isin(report.frames, report.unreachable_frames)
+    np.testing.assert_allclose(report.error[far], distance[far] - 3.0, atol=1e-5)
+
+
+def test_disconnected_chain() -> None:
+    armature, names = make_chain(5, connected=False, gap=(0.2, -0.1, 0.15))
+    target = keyed_empty("Target", loop_path(FRAMES, (0.3, 0, 2.0), (1.5, 1.2, 0.8)))
+    bake_and_check(armature, names, target)
+
+
+def test_chain_hanging_from_an_animated_parent_bone() -> None:
+    armature, names = make_chain(4, parent_bone=True)
+    parent = armature.pose.bones["parent"]
+    parent.rotation_mode = "XYZ"
+    for frame, angle in ((1, 0.0), (30, 0.8), (60, -0.5)):
+        parent.rotation_euler = (angle, 0.3 * angle, 0.0)
+        parent.keyframe_insert("rotation_euler", frame=frame)
+    target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0.5, 1.5), (1.2, 1.0, 0.6)))
+    report, _ = bake_and_check(armature, names, target)
+    assert report.bones == tuple(names)  # the parent is not part of the chain
+
+
+def test_animated_rotated_uniformly_scaled_armature_object_keeps_its_own_keys() -> None:
+    armature, names = make_chain(5)
+    armature.scale = (2.5, 2.5, 2.5)
+    for frame, angle, x in ((1, 0.0, 0.0), (60, 1.2, 3.0)):
+        armature.rotation_euler = (0.3 * angle, 0.0, angle)
+        armature.location = (x, 0.5 * x, 0.0)
+        armature.keyframe_insert("rotation_euler", frame=frame)
+        armature.keyframe_insert("location", frame=frame)
+    target = keyed_empty("Target", loop_path(FRAMES, (1.5, 0.5, 6.0), (3.0, 2.5, 2.0)))
+    bake_and_check(armature, names, target)
+    paths = {fc.data_path for fc in _fcurves(armature)}
+    assert {"location", "rotation_euler"} <= paths  # Blender's own Bake Action drops these
+
+
+@pytest.mark.parametrize(
+    ("kind", "tip", "length"),
+    [
+        ("human", "hand.L", 3),
+        ("human", "spine.006", 7),  # spine.004 is disconnected
+        ("horse", "tail.005", 5),
+        ("horse", "neck.004", 4),
+        ("cat", "tail.004", 4),
+    ],
+)
+def test_rigify_metarigs(kind: str, tip: str, length: int) -> None:
+    armature = rigify_metarig(kind)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    names = list(api_chain(armature, tip, length))
+    reach = sum(armature.data.bones[n].length for n in names)
+    rest_tip = np.array(tip_rest_world(armature, tip))
+    root = np.array(armature.matrix_world @ armature.data.bones[names[0]].head_local)
+    center = root + 0.5 * (rest_tip - root)
+    target = keyed_empty("Target", loop_path(FRAMES, tuple(center), (0.25 * reach, 0.2 * reach, 0.15 * reach)))
+    assert np.linalg.norm(world_location(target, FRAMES) - root, axis=1).max() < 0.95 * reach
+    report, _ = bake_and_check(armature, names, target)
+    assert report.unreachable_frames == ()
+
+
+def api_chain(armature: bpy.types.Object, tip: str, length: int) -> tuple[str, ...]:
+    from fabrik_addon.blender.chain import chain_bone_names
+
+    return chain_bone_names(armature, tip, length)
+
+
+@pytest.mark.parametrize("mode", ["QUATERNION", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "AXIS_ANGLE"])
+def test_every_rotation_mode(mode: str) -> None:
+    armature, names = make_chain(4)
+    for name in names:
+        armature.pose.bones[name].rotation_mode = mode
+    target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 2.0), (1.8, 1.5, 1.0)))
+    bake_and_check(armature, names, target)
+    prop = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}.get(mode, "rotation_euler")
+    written = {(fc.data_path, fc.array_index) for fc in _fcurves(armature)}
+    channels = 3 if prop == "rotation_euler" else 4
+    assert written == {(f'pose.bones["{n}"].{prop}', i) for n in names for i in range(channels)}
+
+
+def test_rotations_are_continuous_and_keep_the_input_twist() -> None:
+    armature, names = make_chain(6)
+    twists = [0.4 * (i - 2) for i in range(len(names))]
+    for name, angle in zip(names, twists, strict=True):
+        pb = armature.pose.bones[name]
+        if name == names[2]:
+            pb.rotation_mode = "ZXY"
+            pb.rotation_euler = Quaternion((0, 1, 0), angle).to_euler("ZXY")
+        else:
+            pb.rotation_quaternion = Quaternion((0, 1, 0), angle)
+    # A path that circles the chain twice: plenty of chances to flip.
+    path = [(f, (2.5 * math.cos(f / 10), 2.5 * math.sin(f / 10), 2.0 + math.sin(f / 7))) for f in FRAMES]
+    target = keyed_empty("Target", path)
+    _, after = bake_and_check(armature, names, target)
+    keys = {
+        (fc.data_path, fc.array_index): np.array([k.co[1] for k in fc.keyframe_points]) for fc in _fcurves(armature)
+    }
+    for name in names:
+        pb = armature.pose.bones[name]
+        if pb.rotation_mode == "QUATERNION":
+            q = np.column_stack([keys[(f'pose.bones["{name}"].rotation_quaternion', i)] for i in range(4)])
+            assert (np.sum(q[1:] * q[:-1], axis=1) > 0).all(), f"quaternion sign flip on {name}"
+        else:
+            e = np.column_stack([keys[(f'pose.bones["{name}"].rotation_euler', i)] for i in range(3)])
+            assert np.abs(np.diff(e, axis=0)).max() < math.pi, f"Euler jump on {name}"
+    # Twist about each bone's own axis (Y: the chain is connected) is what it was before the bake.
+    for k, angle in enumerate(twists):
+        q = after["quats"][:, k]
+        twist = 2 * np.arctan2(q[:, 2], q[:, 0])  # the twist part about Y of (w, x, y, z)
+        np.testing.assert_allclose(np.angle(np.exp(1j * (twist - angle))), 0.0, atol=1e-5)
+
+
+def test_keys_inside_the_range_are_replaced_and_outside_kept() -> None:
+    armature, names = make_chain(3)
+    pb = armature.pose.bones[names[1]]
+    for frame in (-10, 5, 30, 90):
+        pb.rotation_quaternion = Quaternion((1, 0, 0), 0.01 * frame)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    other = armature.pose.bones[names[0]]
+    other.location = (0.1, 0.2, 0.3)
+    other.keyframe_insert("location", frame=7)
+    target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 1.8), (1.0, 0.8, 0.6)))
+    bake_and_check(armature, names, target)
+    keys = {(fc.data_path, fc.array_index): [k.co[0] for k in fc.keyframe_points] for fc in _fcurves(armature)}
+    path = f'pose.bones["{names[1]}"].rotation_quaternion'
+    assert keys[(path, 0)] == [-10.0, *map(float, FRAMES), 90.0]
+    assert keys[(f'pose.bones["{names[0]}"].location', 0)] == [7.0]  # other channels untouched
+
+
+def test_frame_step_keys_every_nth_frame() -> None:
+    armature, names = make_chain(3)
+    target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 1.8), (1.0, 0.8, 0.6)))
+    report, _ = bake_and_check(armature, names, target, frame_step=5)
+    assert report.frames.tolist() == list(range(1, 61, 5))
+    for fc in _fcurves(armature):
+        assert [k.co[0] for k in fc.keyframe_points] == list(map(float, range(1, 61, 5)))
+
+
+@pytest.mark.parametrize("method", ["fabrik", "ccd"])
+@pytest.mark.parametrize("warm_start", [True, False])
+def test_methods_and_warm_start(method: str, warm_start: bool) -> None:
+    armature, names = make_chain(5)
+    target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 2.8), (2.0, 1.5, 1.0)))
+    bake_and_check(armature, names, target, method=method, warm_start=warm_start, max_iterations=500)
+
+
+def test_target_with_an_animated_parent_and_a_constraint() -> None:
+    armature, names = make_chain(4)
+    carrier = keyed_empty("Carrier", [(1, (0, 0, 0)), (60, (0.5, 0.5, 0))])
+    carrier.rotation_euler = (0, 0, 0)
+    carrier.keyframe_insert("rotation_euler", frame=1)
+    carrier.rotation_euler = (0, 0, 2.0)
+    carrier.keyframe_insert("rotation_euler", frame=60)
+    target = keyed_empty("Target", [(1, (1.5, 0, 2.0)), (60, (1.0, 0.5, 2.5))])
+    target.parent = carrier
+    limit = target.constraints.new("LIMIT_LOCATION")
+    limit.use_max_z, limit.max_z = True, 2.2
+    bake_and_check(armature, names, target)
+
+
+def test_bake_into_a_named_action_keeps_the_old_one() -> None:
+    armature, names = make_chain(3)
+    armature.pose.bones[names[0]].keyframe_insert("rotation_quaternion", frame=1)
+    old = armature.animation_data.action
+    old.use_fake_user = False
+    target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 1.8), (1.0, 0.8, 0.6)))
+    report, _ = bake_and_check(armature, names, target, action_name="Baked")
+    assert report.action.name == "Baked"
+    assert armature.animation_data.action == report.action
+    assert old.use_fake_user  # not lost on save
+
+
+def test_report_timings_cover_the_stages() -> None:
+    armature, names = make_chain(3)
+    target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 1.8), (1.0, 0.8, 0.6)))
+    report = api.bake(armature, target, tip_bone=names[-1])
+    assert set(report.timings) == {"read scene", "solve", "write keys", "check keys"}
+    assert 0 < sum(report.timings.values()) <= report.seconds
+    assert report.iterations.shape == report.frames.shape
+
+
+def _fcurves(obj: bpy.types.Object) -> list[bpy.types.FCurve]:
+    from fabrik_addon.blender import compat
+
+    return list(compat.assigned_fcurves(obj))
