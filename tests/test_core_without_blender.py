@@ -43,8 +43,6 @@ BLOCKED_RUN = textwrap.dedent(
 
 
 def test_solver_imports_and_runs_without_bpy_or_mathutils() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", BLOCKED_RUN], cwd=REPO, capture_output=True, text=True, timeout=120
-    )
+    done = subprocess.run([sys.executable, "-c", BLOCKED_RUN], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "core ok without blender" in done.stdout
