@@ -149,20 +149,20 @@ def bake(
         values, iterations, reached = _solve(chain, inputs, frames, tolerance, max_iterations, method, warm_start)
         timings["solve"] = time.perf_counter() - clock
 
-        clock = time.perf_counter()
-        with KeyWriter(armature, action_name) as writer:
+        with KeyWriter(armature, action_name) as writer:  # from here on, a failure undoes every key
+            clock = time.perf_counter()
             for pose_bone, channels in zip(chain.pose_bones, values, strict=True):
                 path = pose_bone.path_from_id(rotation_property(pose_bone.rotation_mode))
                 for index in range(channels.shape[1]):
                     writer.replace(path, index, pose_bone.name, frames, channels[:, index])
-        timings["write keys"] = time.perf_counter() - clock
-        report_progress(0.55)
+            timings["write keys"] = time.perf_counter() - clock
+            report_progress(0.55)
 
-        clock = time.perf_counter()
-        tips, targets = sample_tips(
-            scene, frames, chain, target, lambda i: report_progress(0.55 + 0.45 * (i + 1) / len(frames))
-        )
-        timings["check keys"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            tips, targets = sample_tips(
+                scene, frames, chain, target, lambda i: report_progress(0.55 + 0.45 * (i + 1) / len(frames))
+            )
+            timings["check keys"] = time.perf_counter() - clock
     finally:
         scene.frame_set(original_frame[0], subframe=original_frame[1])
 
@@ -219,8 +219,7 @@ def _solve(
     rotations = local_rotations(chain.rest, solution.joints, input_rotations)
     values = []
     for k, pose_bone in enumerate(chain.pose_bones):
-        reference = np.array(getattr(pose_bone, rotation_property(pose_bone.rotation_mode)))
-        values.append(rotation_channels(rotations[:, k], pose_bone.rotation_mode, reference))
+        values.append(rotation_channels(rotations[:, k], pose_bone.rotation_mode, inputs.first_channels[k]))
     return values, solution.iterations, solution.reached
 
 

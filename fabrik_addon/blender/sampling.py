@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..solver._validate import FloatArray
+from ..solver.rotations import rotation_property
 from . import compat
 from .chain import ArmatureChain
 
@@ -31,11 +32,15 @@ class Inputs:
     bone_bases : ndarray, shape (F, m, 4, 4) or (1, m, 4, 4)
         Each chain bone's ``matrix_basis`` (its own location, rotation and scale); one frame if the chain's
         bones are not animated.
+    first_channels : list of ndarray, shape (4,) or (3,)
+        Each chain bone's rotation values in its own rotation mode on the first frame: the keys written
+        start next to them (same quaternion sign, Euler angles within half a turn).
     """
 
     targets: FloatArray
     root_frames: FloatArray
     bone_bases: FloatArray
+    first_channels: list[FloatArray]
 
 
 def sample_inputs(
@@ -56,6 +61,7 @@ def sample_inputs(
     root_basis = np.empty((count, 4, 4))
     targets = np.empty((count, 3))
     bases = np.empty((count if animated else 1, len(pose_bones), 4, 4))
+    first_channels: list[FloatArray] = []
     for i, frame in enumerate(frames.tolist()):
         scene.frame_set(frame)
         world[i] = armature.matrix_world
@@ -65,13 +71,15 @@ def sample_inputs(
         if animated or i == 0:
             for k, pose_bone in enumerate(pose_bones):
                 bases[i, k] = pose_bone.matrix_basis
+        if i == 0:
+            first_channels = [np.array(getattr(pb, rotation_property(pb.rotation_mode))) for pb in pose_bones]
         if progress is not None:
             progress(i)
     # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R (the bake
     # checks that S is 1, so R's inverse is its transpose).
     root_frames = world @ root_pose
     root_frames[:, :3, :3] = root_frames[:, :3, :3] @ np.swapaxes(root_basis[:, :3, :3], 1, 2)
-    return Inputs(targets=targets, root_frames=root_frames, bone_bases=bases)
+    return Inputs(targets=targets, root_frames=root_frames, bone_bases=bases, first_channels=first_channels)
 
 
 def sample_tips(

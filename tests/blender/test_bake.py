@@ -284,3 +284,21 @@ def _fcurves(obj: bpy.types.Object) -> list[bpy.types.FCurve]:
     from fabrik_addon.blender import compat
 
     return list(compat.assigned_fcurves(obj))
+
+
+def test_first_keys_continue_from_the_existing_animation() -> None:
+    armature, names = make_chain(3)
+    quaternion_bone, euler_bone = armature.pose.bones[names[0]], armature.pose.bones[names[1]]
+    euler_bone.rotation_mode = "XYZ"
+    # On the first baked frame the bones sit at -identity and at a whole turn plus a bit; by the last frame
+    # their old keys have moved back (a reference read there would pick the other sign and turn).
+    for frame, w, z in ((1, -1.0, 2 * math.pi + 0.1), (20, 1.0, 0.1)):
+        quaternion_bone.rotation_quaternion = (w, 0.0, 0.0, 0.0)
+        quaternion_bone.keyframe_insert("rotation_quaternion", frame=frame)
+        euler_bone.rotation_euler = (0.0, 0.0, z)
+        euler_bone.keyframe_insert("rotation_euler", frame=frame)
+    target = keyed_empty("Target", loop_path(range(1, 21), (0.5, 0, 1.8), (0.6, 0.5, 0.4)))
+    api.bake(armature, target, tip_bone=names[-1], frame_start=1, frame_end=20)
+    keys = {(fc.data_path, fc.array_index): fc.keyframe_points[0].co[1] for fc in _fcurves(armature)}
+    assert keys[(f'pose.bones["{names[0]}"].rotation_quaternion', 0)] < 0
+    assert abs(keys[(f'pose.bones["{names[1]}"].rotation_euler', 2)] - (2 * math.pi + 0.1)) < math.pi

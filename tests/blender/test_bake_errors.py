@@ -202,3 +202,20 @@ def test_a_failure_rolls_back_a_new_action_too(monkeypatch: pytest.MonkeyPatch) 
     assert data_snapshot() == before
     assert armature.animation_data is None
     assert math.isfinite(bpy.context.scene.frame_current)
+
+
+def test_a_failure_while_checking_the_keys_undoes_them(
+    scene: tuple[bpy.types.Object, list[str], bpy.types.Object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fabrik_addon.blender import bake as bake_module
+
+    armature, names, target = scene
+    before = data_snapshot()
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt  # the user pressed Ctrl+C while Blender checked the keys
+
+    monkeypatch.setattr(bake_module, "sample_tips", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        api.bake(armature, target, tip_bone=names[-1])
+    assert data_snapshot() == before
