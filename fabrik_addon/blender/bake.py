@@ -14,6 +14,7 @@ from ..solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, METHODS, solve_f
 from ..solver._validate import FloatArray, positive_float, positive_int
 from ..solver.pose import forward_kinematics, local_rotations
 from ..solver.rotations import matrix_to_quat, rotation_channels, rotation_property
+from . import compat
 from .chain import ArmatureChain, armature_data, read_chain
 from .keys import KeyWriter
 from .sampling import Inputs, sample_inputs, sample_tips
@@ -302,6 +303,21 @@ def _check_objects(armature: bpy.types.Object, target: bpy.types.Object) -> None
         )
     if armature.mode == "EDIT":
         raise ValueError(f"armature '{armature.name}' is in Edit Mode: switch to Object or Pose Mode to bake")
+    for role, obj in (("armature", armature), ("target", target)):
+        _check_evaluated(obj, role)
+
+
+def _check_evaluated(obj: bpy.types.Object, role: str) -> None:
+    """Blender only evaluates objects in the view layer that are not disabled in viewports (hidden with the
+    eye icon is fine): anything else would be read stale and baked wrong."""
+    view_layer = bpy.context.view_layer
+    assert view_layer is not None
+    in_layer = view_layer.objects.get(obj.name) == obj
+    if not in_layer or obj.hide_viewport or not (obj.visible_get() or obj.hide_get()):
+        raise ValueError(
+            f"the {role} '{obj.name}' is not evaluated in the view layer '{view_layer.name}': it is not in it, "
+            "or it or its collection is disabled in viewports; link it to the scene and enable it to bake"
+        )
 
 
 def _check_target_independent(target: bpy.types.Object, chain: ArmatureChain) -> None:
@@ -327,8 +343,18 @@ def _check_writable(armature: bpy.types.Object, action_name: str | None) -> None
     if action_name is not None and not isinstance(action_name, str):
         raise TypeError(f"action_name must be a string, got {type(action_name).__name__}")
     action = bpy.data.actions.get(action_name) if action_name else (anim.action if anim is not None else None)
-    if action is not None and action.library is not None:
+    if action is None:
+        return
+    library: bpy.types.Library | None = action.library
+    if library is not None:
         raise ValueError(
-            f"the action '{action.name}' is linked from the library '{action.library.filepath}' and cannot take "
+            f"the action '{action.name}' is linked from the library '{library.filepath}' and cannot take "
             "new keys: make it local first"
+        )
+    sharing = compat.objects_sharing_channels(action, armature)
+    if sharing:
+        raise ValueError(
+            f"the action '{action.name}' also animates {', '.join(repr(name) for name in sharing)}: in this "
+            "Blender version an Action moves every object it is assigned to with all its channels; bake into "
+            "another action (action_name)"
         )

@@ -29,6 +29,18 @@ def assigned_fcurves(obj: bpy.types.Object) -> Sequence[bpy.types.FCurve]:
     return tuple(channelbag.fcurves) if channelbag is not None else ()
 
 
+def objects_sharing_channels(action: bpy.types.Action, obj: bpy.types.Object) -> list[str]:
+    """Other objects that keys written for ``obj`` into ``action`` would also animate, and whose channels
+    would animate ``obj``: in 4.2 every object the Action is assigned to; from 4.4 on none (each has its slot)."""
+    if SLOTTED_ACTIONS:
+        return []
+    return [
+        other.name
+        for other in bpy.data.objects
+        if other != obj and other.animation_data is not None and other.animation_data.action == action
+    ]
+
+
 def action_assignment(obj: bpy.types.Object) -> tuple[bpy.types.Action | None, bpy.types.ActionSlot | None]:
     """The Action assigned to ``obj`` and, from 4.4 on, its slot: what ``restore_action_assignment`` puts back."""
     anim = obj.animation_data
@@ -49,15 +61,15 @@ def restore_action_assignment(
 
 def ensure_action_slot(obj: bpy.types.Object, action: bpy.types.Action) -> bpy.types.ActionSlot | None:
     """Make ``action`` the active Action of ``obj``, with a slot for it (4.4+). Returns the slot if it had
-    to be created."""
+    to be created.
+
+    Assigning the Action lets Blender pick a slot as it does for users (the one this object had, or one
+    named for it); if it picks none, a new slot is made, so another object's slot is never shared.
+    """
     anim = obj.animation_data or obj.animation_data_create()
     if anim.action != action:
         anim.action = action
     if not SLOTTED_ACTIONS or anim.action_slot is not None:
-        return None
-    slot = next((s for s in action.slots if s.target_id_type in {"UNSPECIFIED", obj.id_type}), None)
-    if slot is not None:
-        anim.action_slot = slot
         return None
     slot = action.slots.new(obj.id_type, obj.name)
     anim.action_slot = slot

@@ -11,8 +11,9 @@ import pytest
 from mathutils import Quaternion
 
 from fabrik_addon import api
+from fabrik_addon.blender import compat
 
-from .rigs import FloatArray, evaluated, keyed_empty, loop_path, make_chain, rigify_metarig, world_location
+from .rigs import FloatArray, evaluated, fcurve_keys, keyed_empty, loop_path, make_chain, rigify_metarig, world_location
 
 FRAMES = range(1, 61)
 TOLERANCE = 1e-3
@@ -132,7 +133,7 @@ def test_animated_rotated_uniformly_scaled_armature_object_keeps_its_own_keys() 
         armature.keyframe_insert("location", frame=frame)
     target = keyed_empty("Target", loop_path(FRAMES, (1.5, 0.5, 6.0), (3.0, 2.5, 2.0)))
     bake_and_check(armature, names, target)
-    paths = {fc.data_path for fc in _fcurves(armature)}
+    paths = {fc.data_path for fc in compat.assigned_fcurves(armature)}
     assert {"location", "rotation_euler"} <= paths  # Blender's own Bake Action drops these
 
 
@@ -174,7 +175,7 @@ def test_every_rotation_mode(mode: str) -> None:
     target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 2.0), (1.8, 1.5, 1.0)))
     bake_and_check(armature, names, target)
     prop = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}.get(mode, "rotation_euler")
-    written = {(fc.data_path, fc.array_index) for fc in _fcurves(armature)}
+    written = {(fc.data_path, fc.array_index) for fc in compat.assigned_fcurves(armature)}
     channels = 3 if prop == "rotation_euler" else 4
     assert written == {(f'pose.bones["{n}"].{prop}', i) for n in names for i in range(channels)}
 
@@ -193,9 +194,7 @@ def test_rotations_are_continuous_and_keep_the_input_twist() -> None:
     path = [(f, (2.5 * math.cos(f / 10), 2.5 * math.sin(f / 10), 2.0 + math.sin(f / 7))) for f in FRAMES]
     target = keyed_empty("Target", path)
     _, after = bake_and_check(armature, names, target)
-    keys = {
-        (fc.data_path, fc.array_index): np.array([k.co[1] for k in fc.keyframe_points]) for fc in _fcurves(armature)
-    }
+    keys = {channel: np.array([value for _, value in points]) for channel, points in fcurve_keys(armature).items()}
     for name in names:
         pb = armature.pose.bones[name]
         if pb.rotation_mode == "QUATERNION":
@@ -222,7 +221,7 @@ def test_keys_inside_the_range_are_replaced_and_outside_kept() -> None:
     other.keyframe_insert("location", frame=7)
     target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 1.8), (1.0, 0.8, 0.6)))
     bake_and_check(armature, names, target)
-    keys = {(fc.data_path, fc.array_index): [k.co[0] for k in fc.keyframe_points] for fc in _fcurves(armature)}
+    keys = {channel: [frame for frame, _ in points] for channel, points in fcurve_keys(armature).items()}
     path = f'pose.bones["{names[1]}"].rotation_quaternion'
     assert keys[(path, 0)] == [-10.0, *map(float, FRAMES), 90.0]
     assert keys[(f'pose.bones["{names[0]}"].location', 0)] == [7.0]  # other channels untouched
@@ -233,7 +232,7 @@ def test_frame_step_keys_every_nth_frame() -> None:
     target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 1.8), (1.0, 0.8, 0.6)))
     report, _ = bake_and_check(armature, names, target, frame_step=5)
     assert report.frames.tolist() == list(range(1, 61, 5))
-    for fc in _fcurves(armature):
+    for fc in compat.assigned_fcurves(armature):
         assert [k.co[0] for k in fc.keyframe_points] == list(map(float, range(1, 61, 5)))
 
 
@@ -271,6 +270,24 @@ def test_bake_into_a_named_action_keeps_the_old_one() -> None:
     assert old.use_fake_user  # not lost on save
 
 
+def test_bake_into_an_action_another_object_uses_does_not_move_that_object() -> None:
+    armature, names = make_chain(3)
+    other = keyed_empty("Other", [(1, (0.0, 0.0, 0.0)), (60, (1.0, 2.0, 3.0))])
+    shared = other.animation_data.action
+    target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 1.8), (1.0, 0.8, 0.6)))
+    before = world_location(other, FRAMES)
+    if not compat.SLOTTED_ACTIONS:  # 4.2: an Action animates all its users with all its channels
+        with pytest.raises(ValueError, match="also animates 'Other'"):
+            api.bake(armature, target, tip_bone=names[-1], action_name=shared.name)
+        assert armature.animation_data is None
+        return
+    bake_and_check(armature, names, target, action_name=shared.name)
+    assert armature.animation_data.action == shared
+    np.testing.assert_allclose(world_location(other, FRAMES), before)
+    other_paths = {fc.data_path for fc in compat.assigned_fcurves(other)}
+    assert other_paths == {"location"}  # no bone channels slipped into the other object's slot
+
+
 def test_report_timings_cover_the_stages() -> None:
     armature, names = make_chain(3)
     target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 1.8), (1.0, 0.8, 0.6)))
@@ -278,12 +295,6 @@ def test_report_timings_cover_the_stages() -> None:
     assert set(report.timings) == {"read scene", "solve", "write keys", "check keys"}
     assert 0 < sum(report.timings.values()) <= report.seconds
     assert report.iterations.shape == report.frames.shape
-
-
-def _fcurves(obj: bpy.types.Object) -> list[bpy.types.FCurve]:
-    from fabrik_addon.blender import compat
-
-    return list(compat.assigned_fcurves(obj))
 
 
 def test_first_keys_continue_from_the_existing_animation() -> None:
@@ -299,6 +310,6 @@ def test_first_keys_continue_from_the_existing_animation() -> None:
         euler_bone.keyframe_insert("rotation_euler", frame=frame)
     target = keyed_empty("Target", loop_path(range(1, 21), (0.5, 0, 1.8), (0.6, 0.5, 0.4)))
     api.bake(armature, target, tip_bone=names[-1], frame_start=1, frame_end=20)
-    keys = {(fc.data_path, fc.array_index): fc.keyframe_points[0].co[1] for fc in _fcurves(armature)}
+    keys = {channel: points[0][1] for channel, points in fcurve_keys(armature).items()}
     assert keys[(f'pose.bones["{names[0]}"].rotation_quaternion', 0)] < 0
     assert abs(keys[(f'pose.bones["{names[1]}"].rotation_euler', 2)] - (2 * math.pi + 0.1)) < math.pi

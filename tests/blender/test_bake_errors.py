@@ -108,6 +108,42 @@ def test_nan_target_names_the_frame(scene: tuple[bpy.types.Object, list[str], bp
     assert str(data_snapshot()) == str(before)  # str: NaN != NaN in the key values
 
 
+@pytest.mark.parametrize("how", ["unlinked", "disabled", "disabled collection", "excluded collection"])
+@pytest.mark.parametrize("role", ["armature", "target"])
+def test_objects_blender_does_not_evaluate_are_refused(
+    scene: tuple[bpy.types.Object, list[str], bpy.types.Object], how: str, role: str
+) -> None:
+    armature, names, target = scene
+    obj = armature if role == "armature" else target
+    if how == "unlinked":
+        bpy.context.scene.collection.objects.unlink(obj)
+    elif how == "disabled":
+        obj.hide_viewport = True
+    else:
+        collection = bpy.data.collections.new("Hidden")
+        bpy.context.scene.collection.children.link(collection)
+        bpy.context.scene.collection.objects.unlink(obj)
+        collection.objects.link(obj)
+        if how == "disabled collection":
+            collection.hide_viewport = True
+        else:
+            bpy.context.view_layer.layer_collection.children["Hidden"].exclude = True
+    before = data_snapshot()
+    with pytest.raises(ValueError, match=f"the {role} '{obj.name}' is not evaluated in the view layer"):
+        api.bake(armature, target, tip_bone=names[-1])
+    assert data_snapshot() == before
+
+
+def test_objects_hidden_with_the_eye_are_still_baked(
+    scene: tuple[bpy.types.Object, list[str], bpy.types.Object],
+) -> None:
+    armature, names, target = scene
+    armature.hide_set(True)
+    target.hide_set(True)
+    report = api.bake(armature, target, tip_bone=names[-1])
+    assert report.max_error <= 1e-3
+
+
 def test_zero_length_offset_is_named() -> None:
     armature, names = make_chain(3, connected=False, gap=(0.0, 0.0, -1.0))  # bone.001's head on bone.000's
     target = keyed_empty("Target", [(1, (1.0, 0.0, 1.0))])
