@@ -126,7 +126,8 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     chain_flags = {"--armature": ns.armature, "--tip": ns.tip, "--target": ns.target}
     chain = None
     if ns.config is not None:
-        given = [flag for flag, value in (*chain_flags.items(), ("--chain-length", ns.chain_length)) if value]
+        chain_flags["--chain-length"] = ns.chain_length
+        given = [flag for flag, value in chain_flags.items() if value is not None]
         if given:
             raise UsageError(f"--config lists the chains to bake: leave out {', '.join(given)}")
     else:

@@ -91,6 +91,7 @@ def test_frames_accept_blender_notation_and_a_single_frame() -> None:
         (["a.blend"], "missing --armature, --tip, --target"),
         ([*CHAIN], "no input"),
         (["a.blend", *CHAIN, "--config", "c.toml"], "leave out --armature, --tip, --target"),
+        (["a.blend", "--chain-length", "0", "--config", "c.toml"], "leave out --chain-length"),
         (["a.blend", *CHAIN, "--step", "0"], "must be 1 or more"),
         (["a.blend", *CHAIN, "--tolerance", "-1"], "must be more than 0"),
         (["a.blend", *CHAIN, "--method", "newton"], "invalid choice: 'newton'"),
