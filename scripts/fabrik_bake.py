@@ -67,29 +67,30 @@ def main(argv: Sequence[str]) -> int:
 def _bake(
     plans: Sequence[FilePlan], jobs: Sequence[Job], keywords: dict[str, bool], request: Request
 ) -> list[FileResult]:
-    """Bake the files one after the other in this process, or in ``-j N`` child processes."""
-    done = [0]
-
-    def on_done(result: FileResult, seconds: float) -> None:
-        done[0] += 1
-        if not request.child:
-            say(file_done(done[0], len(plans), result, seconds))
-
-    if request.processes > 1 and len(plans) > 1:
+    """Bake the files one after the other in this process, or shared out to ``-j N`` child processes."""
+    bakeable = [plan for plan in plans if plan.problem is None]
+    if request.processes > 1 and len(bakeable) > 1:
         import bpy
         from fabrik_cli.parallel import bake_in_children, child_command
 
         binary = bpy.app.binary_path if INSIDE_BLENDER else None
         command = child_command(SCRIPT, blender_binary=binary, python=sys.executable)
-        return bake_in_children(plans, jobs, request.processes, command, on_done)
+        where = ["--in-place"] if request.in_place else ["--output", str(request.output)] if request.output else []
+        for plan in plans:  # the children report on the files they bake, not on these
+            if plan.problem is not None:
+                say(file_done(FileResult.failed(plan.input, plan.problem), 0.0))
+        return bake_in_children(plans, jobs, request.processes, command, where)
 
     from fabrik_cli.bake_file import bake_file
 
     results = []
-    for plan in plans:
+    for index, plan in enumerate(plans, start=1):
         start = time.perf_counter()
         results.append(bake_file(plan, jobs, keywords))
-        on_done(results[-1], time.perf_counter() - start)
+        counter = "" if request.child else f"[{index}/{len(plans)}] "
+        say(file_done(results[-1], time.perf_counter() - start, counter))
+        if request.child and request.report is not None:
+            write_report(request.report, results)  # after every file: a crash then loses only the file in hand
     return results
 
 

@@ -84,13 +84,10 @@ def bake_file(plan: FilePlan, jobs: Sequence[Job], keywords: Mapping[str, bool])
 
 
 def _bake_job(job: Job, keywords: Mapping[str, bool], file_name: str) -> ChainResult:
-    scene = bpy.context.scene
-    assert scene is not None
-    armature = _find_object(job.armature, "armature", scene)
-    target = _find_object(job.target, "target", scene)
+    armature = _find_object(job.armature, "armature")
+    target = _find_object(job.target, "target")
     options: dict[str, Any] = {
-        key: _find_object(value, key, scene) if keywords.get(key, False) else value
-        for key, value in job.options.items()
+        key: _find_object(value, key) if keywords.get(key, False) else value for key, value in job.options.items()
     }
     label = f"{file_name}: {job.armature}/{job.tip_bone}"
     say(f"{label}: baking")
@@ -108,7 +105,7 @@ def _bake_job(job: Job, keywords: Mapping[str, bool], file_name: str) -> ChainRe
     )
 
 
-def _find_object(name: str, role: str, scene: bpy.types.Scene) -> bpy.types.Object:
+def _find_object(name: str, role: str) -> bpy.types.Object:
     obj: bpy.types.Object | None = bpy.data.objects.get(name)
     if obj is None:
         kind = "ARMATURE" if role == "armature" else None
@@ -116,9 +113,7 @@ def _find_object(name: str, role: str, scene: bpy.types.Scene) -> bpy.types.Obje
         listed = ", ".join(f"'{n}'" for n in names[:12]) + (", ..." if len(names) > 12 else "")
         where = f"{'armatures' if kind else 'objects'} in the file: {listed}" if names else "the file has none"
         raise FileError(f"{role} '{name}' not found ({where})")
-    if name not in scene.objects:
-        raise FileError(f"{role} '{name}' is not in the scene '{scene.name}', which is the one baked")
-    return obj
+    return obj  # api.bake checks that Blender evaluates it (in the view layer, enabled)
 
 
 def _progress(label: str) -> Callable[[float], None]:

@@ -1,8 +1,10 @@
-"""Bake files in parallel child processes: each child is ``fabrik_bake.py`` run on one file.
+"""Bake files in N parallel child processes, each ``fabrik_bake.py`` run on its share of the files.
 
-The parent writes the jobs into a JSON config that every child reads, gives each child its file, output and a
-report path, and reads the child's report back. A child that dies without a report fails its file only; its
-output is never half-written, since children save through a temporary file too.
+Starting Blender costs about a second, more than baking a typical file, so each child bakes several files
+one after the other rather than one child per file. The parent writes the jobs into a JSON config every
+child reads, shares the files out by size, and reads each child's report back. A child rewrites its report
+after every file, so a child that dies fails only the file it was baking (whose output is never
+half-written: outputs are saved through a temporary file).
 """
 
 from __future__ import annotations
@@ -10,14 +12,13 @@ from __future__ import annotations
 import json
 import subprocess
 import tempfile
-import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .files import FilePlan
 from .options import Job
-from .report import FileResult, read_report
+from .report import FileResult, file_done, read_report, say
 
 
 def child_command(script: Path, *, blender_binary: str | None, python: str) -> list[str]:
@@ -38,44 +39,55 @@ def child_command(script: Path, *, blender_binary: str | None, python: str) -> l
     return [python, str(script)]
 
 
+def share(plans: Sequence[FilePlan], processes: int) -> list[list[FilePlan]]:
+    """Deal the files out to at most ``processes`` children, the largest first to the least loaded, so the
+    children finish at about the same time; each child keeps its files in their original order."""
+    order = {plan.input: i for i, plan in enumerate(plans)}
+    groups: list[list[FilePlan]] = [[] for _ in range(min(processes, len(plans)))]
+    loads = [0] * len(groups)
+    for plan in sorted(plans, key=lambda p: p.input.stat().st_size, reverse=True):
+        least = loads.index(min(loads))
+        groups[least].append(plan)
+        loads[least] += plan.input.stat().st_size
+    return [sorted(group, key=lambda p: order[p.input]) for group in groups]
+
+
 def bake_in_children(
     plans: Sequence[FilePlan],
     jobs: Sequence[Job],
     processes: int,
     command: Sequence[str],
-    on_done: Callable[[FileResult, float], None],
+    output_args: Sequence[str],
 ) -> list[FileResult]:
-    """Bake each planned file in a child process, at most ``processes`` at a time.
+    """Bake the planned files in at most ``processes`` child processes; the results follow ``plans``' order.
 
-    ``on_done`` is called with each file's result and seconds as it finishes; the results are returned in
-    the order of ``plans``.
+    ``output_args`` (``--output DIR``, ``--in-place`` or nothing) make each child plan the same outputs.
     """
+    bakeable = [plan for plan in plans if plan.problem is None]
     with tempfile.TemporaryDirectory(prefix="fabrik-bake-") as folder:
         work = Path(folder)
         config = work / "jobs.json"
         config.write_text(json.dumps({"jobs": [job.to_config() for job in jobs]}), encoding="utf-8")
 
-        def run(index: int, plan: FilePlan) -> tuple[FileResult, float]:
-            start = time.perf_counter()
-            if plan.problem is not None or plan.output is None:
-                return FileResult.failed(plan.input, plan.problem or "nothing to bake"), 0.0
+        def run(index: int, group: list[FilePlan]) -> dict[str, FileResult]:
             report = work / f"{index}.json"
-            where = ["--in-place"] if plan.output == plan.input else ["--output", str(plan.output)]
-            args = [*command, str(plan.input), "--config", str(config), "--report", str(report), "--child", *where]
+            inputs = [str(plan.input) for plan in group]
+            args = [*command, *inputs, "--config", str(config), "--report", str(report), "--child", *output_args]
             status = subprocess.run(args, stdin=subprocess.DEVNULL, check=False).returncode
             try:
-                (result,) = read_report(report)
+                done = {result.input: result for result in read_report(report)}
             except (OSError, ValueError, KeyError):
-                result = FileResult.failed(
-                    plan.input, f"the baking process stopped (exit status {status}) before reporting on the file"
-                )
-            return result, time.perf_counter() - start
+                done = {}
+            stopped = f"the baking process stopped (exit status {status}) before reporting on the file"
+            for name in inputs:
+                if name not in done:
+                    done[name] = FileResult.failed(name, stopped)
+                    say(file_done(done[name], 0.0))
+            return done
 
-        results: dict[int, FileResult] = {}
-        with ThreadPoolExecutor(max_workers=processes) as pool:
-            futures = {pool.submit(run, i, plan): i for i, plan in enumerate(plans)}
-            for future in as_completed(futures):
-                result, seconds = future.result()
-                results[futures[future]] = result
-                on_done(result, seconds)
-        return [results[i] for i in range(len(plans))]
+        groups = share(bakeable, processes)
+        results: dict[str, FileResult] = {}
+        with ThreadPoolExecutor(max_workers=max(1, len(groups))) as pool:
+            for done in pool.map(run, range(len(groups)), groups):
+                results.update(done)
+    return [results.get(str(plan.input), FileResult.failed(plan.input, plan.problem or "")) for plan in plans]

@@ -117,9 +117,9 @@ def say(message: str, stream: TextIO | None = None) -> None:
     print(message, file=out, flush=True)
 
 
-def file_done(index: int, total: int, result: FileResult, seconds: float) -> str:
-    """One line for a finished file: ``[2/5] /shots/a.blend: ok, 2 chains, max error 3.1e-04 (1.2 s)``."""
-    head = f"[{index}/{total}] {result.input}"
+def file_done(result: FileResult, seconds: float, counter: str = "") -> str:
+    """One line for a finished file: ``[2/5] /shots/a.blend: ok, 2 chain(s), max error 3.1e-04 (1.2 s) -> ...``."""
+    head = f"{counter}{result.input}"
     if result.status != "ok":
         return f"{head}: error: {result.error}"
     worst = max((c.max_error for c in result.chains), default=0.0)

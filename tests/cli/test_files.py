@@ -124,3 +124,24 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
         ]
     }
     assert from_json(data) == results
+
+
+def test_parallel_children_share_the_files_by_size_and_keep_their_order(tmp_path: Path) -> None:
+    from fabrik_cli.parallel import child_command, share
+
+    sizes = {"a": 5, "b": 40, "c": 10, "d": 30, "e": 20}
+    plans = []
+    for name, size in sizes.items():
+        path = tmp_path / f"{name}.blend"
+        path.write_bytes(b"x" * size)
+        plans.append(FilePlan(path, None))
+    groups = share(plans, 2)
+    # Largest first to the least loaded: b, d, e (to d), c (to b), a: loads 55 and 50.
+    assert [[p.input.stem for p in group] for group in groups] == [["a", "b", "c"], ["d", "e"]]
+    assert [[p.input.stem for p in group] for group in share(plans[:1], 4)] == [["a"]]
+    # A child runs the same script with the same Python, or inside the same Blender binary, scripts off.
+    assert child_command(Path("/s/fabrik_bake.py"), blender_binary=None, python="/py") == ["/py", "/s/fabrik_bake.py"]
+    inside = child_command(Path("/s/fabrik_bake.py"), blender_binary="/opt/blender", python="/py")
+    assert inside[0] == "/opt/blender"
+    assert "--disable-autoexec" in inside
+    assert inside[-3:] == ["--python", "/s/fabrik_bake.py", "--"]
