@@ -12,7 +12,7 @@ import fnmatch
 import json
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -258,7 +258,7 @@ def _frames(text: str) -> tuple[int, int]:
     return start, end
 
 
-def _whole(low: int) -> Any:
+def _whole(low: int) -> Callable[[str], int]:
     def convert(text: str) -> int:
         try:
             value = int(text)
