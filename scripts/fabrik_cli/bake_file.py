@@ -1,0 +1,134 @@
+"""Bake one .blend file inside Blender: open it without running its scripts, run its jobs, save atomically."""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import bpy
+
+from fabrik_addon import api
+
+from .files import FilePlan, write_atomically
+from .options import Job
+from .report import ChainResult, FileResult, say
+
+#: ``api.bake`` keywords that the command line supplies itself rather than a job.
+_NOT_FROM_JOBS = frozenset({"progress"})
+
+
+class FileError(Exception):
+    """Why a file cannot be baked, in words for the person who runs the bake."""
+
+
+def bake_keywords(bake: Callable[..., object] = api.bake) -> dict[str, bool]:
+    """The keyword arguments of ``api.bake`` a job may set, each mapped to whether it takes an object.
+
+    Read from the signature, so a new option of the API is a new config key at once; one that takes an
+    Object is given by the object's name.
+    """
+    hints = typing.get_type_hints(bake)
+    return {
+        name: bpy.types.Object in (hints[name], *typing.get_args(hints[name]))
+        for name, parameter in inspect.signature(bake).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name not in _NOT_FROM_JOBS
+    }
+
+
+def open_safely(path: Path) -> None:
+    """Open a .blend file with its embedded Python turned off: no registered text blocks or Python drivers run.
+
+    Raises
+    ------
+    FileError
+        If Blender cannot read the file.
+    """
+    bpy.context.preferences.filepaths.use_scripts_auto_execute = False
+    try:
+        bpy.ops.wm.open_mainfile(filepath=str(path), load_ui=False, use_scripts=False)
+    except RuntimeError as error:
+        raise FileError(f"Blender cannot open it: {str(error).strip()}") from None
+    if bpy.app.autoexec_fail:
+        say(f"{path.name}: its scripts were not run ({bpy.app.autoexec_fail_message}); Python drivers stay still")
+
+
+def bake_file(plan: FilePlan, jobs: Sequence[Job], keywords: Mapping[str, bool]) -> FileResult:
+    """Bake every job that applies to the file and save the output; on any failure write nothing.
+
+    Returns
+    -------
+    FileResult
+        "ok" with a result per chain, or "error" with a message that names what is wrong.
+    """
+    try:
+        if plan.problem is not None:
+            raise FileError(plan.problem)
+        assert plan.output is not None
+        applicable = [job for job in jobs if job.applies_to(plan.input)]
+        if not applicable:
+            raise FileError("no job of the config applies to this file (see the jobs' 'files' patterns)")
+        open_safely(plan.input)
+        chains = tuple(_bake_job(job, keywords, plan.input.name) for job in applicable)
+        output = plan.output
+        write_atomically(output, _save_copy)
+    except FileError as error:
+        return FileResult.failed(plan.input, str(error))
+    except Exception as error:  # a bug must not stop the other files; the traceback says where
+        say(traceback.format_exc().rstrip())
+        return FileResult.failed(plan.input, f"unexpected {type(error).__name__}: {error}")
+    return FileResult(str(plan.input), str(output), "ok", None, chains)
+
+
+def _bake_job(job: Job, keywords: Mapping[str, bool], file_name: str) -> ChainResult:
+    armature = _find_object(job.armature, "armature")
+    target = _find_object(job.target, "target")
+    options: dict[str, Any] = {
+        key: _find_object(value, key) if keywords.get(key, False) else value for key, value in job.options.items()
+    }
+    label = f"{file_name}: {job.armature}/{job.tip_bone}"
+    say(f"{label}: baking")
+    try:
+        result = api.bake(armature, target, tip_bone=job.tip_bone, progress=_progress(label), **options)
+    except (ValueError, TypeError) as error:
+        raise FileError(f"{job.armature}/{job.tip_bone}: {error}") from None
+    return ChainResult(
+        armature=result.armature,
+        tip_bone=result.tip_bone,
+        frames=(int(result.frames[0]), int(result.frames[-1])),
+        max_error=float(result.max_error),
+        unreachable_frames=tuple(int(f) for f in result.unreachable_frames),
+        seconds=float(result.seconds),
+    )
+
+
+def _find_object(name: str, role: str) -> bpy.types.Object:
+    obj: bpy.types.Object | None = bpy.data.objects.get(name)
+    if obj is None:
+        kind = "ARMATURE" if role == "armature" else None
+        names = sorted(o.name for o in bpy.data.objects if kind is None or o.type == kind)
+        listed = ", ".join(f"'{n}'" for n in names[:12]) + (", ..." if len(names) > 12 else "")
+        where = f"{'armatures' if kind else 'objects'} in the file: {listed}" if names else "the file has none"
+        raise FileError(f"{role} '{name}' not found ({where})")
+    return obj  # api.bake checks that Blender evaluates it (in the view layer, enabled)
+
+
+def _progress(label: str) -> Callable[[float], None]:
+    """Report a bake's progress at every quarter."""
+    printed = [0]
+
+    def progress(fraction: float) -> None:
+        quarter = int(fraction * 4 + 1e-9)
+        if quarter > printed[0]:
+            printed[0] = quarter
+            say(f"{label}: {25 * quarter}%")
+
+    return progress
+
+
+def _save_copy(path: Path) -> None:
+    """Save the open file as ``path``, leaving the open file's own path alone; relative paths are remapped."""
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True, check_existing=False)

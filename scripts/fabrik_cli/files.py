@@ -1,0 +1,106 @@
+"""Which .blend files the inputs name, where each one's baked copy goes, and writing files atomically."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .options import UsageError
+
+#: Suffix of the default output's name: ``shot.blend`` bakes into ``shot_baked.blend`` beside it.
+BAKED_SUFFIX = "_baked"
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """One input file and where its bake is saved.
+
+    ``problem`` says why the input cannot be baked (it is missing, or not a .blend file); ``output`` is then
+    None and nothing is written for it.
+    """
+
+    input: Path
+    output: Path | None
+    problem: str | None = None
+
+
+def plan_files(inputs: Sequence[Path], output: Path | None, *, in_place: bool) -> list[FilePlan]:
+    """Expand folders into their .blend files and give each file its output path (absolute).
+
+    A folder stands for the .blend files directly in it, in name order, leaving out earlier outputs
+    (``*_baked.blend``). With ``output`` ending in ``.blend`` the one input is saved there; any other
+    ``output`` is a folder that receives each file under its own name; without it, each file is saved as
+    ``<name>_baked.blend`` beside it; ``in_place`` replaces the input.
+
+    Raises
+    ------
+    UsageError
+        When outputs would overwrite an input (without ``in_place``) or each other, or a ``.blend`` output is
+        given for several inputs.
+    """
+    plans: list[FilePlan] = []
+    seen: set[Path] = set()
+    for path, problem in _expand(inputs):
+        if path in seen:
+            continue
+        seen.add(path)
+        plans.append(FilePlan(path, None, problem))
+    bakeable = [plan for plan in plans if plan.problem is None]
+    if output is not None and output.suffix.lower() == ".blend" and len(bakeable) > 1:
+        raise UsageError(f"--output {output} names one file but {len(bakeable)} files are to be baked: give a folder")
+    planned = [FilePlan(p.input, _output(p.input, output, in_place), None) if p.problem is None else p for p in plans]
+    by_output: dict[Path, Path] = {}
+    for plan in planned:
+        if plan.output is None:
+            continue
+        if plan.output == plan.input and not in_place:
+            raise UsageError(f"the output for {plan.input} would overwrite it: give another --output, or --in-place")
+        if plan.output in by_output:
+            raise UsageError(f"{by_output[plan.output]} and {plan.input} would both be saved as {plan.output}")
+        by_output[plan.output] = plan.input
+    return planned
+
+
+def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
+    """Write ``path`` through a temporary file beside it, renamed into place only once complete.
+
+    ``write`` is called with the temporary path. If it fails, whatever was at ``path`` stays as it was and
+    the temporary file is removed.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _expand(inputs: Sequence[Path]) -> list[tuple[Path, str | None]]:
+    found: list[tuple[Path, str | None]] = []
+    for given in inputs:
+        path = given.resolve()
+        if path.is_dir():
+            files = sorted(p for p in path.glob("*.blend") if p.is_file() and not p.stem.endswith(BAKED_SUFFIX))
+            found.extend((p, None) for p in files)
+            if not files:
+                found.append((path, "the folder holds no .blend file to bake"))
+        elif not path.exists():
+            found.append((path, "no such file or folder"))
+        elif path.suffix.lower() != ".blend":
+            found.append((path, "not a .blend file"))
+        else:
+            found.append((path, None))
+    return found
+
+
+def _output(path: Path, output: Path | None, in_place: bool) -> Path:
+    if in_place:
+        return path
+    if output is None:
+        return path.with_name(f"{path.stem}{BAKED_SUFFIX}{path.suffix}")
+    if output.suffix.lower() == ".blend":
+        return output.resolve()
+    return output.resolve() / path.name

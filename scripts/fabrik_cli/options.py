@@ -1,0 +1,328 @@
+"""The command line and config files of ``fabrik_bake.py``, checked before any .blend file is opened.
+
+Every mistake found here is a usage error (exit status 2): an unknown option, a missing required option, a
+reversed frame range, a config file that does not parse or names an unknown key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import fnmatch
+import json
+import re
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+from fabrik_addon.solver import METHODS
+
+#: Job keys that name objects in the file, besides the keyword arguments of ``api.bake``.
+OBJECT_KEYS = ("armature", "target")
+#: Types of the job keys the command line also sets; any other keyword of ``api.bake`` is passed through as
+#: given and checked by ``api.bake`` itself.
+_KEY_TYPES: dict[str, tuple[type, ...]] = {
+    "tip_bone": (str,),
+    "chain_length": (int,),
+    "frame_start": (int,),
+    "frame_end": (int,),
+    "frame_step": (int,),
+    "tolerance": (int, float),
+    "max_iterations": (int,),
+    "method": (str,),
+}
+_FRAMES = re.compile(r"^\s*(-?\d+)\s*(?:(?:-|\.\.)\s*(-?\d+)\s*)?$")
+
+
+class UsageError(Exception):
+    """A mistake in the arguments or the config file: exit status 2, nothing is opened."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One chain to bake: ``api.bake(armature, target, tip_bone=..., **options)`` in each file it applies to.
+
+    Attributes
+    ----------
+    armature, target : str
+        Names of objects in the file.
+    tip_bone : str
+    options : mapping
+        Further keyword arguments of ``fabrik_addon.api.bake`` (``chain_length``, ``frame_start``...);
+        values that name objects are resolved in each file.
+    files : tuple of str
+        Shell patterns (``shot_*.blend``) for the names of the files the job applies to; empty for all.
+    """
+
+    armature: str
+    target: str
+    tip_bone: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    files: tuple[str, ...] = ()
+
+    def applies_to(self, path: Path) -> bool:
+        return not self.files or any(fnmatch.fnmatch(path.name, pattern) for pattern in self.files)
+
+    def to_config(self) -> dict[str, Any]:
+        """The job as an entry of a config file's ``jobs`` list."""
+        entry = {"armature": self.armature, "target": self.target, "tip_bone": self.tip_bone, **self.options}
+        return entry | ({"files": list(self.files)} if self.files else {})
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the command line asks for.
+
+    ``chain`` is the job given by ``--armature/--tip/--chain-length/--target``, or None when ``config`` lists
+    the jobs; ``defaults`` holds the bake settings given as options, under ``api.bake``'s keyword names.
+    """
+
+    inputs: tuple[Path, ...]
+    chain: Job | None
+    config: Path | None
+    defaults: Mapping[str, Any]
+    output: Path | None
+    in_place: bool
+    report: Path | None
+    processes: int
+    child: bool = False
+
+
+def script_args(argv: Sequence[str], *, inside_blender: bool) -> list[str]:
+    """The arguments meant for the script.
+
+    Inside a Blender binary (``blender -b --python fabrik_bake.py -- ARGS``) the command line is Blender's and
+    the script's arguments are those after the first ``--`` (none without one); with the ``bpy`` module
+    (``python fabrik_bake.py ARGS``) they are all the arguments after the script's name.
+    """
+    if not inside_blender:
+        return list(argv[1:])
+    if "--" not in argv:
+        return []
+    return list(argv[list(argv).index("--") + 1 :])
+
+
+def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request:
+    """Check the script's arguments.
+
+    Parameters
+    ----------
+    args : sequence of str
+        The script's arguments (see ``script_args``).
+    open_file : Path, optional
+        The file a Blender binary was started with, baked when no input is given.
+
+    Raises
+    ------
+    UsageError
+        Naming what is wrong.
+    """
+    ns = _parser().parse_args(list(args))
+    inputs = tuple(Path(p) for p in ns.inputs) or ((open_file,) if open_file is not None else ())
+    if not inputs:
+        raise UsageError("no input: give .blend files or folders of them")
+    chain_flags = {"--armature": ns.armature, "--tip": ns.tip, "--target": ns.target}
+    chain = None
+    if ns.config is not None:
+        chain_flags["--chain-length"] = ns.chain_length
+        given = [flag for flag, value in chain_flags.items() if value is not None]
+        if given:
+            raise UsageError(f"--config lists the chains to bake: leave out {', '.join(given)}")
+    else:
+        missing = [flag for flag, value in chain_flags.items() if value is None]
+        if missing:
+            raise UsageError(f"missing {', '.join(missing)} (or give --config FILE to list the chains)")
+        options = {"chain_length": ns.chain_length} if ns.chain_length is not None else {}
+        chain = Job(ns.armature, ns.target, ns.tip, options)
+    defaults: dict[str, Any] = {}
+    if ns.frames is not None:
+        defaults["frame_start"], defaults["frame_end"] = ns.frames
+    for key, value in (
+        ("frame_step", ns.step),
+        ("tolerance", ns.tolerance),
+        ("max_iterations", ns.max_iterations),
+        ("method", ns.method),
+    ):
+        if value is not None:
+            defaults[key] = value
+    return Request(inputs, chain, ns.config, defaults, ns.output, ns.in_place, ns.report, ns.processes, ns.child)
+
+
+def load_jobs(request: Request, bake_keywords: Mapping[str, bool]) -> tuple[Job, ...]:
+    """The jobs to run on every file: the command line's chain, or the config file's jobs.
+
+    Parameters
+    ----------
+    request : Request
+    bake_keywords : mapping of str to bool
+        The keyword arguments ``api.bake`` accepts, each mapped to whether it takes an object (given in a
+        config file by name).
+
+    Raises
+    ------
+    UsageError
+        If the config file cannot be read or a job in it is wrong.
+    """
+    if request.chain is not None:
+        chain = request.chain
+        return (Job(chain.armature, chain.target, chain.tip_bone, {**request.defaults, **chain.options}),)
+    assert request.config is not None
+    path = request.config
+    data = _read_config(path)
+    extra = sorted(set(data) - {"jobs"})
+    if extra:
+        raise UsageError(f"{path}: unknown top-level key {', '.join(map(repr, extra))}: list the chains in 'jobs'")
+    entries = data.get("jobs")
+    if not isinstance(entries, list) or not entries:
+        raise UsageError(f"{path}: 'jobs' must be a non-empty list of chains to bake")
+    return tuple(
+        _job(entry, f"{path}: job {i}", request.defaults, bake_keywords) for i, entry in enumerate(entries, start=1)
+    )
+
+
+def _job(entry: object, where: str, defaults: Mapping[str, Any], bake_keywords: Mapping[str, bool]) -> Job:
+    if not isinstance(entry, dict):
+        raise UsageError(f"{where}: must be a table of keys, got {entry!r}")
+    allowed = {*OBJECT_KEYS, "files", *bake_keywords}
+    for key in entry:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.5)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise UsageError(f"{where}: unknown key '{key}'{hint}; known keys: {', '.join(sorted(allowed))}")
+    missing = [key for key in ("armature", "tip_bone", "target") if key not in entry]
+    if missing:
+        raise UsageError(f"{where}: missing {', '.join(map(repr, missing))}")
+    for key, value in entry.items():
+        if key in OBJECT_KEYS or bake_keywords.get(key, False):
+            if not isinstance(value, str) or not value:
+                raise UsageError(f"{where}: '{key}' must be an object's name, got {value!r}")
+        elif key in _KEY_TYPES and (isinstance(value, bool) or not isinstance(value, _KEY_TYPES[key])):
+            kind = " or ".join(t.__name__ for t in _KEY_TYPES[key])
+            raise UsageError(f"{where}: '{key}' must be of type {kind}, got {value!r}")
+    files = entry.get("files", [])
+    if isinstance(files, str):
+        files = [files]
+    if not isinstance(files, list) or not all(isinstance(p, str) for p in files):
+        raise UsageError(f"{where}: 'files' must be a list of file name patterns, got {files!r}")
+    options = {**defaults, **{k: v for k, v in entry.items() if k not in {*OBJECT_KEYS, "tip_bone", "files"}}}
+    _check_options(options, where)
+    return Job(entry["armature"], entry["target"], entry["tip_bone"], options, tuple(files))
+
+
+def _check_options(options: Mapping[str, Any], where: str) -> None:
+    start, end = options.get("frame_start"), options.get("frame_end")
+    if start is not None and end is not None and end < start:
+        raise UsageError(f"{where}: the frame range is reversed: frame_end ({end}) is before frame_start ({start})")
+    if options.get("method", "fabrik") not in METHODS:
+        raise UsageError(f"{where}: 'method' must be one of {', '.join(sorted(METHODS))}")
+    for key, low in (("chain_length", 0), ("frame_step", 1), ("max_iterations", 1)):
+        if key in options and options[key] < low:
+            raise UsageError(f"{where}: '{key}' must be {low} or more, got {options[key]}")
+    if "tolerance" in options and not options["tolerance"] > 0:
+        raise UsageError(f"{where}: 'tolerance' must be more than 0, got {options['tolerance']}")
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot read the config file {path}: {error.strerror or error}") from None
+    try:
+        if path.suffix.lower() == ".toml":
+            return tomllib.loads(text)
+        if path.suffix.lower() == ".json":
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                raise UsageError(f"{path}: must hold a JSON object with a 'jobs' list")
+            return data
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"{path} does not parse: {error}") from None
+    raise UsageError(f"{path}: a config file must end in .toml or .json")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # raise instead of printing and exiting
+        raise UsageError(message)
+
+
+def _frames(text: str) -> tuple[int, int]:
+    match = _FRAMES.match(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected START-END (e.g. 1-250), got {text!r}")
+    start = int(match[1])
+    end = int(match[2]) if match[2] is not None else start
+    if end < start:
+        raise argparse.ArgumentTypeError(f"the range {text} is reversed: the end frame is before the start frame")
+    return start, end
+
+
+def _whole(low: int) -> Callable[[str], int]:
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be {low} or more, got {value}")
+        return value
+
+    return convert
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="fabrik_bake.py",
+        description="Bake FABRIK IK into bone rotation keys in .blend files, without a screen.",
+        epilog=(
+            "Exit status: 0 when every file baked, 1 when any file failed (the others are still baked and "
+            "reported), 2 for a usage error (nothing is opened). Inside Blender: "
+            "blender -b --python fabrik_bake.py -- ARGS."
+        ),
+    )
+    parser.add_argument("inputs", nargs="*", metavar="INPUT", help=".blend files, or folders of them")
+    chain = parser.add_argument_group("one chain (or --config)")
+    chain.add_argument("--armature", metavar="NAME", help="the armature object")
+    chain.add_argument("--tip", metavar="BONE", help="the chain's last bone, whose tail follows the target")
+    chain.add_argument(
+        "--chain-length", type=_whole(0), metavar="N", help="bones up from the tip, as Blender's IK counts; 0: all"
+    )
+    chain.add_argument("--target", metavar="NAME", help="the object the tip follows")
+    parser.add_argument(
+        "--config", type=Path, metavar="FILE", help="a TOML or JSON file listing the chains to bake in each file"
+    )
+    bake = parser.add_argument_group("bake settings (for every chain; a config job's own keys win)")
+    bake.add_argument("--frames", type=_frames, metavar="A-B", help="frames to bake; default: the scene's range")
+    bake.add_argument("--step", type=_whole(1), metavar="N", help="key every N-th frame")
+    bake.add_argument("--tolerance", type=_positive_float, metavar="T", help="tip distance allowed, world units")
+    bake.add_argument("--max-iterations", type=_whole(1), metavar="N")
+    bake.add_argument("--method", choices=sorted(METHODS))
+    out = parser.add_argument_group("output")
+    where = out.add_mutually_exclusive_group()
+    where.add_argument(
+        "--output",
+        type=Path,
+        metavar="FILE_OR_DIR",
+        help="a .blend file (one input), else a folder; default: <name>_baked.blend beside each input",
+    )
+    where.add_argument(
+        "--in-place", action="store_true", help="replace each input (atomically, only when its bake succeeds)"
+    )
+    out.add_argument("--report", type=Path, metavar="FILE", help="write a JSON report of every file and chain")
+    out.add_argument(
+        "-j", "--processes", type=_whole(1), default=1, metavar="N", help="bake files in N parallel processes"
+    )
+    # A child process of -j N: its parent prints the results.
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    return parser

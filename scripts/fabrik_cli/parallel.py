@@ -1,0 +1,93 @@
+"""Bake files in N parallel child processes, each ``fabrik_bake.py`` run on its share of the files.
+
+Starting Blender costs about a second, more than baking a typical file, so each child bakes several files
+one after the other rather than one child per file. The parent writes the jobs into a JSON config every
+child reads, shares the files out by size, and reads each child's report back. A child rewrites its report
+after every file, so a child that dies fails only the file it was baking (whose output is never
+half-written: outputs are saved through a temporary file).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .files import FilePlan
+from .options import Job
+from .report import FileResult, file_done, read_report, say
+
+
+def child_command(script: Path, *, blender_binary: str | None, python: str) -> list[str]:
+    """How to start the script again: with the same Python (``bpy`` module), or inside the same Blender
+    binary, empty and with script auto-execution off; the child's own arguments follow."""
+    if blender_binary:
+        return [
+            blender_binary,
+            "--background",
+            "--factory-startup",
+            "--disable-autoexec",
+            "--python-exit-code",
+            "1",
+            "--python",
+            str(script),
+            "--",
+        ]
+    return [python, str(script)]
+
+
+def share(plans: Sequence[FilePlan], processes: int) -> list[list[FilePlan]]:
+    """Deal the files out to at most ``processes`` children, the largest first to the least loaded, so the
+    children finish at about the same time; each child keeps its files in their original order."""
+    order = {plan.input: i for i, plan in enumerate(plans)}
+    groups: list[list[FilePlan]] = [[] for _ in range(min(processes, len(plans)))]
+    loads = [0] * len(groups)
+    for plan in sorted(plans, key=lambda p: p.input.stat().st_size, reverse=True):
+        least = loads.index(min(loads))
+        groups[least].append(plan)
+        loads[least] += plan.input.stat().st_size
+    return [sorted(group, key=lambda p: order[p.input]) for group in groups]
+
+
+def bake_in_children(
+    plans: Sequence[FilePlan],
+    jobs: Sequence[Job],
+    processes: int,
+    command: Sequence[str],
+    output_args: Sequence[str],
+) -> list[FileResult]:
+    """Bake the planned files in at most ``processes`` child processes; the results follow ``plans``' order.
+
+    ``output_args`` (``--output DIR``, ``--in-place`` or nothing) make each child plan the same outputs.
+    """
+    bakeable = [plan for plan in plans if plan.problem is None]
+    with tempfile.TemporaryDirectory(prefix="fabrik-bake-") as folder:
+        work = Path(folder)
+        config = work / "jobs.json"
+        config.write_text(json.dumps({"jobs": [job.to_config() for job in jobs]}), encoding="utf-8")
+
+        def run(index: int, group: list[FilePlan]) -> dict[str, FileResult]:
+            report = work / f"{index}.json"
+            inputs = [str(plan.input) for plan in group]
+            args = [*command, *inputs, "--config", str(config), "--report", str(report), "--child", *output_args]
+            status = subprocess.run(args, stdin=subprocess.DEVNULL, check=False).returncode
+            try:
+                done = {result.input: result for result in read_report(report)}
+            except (OSError, ValueError, KeyError):
+                done = {}
+            stopped = f"the baking process stopped (exit status {status}) before reporting on the file"
+            for name in inputs:
+                if name not in done:
+                    done[name] = FileResult.failed(name, stopped)
+                    say(file_done(done[name], 0.0))
+            return done
+
+        groups = share(bakeable, processes)
+        results: dict[str, FileResult] = {}
+        with ThreadPoolExecutor(max_workers=max(1, len(groups))) as pool:
+            for done in pool.map(run, range(len(groups)), groups):
+                results.update(done)
+    return [results.get(str(plan.input), FileResult.failed(plan.input, plan.problem or "")) for plan in plans]

@@ -1,0 +1,137 @@
+"""What happened to each file: results, the JSON report and the lines printed on stderr.
+
+The report's schema::
+
+    {"files": [{"input": path, "output": path or null, "status": "ok" | "error", "error": message or null,
+                "chains": [{"armature": name, "tip_bone": name, "frames": [first, last], "max_error": number,
+                            "unreachable_frames": [frame, ...], "seconds": number}]}]}
+
+``output`` is null when nothing was written for the file; a failed file lists no chains, since none of them
+was saved.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from .files import write_atomically
+
+
+@dataclass(frozen=True)
+class ChainResult:
+    """One baked chain; ``frames`` are the first and last keyed frames, errors in world units."""
+
+    armature: str
+    tip_bone: str
+    frames: tuple[int, int]
+    max_error: float
+    unreachable_frames: tuple[int, ...]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """One input file: ``status`` is "ok" (its output was saved) or "error" (nothing was written)."""
+
+    input: str
+    output: str | None
+    status: str
+    error: str | None = None
+    chains: tuple[ChainResult, ...] = field(default=())
+
+    @classmethod
+    def failed(cls, path: Path | str, message: str) -> FileResult:
+        return cls(str(path), None, "error", message)
+
+
+def to_json(results: Sequence[FileResult]) -> dict[str, Any]:
+    return {
+        "files": [
+            {
+                "input": r.input,
+                "output": r.output,
+                "status": r.status,
+                "error": r.error,
+                "chains": [
+                    {
+                        "armature": c.armature,
+                        "tip_bone": c.tip_bone,
+                        "frames": list(c.frames),
+                        "max_error": c.max_error,
+                        "unreachable_frames": list(c.unreachable_frames),
+                        "seconds": c.seconds,
+                    }
+                    for c in r.chains
+                ],
+            }
+            for r in results
+        ]
+    }
+
+
+def from_json(data: dict[str, Any]) -> list[FileResult]:
+    """Read back what ``to_json`` wrote (a child process's report)."""
+    return [
+        FileResult(
+            f["input"],
+            f["output"],
+            f["status"],
+            f["error"],
+            tuple(
+                ChainResult(
+                    c["armature"],
+                    c["tip_bone"],
+                    (int(c["frames"][0]), int(c["frames"][1])),
+                    float(c["max_error"]),
+                    tuple(int(x) for x in c["unreachable_frames"]),
+                    float(c["seconds"]),
+                )
+                for c in f["chains"]
+            ),
+        )
+        for f in data["files"]
+    ]
+
+
+def write_report(path: Path, results: Sequence[FileResult]) -> None:
+    text = json.dumps(to_json(results), indent=2) + "\n"
+
+    def write(temporary: Path) -> None:
+        temporary.write_text(text, encoding="utf-8")
+
+    write_atomically(path, write)
+
+
+def read_report(path: Path) -> list[FileResult]:
+    return from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+def say(message: str, stream: TextIO | None = None) -> None:
+    """Progress and results go to stderr (stdout belongs to Blender's own messages)."""
+    out = stream or sys.stderr
+    print(message, file=out, flush=True)
+
+
+def file_done(result: FileResult, seconds: float, counter: str = "") -> str:
+    """One line for a finished file: ``[2/5] /shots/a.blend: ok, 2 chain(s), max error 3.1e-04 (1.2 s) -> ...``."""
+    head = f"{counter}{result.input}"
+    if result.status != "ok":
+        return f"{head}: error: {result.error}"
+    worst = max((c.max_error for c in result.chains), default=0.0)
+    unreachable = sum(len(c.unreachable_frames) for c in result.chains)
+    out_of_reach = f", {unreachable} frames out of reach" if unreachable else ""
+    return (
+        f"{head}: ok, {len(result.chains)} chain(s), max error {worst:.1e}{out_of_reach} ({seconds:.1f} s)"
+        f" -> {result.output}"
+    )
+
+
+def summary(results: Sequence[FileResult], seconds: float) -> str:
+    failed = [r for r in results if r.status != "ok"]
+    line = f"baked {len(results) - len(failed)} of {len(results)} file(s) in {seconds:.1f} s"
+    return line + (f"; {len(failed)} failed" if failed else "")

@@ -1,0 +1,61 @@
+"""Saved .blend files for the command-line tests, the command line run as a subprocess, and Blender's own
+evaluation of what it wrote."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import bpy
+import numpy as np
+
+from .rigs import FloatArray, keyed_empty, loop_path, make_chain, scene
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "fabrik_bake.py"
+FRAMES = range(1, 13)
+TOLERANCE = 1e-3
+CHAIN = ("--armature", "Rig", "--tip", "bone.002", "--target", "Target")
+
+
+def save_scene(path: Path, *, armature: str = "Rig", second_chain: bool = False) -> Path:
+    """A file with a 3-bone chain ``armature`` and an Empty "Target" looping within its reach (12 frames);
+    with ``second_chain`` also a 2-bone "Arm" and its "Target2"."""
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene().frame_start, scene().frame_end = FRAMES.start, FRAMES.stop - 1
+    make_chain(3, name=armature)
+    keyed_empty("Target", loop_path(FRAMES, (0.5, 0.3, 2.0), (0.6, 0.5, 0.4)))
+    if second_chain:
+        make_chain(2, name="Arm")
+        keyed_empty("Target2", loop_path(FRAMES, (0.3, 0.2, 1.2), (0.3, 0.3, 0.3)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    return path
+
+
+def run_cli(*args: object) -> subprocess.CompletedProcess[str]:
+    """``python scripts/fabrik_bake.py ARGS`` with the bpy module, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def tip_errors(path: Path, armature: str = "Rig", tip: str = "bone.002", target: str = "Target") -> FloatArray:
+    """Open a baked file (scripts off) and let Blender evaluate it: the tip-to-target distance per frame."""
+    bpy.ops.wm.open_mainfile(filepath=str(path), load_ui=False, use_scripts=False)
+    rig, goal = bpy.data.objects[armature], bpy.data.objects[target]
+    errors = []
+    for frame in FRAMES:
+        scene().frame_set(frame)
+        errors.append((rig.matrix_world @ rig.pose.bones[tip].tail - goal.matrix_world.translation).length)
+    return np.array(errors)

@@ -1,0 +1,171 @@
+"""scripts/fabrik_bake.py end to end: subprocesses with the bpy module, outputs re-opened and evaluated by Blender."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import bpy
+import pytest
+
+from .cli_scenes import CHAIN, TOLERANCE, digest, run_cli, save_scene, tip_errors
+
+
+def test_a_bake_reopened_is_on_target_and_the_report_says_so(tmp_path: Path) -> None:
+    source = save_scene(tmp_path / "shot.blend")
+    before = digest(source)
+    run = run_cli(source, *CHAIN, "--tolerance", TOLERANCE, "--report", tmp_path / "report.json")
+    assert run.returncode == 0, run.stderr
+    output = tmp_path / "shot_baked.blend"
+    report = json.loads((tmp_path / "report.json").read_text())
+    (entry,) = report["files"]
+    (chain,) = entry.pop("chains")
+    assert entry == {"input": str(source), "output": str(output), "status": "ok", "error": None}
+    assert set(chain) == {"armature", "tip_bone", "frames", "max_error", "unreachable_frames", "seconds"}
+    assert (chain["armature"], chain["tip_bone"], chain["frames"]) == ("Rig", "bone.002", [1, 12])
+    assert chain["unreachable_frames"] == []
+    assert chain["seconds"] > 0
+    assert digest(source) == before, "the input must not change"
+    assert "shot.blend: Rig/bone.002: 100%" in run.stderr
+    # Blender, opening the output, puts the tip on the target on every frame, as the report says.
+    errors = tip_errors(output)
+    assert errors.max() <= TOLERANCE * 1.001
+    assert chain["max_error"] == pytest.approx(errors.max(), abs=1e-6)
+    assert not any(pb.constraints for pb in bpy.data.objects["Rig"].pose.bones)
+
+
+def test_parallel_files_with_a_missing_armature_and_a_missing_input(tmp_path: Path) -> None:
+    shots = tmp_path / "shots"
+    for name in ("good1", "good2"):
+        save_scene(shots / f"{name}.blend")
+    save_scene(shots / "bad.blend", armature="Other")
+    bad_before = digest(shots / "bad.blend")
+    gone = tmp_path / "gone.blend"
+    run = run_cli(shots, gone, *CHAIN, "-j", 2, "--report", tmp_path / "report.json")
+    assert run.returncode == 1, run.stderr
+    files = json.loads((tmp_path / "report.json").read_text())["files"]
+    assert [(Path(f["input"]).name, f["status"]) for f in files] == [
+        ("bad.blend", "error"),
+        ("good1.blend", "ok"),
+        ("good2.blend", "ok"),
+        ("gone.blend", "error"),
+    ]
+    bad, good1, good2, missing = files
+    assert bad["error"] == "armature 'Rig' not found (armatures in the file: 'Other')"
+    assert (bad["output"], bad["chains"]) == (None, [])
+    assert missing["error"] == "no such file or folder"
+    assert f"{shots / 'bad.blend'}: error: armature 'Rig' not found" in run.stderr
+    assert sorted(p.name for p in shots.iterdir()) == [
+        "bad.blend",
+        "good1.blend",
+        "good1_baked.blend",
+        "good2.blend",
+        "good2_baked.blend",
+    ], "no output (nor temporary file) for the failed file"
+    assert digest(shots / "bad.blend") == bad_before
+    for good in (good1, good2):
+        (chain,) = good["chains"]
+        assert tip_errors(Path(good["output"])).max() == pytest.approx(chain["max_error"], abs=1e-6)
+        assert chain["max_error"] <= TOLERANCE * 1.001
+
+
+def test_a_config_bakes_several_chains_per_file_with_options_passed_through(tmp_path: Path) -> None:
+    source = save_scene(tmp_path / "two.blend", second_chain=True)
+    config = tmp_path / "chains.toml"
+    config.write_text(
+        '[[jobs]]\narmature = "Rig"\ntip_bone = "bone.002"\ntarget = "Target"\naction_name = "RigBaked"\n'
+        '[[jobs]]\narmature = "Arm"\ntip_bone = "bone.001"\ntarget = "Target2"\nframe_start = 3\nframe_end = 9\n'
+    )
+    run = run_cli(
+        source, "--config", config, "--step", 2, "--output", tmp_path / "out", "--report", tmp_path / "r.json"
+    )
+    assert run.returncode == 0, run.stderr
+    (entry,) = json.loads((tmp_path / "r.json").read_text())["files"]
+    assert entry["output"] == str(tmp_path / "out" / "two.blend")
+    assert [(c["armature"], c["tip_bone"], c["frames"]) for c in entry["chains"]] == [
+        ("Rig", "bone.002", [1, 11]),  # every 2nd frame of the scene's 1-12
+        ("Arm", "bone.001", [3, 9]),
+    ]
+    errors = tip_errors(Path(entry["output"]), "Arm", "bone.001", "Target2")
+    assert errors[2:9:2].max() <= TOLERANCE * 1.001  # the keyed frames 3, 5, 7, 9
+    assert bpy.data.objects["Rig"].animation_data.action.name == "RigBaked"
+
+
+def test_in_place_replaces_the_input_only_when_the_bake_succeeds(tmp_path: Path) -> None:
+    source = save_scene(tmp_path / "shot.blend")
+    before = digest(source)
+    failed = run_cli(source, "--in-place", "--armature", "Rig", "--tip", "bone.009", "--target", "Target")
+    assert failed.returncode == 1
+    assert "armature 'Rig' has no bone 'bone.009'" in failed.stderr
+    assert digest(source) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shot.blend"], "no temporary file left behind"
+
+    done = run_cli(source, "--in-place", *CHAIN)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shot.blend"]
+    assert digest(source) != before
+    assert tip_errors(source).max() <= TOLERANCE * 1.001
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--frames", "12-1"], "argument --frames: the range 12-1 is reversed"),
+        (["--tip", "bone.002", "--target", "Target"], "missing --armature"),
+        (["--config", "{tmp}/c.toml"], "job 1: unknown key 'tip'"),
+    ],
+)
+def test_usage_errors_exit_2_before_opening_anything(tmp_path: Path, args: list[str], message: str) -> None:
+    source = save_scene(tmp_path / "shot.blend")
+    (tmp_path / "c.toml").write_text('[[jobs]]\narmature = "Rig"\ntip = "bone.002"\ntarget = "Target"\n')
+    chain = [] if "--config" in args or "--tip" in args else list(CHAIN)
+    args = [a.format(tmp=tmp_path) for a in args]
+    run = run_cli(source, *chain, *args, "--report", tmp_path / "report.json")
+    assert run.returncode == 2
+    assert message in run.stderr
+    assert "Read blend" not in run.stdout, "nothing may be opened"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.toml", "shot.blend"], "nothing may be written"
+
+
+def test_python_embedded_in_a_file_does_not_run(tmp_path: Path) -> None:
+    marker = tmp_path / "script-ran.txt"
+    save_scene(tmp_path / "evil.blend")
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "evil.blend"))
+    text = bpy.data.texts.new("on_load.py")
+    text.write(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")
+    text.use_module = True  # Blender runs it when the file loads, if scripts may run
+    bpy.ops.wm.save_mainfile()
+    # The file's script is live: a trusting open runs it.
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "evil.blend"), use_scripts=True)
+    assert marker.read_text() == "ran"
+    marker.unlink()
+
+    run = run_cli(tmp_path / "evil.blend", *CHAIN)
+    assert run.returncode == 0, run.stderr
+    assert not marker.exists(), "the command line ran the file's embedded script"
+    assert "its scripts were not run" in run.stderr
+    assert tip_errors(tmp_path / "evil_baked.blend").max() <= TOLERANCE * 1.001
+
+
+def test_every_keyword_of_api_bake_is_a_config_key_and_objects_go_by_name() -> None:
+    from fabrik_cli.bake_file import bake_keywords
+
+    keywords = bake_keywords()
+    assert "progress" not in keywords
+    assert {"tip_bone", "chain_length", "frame_start", "frame_end", "tolerance", "method", "action_name"} <= set(
+        keywords
+    )
+    assert not any(keywords.values())
+
+    def later_bake(
+        armature: bpy.types.Object,
+        target: bpy.types.Object,
+        *,
+        tip_bone: str,
+        pole_target: bpy.types.Object | None = None,
+        pole_angle: float = 0.0,
+    ) -> None:
+        """An API with an option that takes an object, as a pole target will."""
+
+    assert bake_keywords(later_bake) == {"tip_bone": False, "pole_target": True, "pole_angle": False}

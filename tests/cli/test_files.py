@@ -1,0 +1,147 @@
+"""Which files a command line bakes, where their outputs go, atomic writes and the report (no Blender needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fabrik_cli.files import FilePlan, plan_files, write_atomically
+from fabrik_cli.options import UsageError
+from fabrik_cli.report import ChainResult, FileResult, from_json, to_json
+
+
+def blends(folder: Path, *names: str) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / name for name in names]
+    for path in paths:
+        path.write_bytes(b"BLENDER")
+    return paths
+
+
+def test_folders_expand_to_their_blend_files_and_outputs_go_beside_them(tmp_path: Path) -> None:
+    b, a, _, _ = blends(tmp_path / "shots", "b.blend", "a.blend", "a_baked.blend", "notes.txt")
+    (single,) = blends(tmp_path, "single.blend")
+    plans = plan_files([tmp_path / "shots", single], None, in_place=False)
+    # In name order, leaving out an earlier output (a_baked.blend) and other files.
+    assert plans == [
+        FilePlan(a, tmp_path / "shots" / "a_baked.blend"),
+        FilePlan(b, tmp_path / "shots" / "b_baked.blend"),
+        FilePlan(single, tmp_path / "single_baked.blend"),
+    ]
+
+
+def test_missing_and_wrong_inputs_are_planned_as_failures(tmp_path: Path) -> None:
+    (text,) = blends(tmp_path, "notes.txt")
+    (tmp_path / "empty").mkdir()
+    plans = plan_files([tmp_path / "none.blend", text, tmp_path / "empty"], None, in_place=False)
+    assert [(p.output, p.problem) for p in plans] == [
+        (None, "no such file or folder"),
+        (None, "not a .blend file"),
+        (None, "the folder holds no .blend file to bake"),
+    ]
+
+
+def test_output_folder_file_and_in_place(tmp_path: Path) -> None:
+    a, b = blends(tmp_path / "in", "a.blend", "b.blend")
+    assert [p.output for p in plan_files([a, b], tmp_path / "out", in_place=False)] == [
+        tmp_path / "out" / "a.blend",
+        tmp_path / "out" / "b.blend",
+    ]
+    assert plan_files([a], tmp_path / "x.blend", in_place=False)[0].output == tmp_path / "x.blend"
+    assert [p.output for p in plan_files([a, b], None, in_place=True)] == [a, b]
+    # The same file named twice is baked once.
+    assert len(plan_files([a, a.parent / "." / "a.blend"], None, in_place=False)) == 1
+
+
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [
+        ("x.blend", "names one file but 2 files are to be baked"),
+        ("in", "would overwrite it"),
+        ("in/a.blend", "names one file but 2"),
+    ],
+)
+def test_outputs_that_would_clash_are_usage_errors(tmp_path: Path, output: str, message: str) -> None:
+    a, b = blends(tmp_path / "in", "a.blend", "b.blend")
+    with pytest.raises(UsageError, match=message):
+        plan_files([a, b], tmp_path / output, in_place=False)
+    with pytest.raises(UsageError, match="would overwrite it"):
+        plan_files([a], a, in_place=False)
+
+
+def test_two_inputs_of_one_name_cannot_share_an_output_folder(tmp_path: Path) -> None:
+    (a,) = blends(tmp_path / "one", "a.blend")
+    (other,) = blends(tmp_path / "two", "a.blend")
+    with pytest.raises(UsageError, match="would both be saved as"):
+        plan_files([a, other], tmp_path / "out", in_place=False)
+
+
+def test_a_failed_atomic_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
+    path = tmp_path / "out.blend"
+    path.write_text("old")
+
+    def fail(temporary: Path) -> None:
+        temporary.write_text("half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_atomically(path, fail)
+    assert path.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.blend"]
+    write_atomically(path, lambda temporary: print(temporary.write_text("new")))
+    assert path.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.blend"]
+
+
+def test_the_report_has_the_documented_schema_and_reads_back() -> None:
+    results = [
+        FileResult(
+            "/a.blend", "/a_baked.blend", "ok", None, (ChainResult("Rig", "hand.L", (1, 250), 3e-4, (7,), 0.5),)
+        ),
+        FileResult.failed("/b.blend", "armature 'Rig' not found"),
+    ]
+    data = json.loads(json.dumps(to_json(results)))
+    assert data == {
+        "files": [
+            {
+                "input": "/a.blend",
+                "output": "/a_baked.blend",
+                "status": "ok",
+                "error": None,
+                "chains": [
+                    {
+                        "armature": "Rig",
+                        "tip_bone": "hand.L",
+                        "frames": [1, 250],
+                        "max_error": 3e-4,
+                        "unreachable_frames": [7],
+                        "seconds": 0.5,
+                    }
+                ],
+            },
+            {"input": "/b.blend", "output": None, "status": "error", "error": "armature 'Rig' not found", "chains": []},
+        ]
+    }
+    assert from_json(data) == results
+
+
+def test_parallel_children_share_the_files_by_size_and_keep_their_order(tmp_path: Path) -> None:
+    from fabrik_cli.parallel import child_command, share
+
+    sizes = {"a": 5, "b": 40, "c": 10, "d": 30, "e": 20}
+    plans = []
+    for name, size in sizes.items():
+        path = tmp_path / f"{name}.blend"
+        path.write_bytes(b"x" * size)
+        plans.append(FilePlan(path, None))
+    groups = share(plans, 2)
+    # Largest first to the least loaded: b, d, e (to d), c (to b), a: loads 55 and 50.
+    assert [[p.input.stem for p in group] for group in groups] == [["a", "b", "c"], ["d", "e"]]
+    assert [[p.input.stem for p in group] for group in share(plans[:1], 4)] == [["a"]]
+    # A child runs the same script with the same Python, or inside the same Blender binary, scripts off.
+    assert child_command(Path("/s/fabrik_bake.py"), blender_binary=None, python="/py") == ["/py", "/s/fabrik_bake.py"]
+    inside = child_command(Path("/s/fabrik_bake.py"), blender_binary="/opt/blender", python="/py")
+    assert inside[0] == "/opt/blender"
+    assert "--disable-autoexec" in inside
+    assert inside[-3:] == ["--python", "/s/fabrik_bake.py", "--"]

@@ -1,0 +1,183 @@
+"""The command line's arguments and config files, checked before anything is opened (no Blender needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fabrik_cli.options import Job, UsageError, load_jobs, parse_args, script_args
+
+# What bake_keywords() reads from api.bake, plus one option taking an object (as a pole target would).
+KEYWORDS = {
+    "tip_bone": False,
+    "chain_length": False,
+    "frame_start": False,
+    "frame_end": False,
+    "frame_step": False,
+    "tolerance": False,
+    "max_iterations": False,
+    "method": False,
+    "warm_start": False,
+    "action_name": False,
+    "pole_target": True,
+}
+CHAIN = ["--armature", "Rig", "--tip", "hand.L", "--target", "Empty"]
+
+
+def test_module_run_reads_every_argument_after_the_script() -> None:
+    argv = ["scripts/fabrik_bake.py", "a.blend", "--tip", "x", "--", "b.blend"]
+    assert script_args(argv, inside_blender=False) == ["a.blend", "--tip", "x", "--", "b.blend"]
+
+
+def test_blender_run_reads_only_the_arguments_after_the_double_dash() -> None:
+    argv = [
+        "/opt/blender/blender",
+        "-b",
+        "scene.blend",
+        "--python",
+        "scripts/fabrik_bake.py",
+        "--",
+        "a.blend",
+        "-j",
+        "2",
+    ]
+    assert script_args(argv, inside_blender=True) == ["a.blend", "-j", "2"]
+    # Without "--" every argument is Blender's.
+    assert script_args(["blender", "-b", "scene.blend", "--python", "fabrik_bake.py"], inside_blender=True) == []
+
+
+def test_blender_run_bakes_the_file_blender_opened_when_no_input_is_given() -> None:
+    request = parse_args(CHAIN, open_file=Path("scene.blend"))
+    assert request.inputs == (Path("scene.blend"),)
+    assert parse_args(["other.blend", *CHAIN], open_file=Path("scene.blend")).inputs == (Path("other.blend"),)
+
+
+def test_chain_options_become_one_job_with_the_bake_settings() -> None:
+    args = ["a.blend", "dir", *CHAIN, "--chain-length", "3", "--frames", "5-20", "--step", "2"]
+    args += ["--tolerance", "1e-4", "--max-iterations", "50", "--method", "ccd", "-j", "2", "--report", "r.json"]
+    request = parse_args(args)
+    assert request.inputs == (Path("a.blend"), Path("dir"))
+    assert request.processes == 2
+    assert request.report == Path("r.json")
+    (job,) = load_jobs(request, KEYWORDS)
+    assert (job.armature, job.tip_bone, job.target) == ("Rig", "hand.L", "Empty")
+    assert job.options == {
+        "chain_length": 3,
+        "frame_start": 5,
+        "frame_end": 20,
+        "frame_step": 2,
+        "tolerance": 1e-4,
+        "max_iterations": 50,
+        "method": "ccd",
+    }
+
+
+def test_frames_accept_blender_notation_and_a_single_frame() -> None:
+    assert load_jobs(parse_args(["a.blend", *CHAIN, "--frames", "3..9"]), KEYWORDS)[0].options == {
+        "frame_start": 3,
+        "frame_end": 9,
+    }
+    assert parse_args(["a.blend", *CHAIN, "--frames", "7"]).defaults == {"frame_start": 7, "frame_end": 7}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["a.blend", *CHAIN, "--bogus"], "unrecognized arguments: --bogus"),
+        (["a.blend", *CHAIN, "--frames", "10-1"], "reversed"),
+        (["a.blend", *CHAIN, "--frames", "ten"], "expected START-END"),
+        (["a.blend", "--armature", "Rig", "--target", "Empty"], "missing --tip"),
+        (["a.blend"], "missing --armature, --tip, --target"),
+        ([*CHAIN], "no input"),
+        (["a.blend", *CHAIN, "--config", "c.toml"], "leave out --armature, --tip, --target"),
+        (["a.blend", "--chain-length", "0", "--config", "c.toml"], "leave out --chain-length"),
+        (["a.blend", *CHAIN, "--step", "0"], "must be 1 or more"),
+        (["a.blend", *CHAIN, "--tolerance", "-1"], "must be more than 0"),
+        (["a.blend", *CHAIN, "--method", "newton"], "invalid choice: 'newton'"),
+        (["a.blend", *CHAIN, "--output", "o", "--in-place"], "not allowed with argument"),
+        (["a.blend", *CHAIN, "-j", "0"], "must be 1 or more"),
+    ],
+)
+def test_usage_errors_name_the_problem(args: list[str], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        parse_args(args)
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+TOML = """
+[[jobs]]
+armature = "Rig"
+tip_bone = "hand.L"
+target = "Hand.IK"
+chain_length = 3
+frame_start = 10
+
+[[jobs]]
+armature = "Tentacle"
+tip_bone = "bone.031"
+target = "Tip.IK"
+files = ["shot_*.blend"]
+warm_start = false
+pole_target = "Pole"
+"""
+
+
+def test_a_toml_config_lists_several_jobs_and_wins_over_the_options(tmp_path: Path) -> None:
+    config = write(tmp_path, "chains.toml", TOML)
+    request = parse_args(["a.blend", "--config", str(config), "--frames", "1-100", "--tolerance", "0.01"])
+    arm, tentacle = load_jobs(request, KEYWORDS)
+    assert arm == Job(
+        "Rig", "Hand.IK", "hand.L", {"frame_start": 10, "frame_end": 100, "tolerance": 0.01, "chain_length": 3}
+    )
+    assert tentacle.options == {
+        "frame_start": 1,
+        "frame_end": 100,
+        "tolerance": 0.01,
+        "warm_start": False,
+        "pole_target": "Pole",
+    }
+    assert tentacle.applies_to(Path("/x/shot_010.blend"))
+    assert not tentacle.applies_to(Path("/x/asset.blend"))
+    assert arm.applies_to(Path("/x/asset.blend"))
+
+
+def test_a_json_config_reads_as_the_toml_one_and_jobs_round_trip(tmp_path: Path) -> None:
+    toml_jobs = load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.toml", TOML))]), KEYWORDS)
+    text = json.dumps({"jobs": [job.to_config() for job in toml_jobs]})
+    json_jobs = load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.json", text))]), KEYWORDS)
+    assert json_jobs == toml_jobs
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[jobs]]\narmature = "R"\ntip = "b"\ntarget = "E"\n', "unknown key 'tip' \\(did you mean 'tip_bone'\\?\\)"),
+        ('[[jobs]]\narmature = "R"\ntarget = "E"\n', "job 1: missing 'tip_bone'"),
+        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nchain_length = "3"\n', "'chain_length' must be"),
+        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nchain_length = true\n', "'chain_length' must be"),
+        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nframe_start = 9\nframe_end = 2\n', "reversed"),
+        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nmethod = "x"\n', "'method' must be one of"),
+        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\npole_target = 3\n', "must be an object's name"),
+        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nframe_step = 0\n', "'frame_step' must be 1"),
+        ("jobs = []\n", "'jobs' must be a non-empty list"),
+        ('tolerance = 1\n[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\n', "unknown top-level key"),
+        ("[[jobs]\n", "does not parse"),
+    ],
+)
+def test_config_mistakes_are_usage_errors(tmp_path: Path, text: str, message: str) -> None:
+    request = parse_args(["a.blend", "--config", str(write(tmp_path, "c.toml", text))])
+    with pytest.raises(UsageError, match=message):
+        load_jobs(request, KEYWORDS)
+
+
+def test_a_missing_or_unknown_kind_of_config_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="cannot read the config file"):
+        load_jobs(parse_args(["a.blend", "--config", str(tmp_path / "none.toml")]), KEYWORDS)
+    with pytest.raises(UsageError, match=r"must end in \.toml or \.json"):
+        load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.yaml", "jobs: []"))]), KEYWORDS)
