@@ -285,11 +285,18 @@ def _frames(scene: bpy.types.Scene, start: int | None, end: int | None, step: in
 
 
 def _check_objects(armature: bpy.types.Object, target: bpy.types.Object) -> None:
-    armature_data(armature)
+    _check_armature(armature)
     if not isinstance(target, bpy.types.Object):
         raise TypeError(f"target must be a Blender Object, got {type(target).__name__}")
     if target == armature:
         raise ValueError(f"the target cannot be the armature '{armature.name}' itself: pick an Empty or another object")
+    for role, obj in (("armature", armature), ("target", target)):
+        _check_evaluated(obj, role)
+
+
+def _check_armature(armature: bpy.types.Object) -> None:
+    """An armature object whose pose and animation can be edited."""
+    armature_data(armature)
     library: bpy.types.Library | None = armature.library
     if library is not None:
         raise ValueError(
@@ -303,8 +310,6 @@ def _check_objects(armature: bpy.types.Object, target: bpy.types.Object) -> None
         )
     if armature.mode == "EDIT":
         raise ValueError(f"armature '{armature.name}' is in Edit Mode: switch to Object or Pose Mode to bake")
-    for role, obj in (("armature", armature), ("target", target)):
-        _check_evaluated(obj, role)
 
 
 def _check_evaluated(obj: bpy.types.Object, role: str) -> None:

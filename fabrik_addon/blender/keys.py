@@ -178,3 +178,16 @@ class KeyWriter:
         """Undo every change this writer made, newest first."""
         while self._undo:
             self._undo.pop()()
+
+
+def remove_keys(obj: bpy.types.Object, fcurve: bpy.types.FCurve, first: float, last: float) -> int:
+    """Remove the keys of ``obj``'s F-curve from frame ``first`` to ``last`` (both included), and the F-curve
+    itself if no key is left, as Blender's Clear Keyframes does. Returns how many keys went."""
+    keys = Keys.read(fcurve)
+    kept = keys.outside(first, last)
+    removed = len(keys.frames) - len(kept.frames)
+    if removed and len(kept.frames):
+        kept.write(fcurve)
+    elif removed:
+        compat.remove_fcurve(obj, fcurve)
+    return removed

@@ -6,7 +6,8 @@ parents of the chain, the target's parents, constraints and drivers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import bpy
@@ -51,35 +52,70 @@ def sample_inputs(
     progress: Callable[[int], None] | None = None,
 ) -> Inputs:
     """Evaluate every frame and read the target, the chain's root frame and the chain's own pose."""
-    armature = chain.armature
+    animated = chain_is_animated(chain.armature, chain.bone_names)
+    reading = _Reading.empty(len(frames), len(chain.bone_names), animated)
     pose_bones = chain.pose_bones
-    root = pose_bones[0]
-    animated = chain_is_animated(armature, chain.bone_names)
-    count = len(frames)
-    world = np.empty((count, 4, 4))
-    root_pose = np.empty((count, 4, 4))
-    root_basis = np.empty((count, 4, 4))
-    targets = np.empty((count, 3))
-    bases = np.empty((count if animated else 1, len(pose_bones), 4, 4))
-    first_channels: list[FloatArray] = []
-    for i, frame in enumerate(frames.tolist()):
-        scene.frame_set(frame)
-        world[i] = armature.matrix_world
-        root_pose[i] = root.matrix
-        root_basis[i] = root.matrix_basis
-        targets[i] = target.matrix_world.translation
-        if animated or i == 0:
+    with _walking():
+        for i, frame in enumerate(frames.tolist()):
+            scene.frame_set(frame)
+            reading.read(i, chain.armature, pose_bones, target)
+            if progress is not None:
+                progress(i)
+    return reading.inputs()
+
+
+def current_inputs(chain: ArmatureChain, target: bpy.types.Object) -> Inputs:
+    """What ``sample_inputs`` reads on one frame, read as Blender last evaluated the scene (no frame change)."""
+    reading = _Reading.empty(1, len(chain.bone_names), animated=True)
+    reading.read(0, chain.armature, chain.pose_bones, target)
+    return reading.inputs()
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """The matrices read from Blender's evaluation, one row per frame, before they become ``Inputs``."""
+
+    world: FloatArray  # (F, 4, 4) the armature object's world matrix
+    root_pose: FloatArray  # (F, 4, 4) the chain root's posed matrix, in armature space
+    root_basis: FloatArray  # (F, 4, 4) the chain root's own matrix_basis
+    targets: FloatArray  # (F, 3)
+    bases: FloatArray  # (F or 1, m, 4, 4): read on the first frame only when the chain is not animated
+    first_channels: list[FloatArray]  # each bone's rotation values in its own mode, on the first frame
+
+    @classmethod
+    def empty(cls, frames: int, bones: int, animated: bool) -> _Reading:
+        return cls(
+            world=np.empty((frames, 4, 4)),
+            root_pose=np.empty((frames, 4, 4)),
+            root_basis=np.empty((frames, 4, 4)),
+            targets=np.empty((frames, 3)),
+            bases=np.empty((frames if animated else 1, bones, 4, 4)),
+            first_channels=[],
+        )
+
+    def read(
+        self, i: int, armature: bpy.types.Object, pose_bones: list[bpy.types.PoseBone], target: bpy.types.Object
+    ) -> None:
+        """Fill row ``i`` from the scene as Blender evaluated it last."""
+        root = pose_bones[0]
+        self.world[i] = armature.matrix_world
+        self.root_pose[i] = root.matrix
+        self.root_basis[i] = root.matrix_basis
+        self.targets[i] = target.matrix_world.translation
+        if i < len(self.bases):
             for k, pose_bone in enumerate(pose_bones):
-                bases[i, k] = pose_bone.matrix_basis
+                self.bases[i, k] = pose_bone.matrix_basis
         if i == 0:
-            first_channels = [np.array(getattr(pb, rotation_property(pb.rotation_mode))) for pb in pose_bones]
-        if progress is not None:
-            progress(i)
-    # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R (the bake
-    # checks that S is 1, so R's inverse is its transpose).
-    root_frames = world @ root_pose
-    root_frames[:, :3, :3] = root_frames[:, :3, :3] @ np.swapaxes(root_basis[:, :3, :3], 1, 2)
-    return Inputs(targets=targets, root_frames=root_frames, bone_bases=bases, first_channels=first_channels)
+            self.first_channels[:] = [np.array(getattr(pb, rotation_property(pb.rotation_mode))) for pb in pose_bones]
+
+    def inputs(self) -> Inputs:
+        # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R (the bake
+        # checks that S is 1, so R's inverse is its transpose).
+        root_frames = self.world @ self.root_pose
+        root_frames[:, :3, :3] = root_frames[:, :3, :3] @ np.swapaxes(self.root_basis[:, :3, :3], 1, 2)
+        return Inputs(
+            targets=self.targets, root_frames=root_frames, bone_bases=self.bases, first_channels=self.first_channels
+        )
 
 
 def sample_tips(
@@ -99,13 +135,33 @@ def sample_tips(
     tip = chain.pose_bones[-1]
     tips = np.empty((len(frames), 3))
     targets = np.empty((len(frames), 3))
-    for i, frame in enumerate(frames.tolist()):
-        scene.frame_set(frame)
-        tips[i] = armature.matrix_world @ tip.tail
-        targets[i] = target.matrix_world.translation
-        if progress is not None:
-            progress(i)
+    with _walking():
+        for i, frame in enumerate(frames.tolist()):
+            scene.frame_set(frame)
+            tips[i] = armature.matrix_world @ tip.tail
+            targets[i] = target.matrix_world.translation
+            if progress is not None:
+                progress(i)
     return tips, targets
+
+
+#: How many walks through frames are under way (the live preview leaves poses alone while one is).
+_walks = 0
+
+
+def walking_frames() -> bool:
+    """Whether a bake is stepping through frames now: poses seen meanwhile are the bake's, not the user's."""
+    return _walks > 0
+
+
+@contextmanager
+def _walking() -> Iterator[None]:
+    global _walks
+    _walks += 1
+    try:
+        yield
+    finally:
+        _walks -= 1
 
 
 def chain_is_animated(armature: bpy.types.Object, bone_names: Sequence[str]) -> bool:
