@@ -7,8 +7,14 @@ works in any Python.
 
 
 def register() -> None:
-    """Called by Blender when the add-on is enabled."""
+    """Called by Blender when the add-on is enabled: settings, operators, the sidebar panel, live preview."""
+    from .blender import addon
+
+    addon.register()
 
 
 def unregister() -> None:
-    """Called by Blender when the add-on is disabled."""
+    """Called by Blender when the add-on is disabled: takes away everything ``register`` added."""
+    from .blender import addon
+
+    addon.unregister()

@@ -1,0 +1,26 @@
+"""Registering the add-on: the settings, operators and panels in order, the ``Object.fabrik`` pointer and the
+live preview's handlers; unregistering takes them away in reverse order."""
+
+from __future__ import annotations
+
+import bpy
+
+from . import operators, panel, preview, settings
+
+CLASSES = (*settings.CLASSES, *operators.CLASSES, *panel.CLASSES)
+
+
+def register() -> None:
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+    bpy.types.Object.fabrik = bpy.props.PointerProperty(  # type: ignore[attr-defined, func-returns-value]
+        type=settings.FABRIK_PG_settings, name="FABRIK", override={"LIBRARY_OVERRIDABLE"}
+    )
+    preview.register()
+
+
+def unregister() -> None:
+    preview.unregister()
+    del bpy.types.Object.fabrik  # type: ignore[attr-defined]
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)

@@ -1,0 +1,182 @@
+"""The Bake and Clear operators, acting on the active armature's FABRIK settings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import bpy
+
+from .. import api
+from .clear import clear
+from .settings import FABRIK_PG_bake_summary, FABRIK_PG_settings, frame_range, settings_of
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
+
+#: How many runs of frames a summary names before it stops with "...".
+_MOST_RUNS = 6
+
+
+def chain_problem(context: bpy.types.Context, *, need_target: bool) -> str | None:
+    """Why the operators cannot act on the context, or None: the one poll they share, in words."""
+    obj = context.active_object
+    if obj is None:
+        return "No active object: select an armature"
+    if obj.type != "ARMATURE" or not isinstance(obj.data, bpy.types.Armature):
+        return f"The active object '{obj.name}' is not an armature"
+    if obj.mode == "EDIT":
+        return "Switch to Object or Pose Mode"
+    settings = settings_of(obj)
+    if need_target and settings.target is None:
+        return "Pick a target object in the FABRIK panel"
+    if not settings.tip_bone:
+        return "Pick a tip bone in the FABRIK panel"
+    if settings.tip_bone not in obj.data.bones:
+        return f"Armature '{obj.name}' has no bone '{settings.tip_bone}'"
+    return None
+
+
+def sentence(message: object) -> str:
+    """An error message as a report or label starts: with a capital letter (but for a name like
+    ``chain_length``, which stays as the Python API spells it)."""
+    text = str(message)
+    if "_" in text.split(" ", 1)[0]:
+        return text
+    return text[:1].upper() + text[1:]
+
+
+def frame_runs(frames: Sequence[int], step: int = 1) -> str:
+    """Frames as runs, e.g. ``"12-15, 30"``; runs advance by ``step``. Long lists end with ``"..."``."""
+    runs: list[list[int]] = []
+    for frame in frames:
+        if runs and frame - runs[-1][1] == step:
+            runs[-1][1] = frame
+        else:
+            runs.append([frame, frame])
+    text = ", ".join(str(first) if first == last else f"{first}-{last}" for first, last in runs[:_MOST_RUNS])
+    return text + (", ..." if len(runs) > _MOST_RUNS else "")
+
+
+def length_text(scene: bpy.types.Scene, value: float) -> str:
+    """A length in the scene's units, as Blender shows lengths."""
+    units = scene.unit_settings
+    return str(bpy.utils.units.to_string(units.system, "LENGTH", value * units.scale_length, precision=3))
+
+
+def summary_text(summary: FABRIK_PG_bake_summary, scene: bpy.types.Scene) -> str:
+    """One line saying what a bake did."""
+    text = (
+        f"Baked frames {summary.frame_start}-{summary.frame_end} ({summary.frames} keyed) of {summary.bones} bones "
+        f"in {summary.seconds:.2f} s: max error {length_text(scene, summary.max_error)}"
+    )
+    if summary.unreachable:
+        return f"{text}; out of reach on {summary.unreachable} frames: {summary.unreachable_frames}"
+    return f"{text}; on target on every frame"
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What an operator acts on: the active armature, its settings and the frames they cover."""
+
+    armature: bpy.types.Object
+    settings: FABRIK_PG_settings
+    frame_start: int
+    frame_end: int
+
+
+class _ChainOperator(bpy.types.Operator):
+    """What Bake and Clear share (not registered itself): the poll, reading the active armature's settings and
+    frame range, and bad settings reported as an error, with nothing written."""
+
+    bl_options = {"REGISTER", "UNDO"}  # noqa: RUF012 (Blender reads it from the class)
+    needs_target = True
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        problem = chain_problem(context, need_target=cls.needs_target)
+        if problem is not None:
+            cls.poll_message_set(problem)
+        return problem is None
+
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        armature = context.active_object
+        assert armature is not None
+        assert context.scene is not None
+        settings = settings_of(armature)
+        try:
+            return self.act(context, _Job(armature, settings, *frame_range(settings, context.scene)))
+        except (TypeError, ValueError) as error:
+            self.report({"ERROR"}, sentence(error))
+            return {"CANCELLED"}
+
+    def act(self, context: bpy.types.Context, job: _Job) -> set[OperatorReturnItems]:
+        raise NotImplementedError
+
+
+class FABRIK_OT_bake(_ChainOperator):
+    """Key the rotations of the active armature's chain so its tip follows the target on every frame"""
+
+    bl_idname = "fabrik.bake"
+    bl_label = "Bake"
+
+    def act(self, context: bpy.types.Context, job: _Job) -> set[OperatorReturnItems]:
+        window_manager = context.window_manager
+        assert window_manager is not None
+        assert context.scene is not None
+        settings = job.settings
+        window_manager.progress_begin(0.0, 1.0)
+        try:
+            report = api.bake(
+                job.armature,
+                settings.target,
+                tip_bone=settings.tip_bone,
+                chain_length=settings.chain_length,
+                frame_start=job.frame_start,
+                frame_end=job.frame_end,
+                frame_step=settings.frame_step,
+                tolerance=settings.tolerance,
+                max_iterations=settings.max_iterations,
+                method=settings.method.lower(),
+                warm_start=settings.warm_start,
+                progress=window_manager.progress_update,
+            )
+        finally:
+            window_manager.progress_end()
+        summary = settings.last_bake
+        summary.frames = len(report.frames)
+        summary.frame_start, summary.frame_end = job.frame_start, job.frame_end
+        summary.bones = len(report.bones)
+        summary.max_error = report.max_error
+        summary.unreachable = len(report.unreachable_frames)
+        summary.unreachable_frames = frame_runs(report.unreachable_frames, settings.frame_step)
+        summary.seconds = report.seconds
+        self.report({"INFO"}, summary_text(summary, context.scene))
+        return {"FINISHED"}
+
+
+class FABRIK_OT_clear(_ChainOperator):
+    """Remove the rotation keys of the active armature's chain in the frame range"""
+
+    bl_idname = "fabrik.clear"
+    bl_label = "Clear"
+    needs_target = False
+
+    def act(self, context: bpy.types.Context, job: _Job) -> set[OperatorReturnItems]:
+        removed = clear(
+            job.armature,
+            tip_bone=job.settings.tip_bone,
+            chain_length=job.settings.chain_length,
+            frame_start=job.frame_start,
+            frame_end=job.frame_end,
+        )
+        frames = f"frames {job.frame_start}-{job.frame_end}"
+        if not removed:
+            self.report({"INFO"}, f"The chain has no rotation keys in {frames}")
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Removed {removed} rotation keys of the chain in {frames}")
+        return {"FINISHED"}
+
+
+CLASSES = (FABRIK_OT_bake, FABRIK_OT_clear)

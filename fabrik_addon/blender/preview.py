@@ -1,0 +1,164 @@
+"""Live preview: while an armature's ``live_preview`` is on, FABRIK poses its chain (without keys) whenever the
+target moves or the frame changes, so the animator sees the chain follow the target as they drag it.
+
+The handlers stay registered while the add-on is enabled, persistent so that they survive loading a file, and
+look at the settings on every call: a file saved with the preview on resumes it when loaded, and nothing is
+kept from one file to the next. They only act on the viewport's evaluation (not a render's), and not while a
+bake steps through frames.
+
+Recursion: Blender evaluates a pose written in ``depsgraph_update_post`` or ``frame_change_post`` in a second
+pass of the same update, without calling the handlers again. A flag still keeps the handlers from re-entering
+while they pose (if something evaluates the scene meanwhile), and a pose is written only where it changes, so
+the update that a write causes finds the tip on target and does nothing.
+"""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+from bpy.app.handlers import persistent
+
+from ..solver.rotations import rotation_property
+from .bake import _check_objects, _check_target_independent, _solve
+from .chain import read_chain
+from .sampling import current_inputs, walking_frames
+from .settings import settings_of
+
+#: A rotation channel that moves less than this (radians, or quaternion units) is left as it is.
+_UNCHANGED = 1e-6
+
+#: Why the preview of an armature cannot pose it, by armature name (for the panel); cleared when it can.
+problems: dict[str, str] = {}
+
+_busy = False
+
+
+def follow(armature: bpy.types.Object, frame: int) -> bool:
+    """Pose the chain of ``armature`` so its tip reaches the target, without keying.
+
+    Parameters
+    ----------
+    armature : bpy.types.Object
+        An armature with FABRIK settings (``armature.fabrik``).
+    frame : int
+        The current frame (named in error messages).
+
+    Returns
+    -------
+    bool
+        Whether the pose changed: nothing is written when the tip is already within tolerance of the target,
+        or when solving gives the pose the chain has.
+
+    Raises
+    ------
+    TypeError, ValueError
+        When the settings or the chain cannot be solved, with the same messages as ``api.bake``.
+    """
+    settings = settings_of(armature)
+    target: bpy.types.Object | None = settings.target
+    if target is None:
+        raise ValueError("pick a target object")
+    if not settings.tip_bone:
+        raise ValueError("pick a tip bone")
+    if _tip_distance(armature, settings.tip_bone, target) <= settings.tolerance:
+        return False
+    _check_objects(armature, target)
+    chain = read_chain(armature, settings.tip_bone, settings.chain_length)
+    _check_target_independent(target, chain)
+    values, _, _ = _solve(
+        chain,
+        current_inputs(chain, target),
+        np.array([frame]),
+        tolerance=settings.tolerance,
+        max_iterations=settings.max_iterations,
+        method=settings.method.lower(),
+        warm_start=False,
+    )
+    changed = False
+    for pose_bone, channels in zip(chain.pose_bones, values, strict=True):
+        path = rotation_property(pose_bone.rotation_mode)
+        if np.abs(np.array(getattr(pose_bone, path)) - channels[0]).max() > _UNCHANGED:
+            setattr(pose_bone, path, channels[0].tolist())
+            changed = True
+    return changed
+
+
+def _tip_distance(armature: bpy.types.Object, tip_bone: str, target: bpy.types.Object) -> float:
+    """World distance from the tip bone's tail to the target as last evaluated (infinite if there is no such bone)."""
+    pose = armature.pose
+    assert pose is not None
+    if tip_bone not in pose.bones:
+        return float("inf")
+    tip = pose.bones[tip_bone]
+    return float((armature.matrix_world @ tip.tail - target.matrix_world.translation).length)
+
+
+def settings_changed(armature: bpy.types.Object, frame: int) -> None:
+    """The preview of ``armature`` was turned on or off, or a setting it uses changed: pose the chain at once
+    (settings are not scene data, so changing one does not update the scene), or forget its problem."""
+    if settings_of(armature).live_preview:
+        _follow_guarded([armature], frame)
+    else:
+        problems.pop(armature.name, None)
+
+
+def _follow_guarded(armatures: list[bpy.types.Object], frame: int) -> None:
+    """Pose each armature, noting its problem instead of raising (handlers must not raise)."""
+    global _busy
+    if _busy or walking_frames():
+        return
+    _busy = True
+    try:
+        for armature in armatures:
+            try:
+                follow(armature, frame)
+            except (TypeError, ValueError) as error:
+                problems[armature.name] = str(error)
+            else:
+                problems.pop(armature.name, None)
+    finally:
+        _busy = False
+
+
+def _previewing(view_layer: bpy.types.ViewLayer) -> list[bpy.types.Object]:
+    return [
+        obj
+        for obj in view_layer.objects
+        if obj.type == "ARMATURE" and obj.mode != "EDIT" and settings_of(obj).live_preview
+    ]
+
+
+@persistent  # type: ignore[untyped-decorator]
+def _on_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+    """``depsgraph_update_post`` and ``frame_change_post``: pose every previewed armature of the view layer."""
+    view_layer = depsgraph.view_layer
+    if depsgraph.mode != "VIEWPORT" or view_layer is None or _busy:
+        return
+    armatures = _previewing(view_layer)
+    if armatures:
+        _follow_guarded(armatures, scene.frame_current)
+
+
+@persistent  # type: ignore[untyped-decorator]
+def _on_load(*_: object) -> None:
+    problems.clear()
+
+
+_HANDLERS = (
+    (bpy.app.handlers.depsgraph_update_post, _on_update),
+    (bpy.app.handlers.frame_change_post, _on_update),
+    (bpy.app.handlers.load_post, _on_load),
+)
+
+
+def register() -> None:
+    for handlers, handler in _HANDLERS:
+        if handler not in handlers:
+            handlers.append(handler)
+
+
+def unregister() -> None:
+    for handlers, handler in _HANDLERS:
+        while handler in handlers:
+            handlers.remove(handler)
+    problems.clear()

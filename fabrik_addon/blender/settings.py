@@ -1,0 +1,152 @@
+"""The add-on's settings, stored on each armature object as ``Object.fabrik`` and saved in the .blend."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
+
+from ..solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
+
+#: Settings an animator may change on a library override of a linked rig.
+_OVERRIDABLE = {"LIBRARY_OVERRIDABLE"}
+
+
+def _not_the_armature(settings: FABRIK_PG_settings, obj: bpy.types.Object) -> bool:
+    """Targets offered in the picker: any object but the armature itself."""
+    return obj != settings.id_data
+
+
+def _changed(settings: FABRIK_PG_settings, context: bpy.types.Context) -> None:
+    """A setting that the live preview uses changed: let it pose the chain again (or stop)."""
+    from . import preview  # the preview reads these settings: imported here, not at the top, to avoid a cycle
+
+    armature = settings.id_data
+    assert isinstance(armature, bpy.types.Object)
+    assert context.scene is not None
+    preview.settings_changed(armature, context.scene.frame_current)
+
+
+class FABRIK_PG_bake_summary(bpy.types.PropertyGroup):
+    """What the last bake of this armature did, for the panel (set by the Bake operator)."""
+
+    frames: IntProperty(name="Frames", description="Frames keyed (0: never baked)", override=_OVERRIDABLE)  # type: ignore[valid-type]
+    frame_start: IntProperty(name="Start", override=_OVERRIDABLE)  # type: ignore[valid-type]
+    frame_end: IntProperty(name="End", override=_OVERRIDABLE)  # type: ignore[valid-type]
+    bones: IntProperty(name="Bones", description="Bones in the chain", override=_OVERRIDABLE)  # type: ignore[valid-type]
+    max_error: FloatProperty(  # type: ignore[valid-type]
+        name="Max Error",
+        description="Largest distance from the tip to the target, as Blender evaluates the keys",
+        subtype="DISTANCE",
+        unit="LENGTH",
+        override=_OVERRIDABLE,
+    )
+    unreachable: IntProperty(name="Out of Reach", description="Frames out of reach", override=_OVERRIDABLE)  # type: ignore[valid-type]
+    unreachable_frames: StringProperty(name="Frames Out of Reach", override=_OVERRIDABLE)  # type: ignore[valid-type]
+    seconds: FloatProperty(name="Time", unit="TIME_ABSOLUTE", override=_OVERRIDABLE)  # type: ignore[valid-type]
+
+
+class FABRIK_PG_settings(bpy.types.PropertyGroup):
+    """FABRIK settings of one armature: the chain, its target, the solver and the frames to bake."""
+
+    target: PointerProperty(  # type: ignore[valid-type]
+        update=_changed,
+        name="Target",
+        description="The object the tip bone's tail follows (its world location on each frame)",
+        type=bpy.types.Object,
+        poll=_not_the_armature,
+        override=_OVERRIDABLE,
+    )
+    tip_bone: StringProperty(  # type: ignore[valid-type]
+        update=_changed,
+        name="Tip Bone",
+        description="The last bone of the chain: its tail goes to the target",
+        override=_OVERRIDABLE,
+    )
+    chain_length: IntProperty(  # type: ignore[valid-type]
+        update=_changed,
+        name="Chain Length",
+        description="Bones in the chain, counted from the tip bone up through its parents (0: up to the root bone)",
+        min=0,
+        soft_max=64,
+        override=_OVERRIDABLE,
+    )
+    method: EnumProperty(  # type: ignore[valid-type]
+        update=_changed,
+        name="Method",
+        description="The inverse kinematics solver",
+        items=(
+            ("FABRIK", "FABRIK", "Forward And Backward Reaching Inverse Kinematics (Aristidou and Lasenby, 2011)"),
+            ("CCD", "CCD", "Cyclic Coordinate Descent, for comparison"),
+        ),
+        default="FABRIK",
+        override=_OVERRIDABLE,
+    )
+    tolerance: FloatProperty(  # type: ignore[valid-type]
+        update=_changed,
+        name="Tolerance",
+        description="How close the tip must come to the target",
+        default=DEFAULT_TOLERANCE,
+        min=1e-6,
+        soft_max=0.1,
+        precision=5,
+        step=0.01,
+        subtype="DISTANCE",
+        unit="LENGTH",
+        override=_OVERRIDABLE,
+    )
+    max_iterations: IntProperty(  # type: ignore[valid-type]
+        update=_changed,
+        name="Max Iterations",
+        description="Most solver iterations per frame",
+        default=DEFAULT_MAX_ITERATIONS,
+        min=1,
+        soft_max=1000,
+        override=_OVERRIDABLE,
+    )
+    warm_start: BoolProperty(  # type: ignore[valid-type]
+        name="Warm Start",
+        description="Start each frame from the frames before it: follows continuous motion with fewer iterations",
+        default=True,
+        override=_OVERRIDABLE,
+    )
+    use_custom_range: BoolProperty(  # type: ignore[valid-type]
+        name="Custom Range",
+        description="Bake and clear the frames below instead of the scene's frame range",
+        override=_OVERRIDABLE,
+    )
+    frame_start: IntProperty(  # type: ignore[valid-type]
+        name="Start", description="First frame to bake", default=1, override=_OVERRIDABLE
+    )
+    frame_end: IntProperty(  # type: ignore[valid-type]
+        name="End", description="Last frame to bake", default=250, override=_OVERRIDABLE
+    )
+    frame_step: IntProperty(  # type: ignore[valid-type]
+        name="Step", description="Key every n-th frame", default=1, min=1, soft_max=100, override=_OVERRIDABLE
+    )
+    live_preview: BoolProperty(  # type: ignore[valid-type]
+        name="Live Preview",
+        description=(
+            "Pose the chain with FABRIK whenever the target moves or the frame changes, without keying it "
+            "(the pose stays when turned off; Bake to key it)"
+        ),
+        update=_changed,
+        override=_OVERRIDABLE,
+    )
+    last_bake: PointerProperty(  # type: ignore[valid-type]
+        type=FABRIK_PG_bake_summary, options={"HIDDEN"}, override=_OVERRIDABLE
+    )
+
+
+def settings_of(obj: bpy.types.Object) -> FABRIK_PG_settings:
+    """The FABRIK settings of an object (``obj.fabrik``)."""
+    return obj.fabrik  # type: ignore[attr-defined, no-any-return]
+
+
+def frame_range(settings: FABRIK_PG_settings, scene: bpy.types.Scene) -> tuple[int, int]:
+    """The first and last frame the settings bake and clear: the scene's, or the custom range."""
+    if settings.use_custom_range:
+        return settings.frame_start, settings.frame_end
+    return scene.frame_start, scene.frame_end
+
+
+CLASSES = (FABRIK_PG_bake_summary, FABRIK_PG_settings)

@@ -1,0 +1,185 @@
+"""The live preview: the chain follows the target as Blender updates the scene, without keys, and stops when
+turned off. Blender's evaluation is the oracle: move the Empty, update the depsgraph, read the tip."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+
+from fabrik_addon import api
+from fabrik_addon.blender import preview
+from fabrik_addon.blender.settings import settings_of
+
+from ..rigs import FloatArray, data_snapshot, fcurve_keys, keyed_empty, loop_path
+from .scenes import chain_scene
+
+TOLERANCE = 1e-3
+SPOTS = [(1.0, 0.5, 1.5), (0.5, 1.0, 2.0), (-1.2, 0.3, 1.0), (0.2, -0.8, 2.5)]
+
+
+def tip_and_target(armature: bpy.types.Object, tip_bone: str) -> tuple[FloatArray, FloatArray]:
+    target = settings_of(armature).target
+    return np.array(armature.matrix_world @ armature.pose.bones[tip_bone].tail), np.array(
+        target.matrix_world.translation
+    )
+
+
+def still_target() -> tuple[bpy.types.Object, list[str], bpy.types.Object]:
+    """A 3-bone chain and an unanimated Empty, with the preview's settings filled in."""
+    armature, names, target, _ = chain_scene()
+    target.animation_data_clear()
+    return armature, names, target
+
+
+@pytest.fixture
+def updates() -> Iterator[list[int]]:
+    """Counts depsgraph_update_post calls: a pose the preview writes is evaluated without another one."""
+    calls: list[int] = []
+
+    def count(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+        calls.append(1)
+
+    bpy.app.handlers.depsgraph_update_post.append(count)
+    yield calls
+    bpy.app.handlers.depsgraph_update_post.remove(count)
+
+
+def test_the_chain_follows_a_moving_target_and_stops_when_turned_off(updates: list[int]) -> None:
+    armature, names, target = still_target()
+    view_layer = bpy.context.view_layer
+    before = data_snapshot()
+    settings_of(armature).live_preview = True
+    for spot in SPOTS:
+        target.location = spot
+        updates.clear()
+        view_layer.update()
+        tip, goal = tip_and_target(armature, names[-1])
+        assert np.linalg.norm(tip - goal) <= TOLERANCE, spot
+        # Blender evaluated the pose written in the handler in the same update, without calling the handlers
+        # again, and left nothing to update: no ping-pong between the preview and the depsgraph.
+        assert len(updates) == 1
+        view_layer.update()
+        assert len(updates) == 1
+        assert not preview.follow(armature, 1)  # settled: solving again writes nothing
+    assert data_snapshot() == before  # no keys, no Action
+
+    settings_of(armature).live_preview = False
+    held = tip_and_target(armature, names[-1])[0]
+    target.location = SPOTS[0]
+    view_layer.update()
+    np.testing.assert_array_equal(tip_and_target(armature, names[-1])[0], held)
+
+
+def test_the_chain_follows_on_every_frame_without_keys() -> None:
+    armature, names, _, settings = chain_scene()
+    settings.live_preview = True
+    before = fcurve_keys(armature)
+    for frame in (1, 7, 13, 20, 4):
+        bpy.context.scene.frame_set(frame)
+        tip, goal = tip_and_target(armature, names[-1])
+        assert np.linalg.norm(tip - goal) <= TOLERANCE, frame
+    assert fcurve_keys(armature) == before == {}
+
+
+def test_an_unreachable_target_points_the_chain_at_it_and_settles() -> None:
+    armature, names, target = still_target()
+    target.location = (0.0, 4.0, 2.0)
+    settings_of(armature).live_preview = True
+    bpy.context.view_layer.update()
+    tip, goal = tip_and_target(armature, names[-1])
+    root = np.array(armature.matrix_world @ armature.pose.bones[names[0]].head)
+    assert np.linalg.norm(tip - root) == pytest.approx(3.0, abs=1e-4)  # stretched out
+    np.testing.assert_allclose((tip - root) / 3.0, (goal - root) / np.linalg.norm(goal - root), atol=1e-4)
+    assert not preview.follow(armature, 1)  # solving again gives the same pose, so nothing is written
+    settings_of(armature).live_preview = False  # from here on, pose by hand
+    target.location = (0.0, 4.0, 2.5)
+    bpy.context.view_layer.update()
+    assert preview.follow(armature, 1)
+
+
+def test_a_problem_is_shown_instead_of_raised_and_clears_when_fixed() -> None:
+    armature, names, target = still_target()
+    settings = settings_of(armature)
+    settings.tip_bone = "bone.9"
+    settings.live_preview = True
+    target.location = SPOTS[1]
+    bpy.context.view_layer.update()  # a handler that raised would print a traceback and carry on
+    assert preview.problems["Rig"].startswith("armature 'Rig' has no bone 'bone.9'")
+    settings.tip_bone = names[-1]
+    bpy.context.view_layer.update()
+    assert "Rig" not in preview.problems
+    tip, goal = tip_and_target(armature, names[-1])
+    assert np.linalg.norm(tip - goal) <= TOLERANCE
+    settings.target = None
+    bpy.context.view_layer.update()
+    assert preview.problems["Rig"] == "pick a target object"
+    settings.live_preview = False
+    assert "Rig" not in preview.problems
+
+
+def test_the_preview_leaves_a_bake_alone() -> None:
+    """While a bake steps through frames the preview does not pose the chain: the bake reads and checks the
+    chain's own animation. Handlers first and last in frame_change_post see whether the pose changed between."""
+    armature, names, target, settings = chain_scene(bones=4)
+    api.bake(armature, target, tip_bone=names[-1])
+    settings.target = keyed_empty("Other", loop_path(range(1, 21), (0.5, -0.5, 2.0), (1.2, 1.0, 0.8)))
+    settings.live_preview = True
+    chain = [armature.pose.bones[name] for name in names]
+    seen: list[list[tuple[float, ...]]] = []
+    posed: list[bool] = []
+
+    def first(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+        seen.append([tuple(pb.rotation_quaternion) for pb in chain])
+
+    def last(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+        posed.append([tuple(pb.rotation_quaternion) for pb in chain] != seen[-1])
+
+    bpy.app.handlers.frame_change_post.insert(0, first)
+    bpy.app.handlers.frame_change_post.append(last)
+    try:
+        bpy.context.scene.frame_set(5)
+        assert posed == [True]  # the probe sees the preview pose the chain away from its keys
+        posed.clear()
+        assert bpy.ops.fabrik.bake() == {"FINISHED"}
+    finally:
+        bpy.app.handlers.frame_change_post.remove(first)
+        bpy.app.handlers.frame_change_post.remove(last)
+    assert len(posed) >= 2 * 20  # reading the scene, then checking the keys
+    assert not any(posed)
+
+
+def test_the_preview_survives_loading_a_file(tmp_path: Path) -> None:
+    armature, names, target = still_target()
+    settings_of(armature).live_preview = True
+    path = tmp_path / "preview.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.read_factory_settings(use_empty=True)  # another file, without a preview, in between
+    empty = bpy.data.objects.new("Empty", None)
+    bpy.context.scene.collection.objects.link(empty)
+    bpy.context.view_layer.update()
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+
+    armature, target = bpy.data.objects["Rig"], bpy.data.objects["Target"]
+    assert settings_of(armature).live_preview
+    for spot in SPOTS[2:]:
+        target.location = spot
+        bpy.context.view_layer.update()
+        tip, goal = tip_and_target(armature, names[-1])
+        assert np.linalg.norm(tip - goal) <= TOLERANCE, spot
+
+
+def test_an_animated_chain_is_posed_over_its_keys() -> None:
+    """On a frame change the chain's keys set the pose first; the preview then poses it onto the target."""
+    armature, names, _, settings = chain_scene()
+    assert bpy.ops.fabrik.bake() == {"FINISHED"}
+    moved = keyed_empty("Other", loop_path(range(1, 21), (0.5, 0.5, 1.5), (0.8, 0.6, 0.4)))
+    settings.target = moved
+    settings.live_preview = True
+    for frame in (3, 11, 17):
+        bpy.context.scene.frame_set(frame)
+        tip, goal = tip_and_target(armature, names[-1])
+        assert np.linalg.norm(tip - goal) <= TOLERANCE, frame
