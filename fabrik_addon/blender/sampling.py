@@ -71,7 +71,7 @@ def current_inputs(chain: ArmatureChain, target: bpy.types.Object) -> Inputs:
     return reading.inputs()
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Reading:
     """The matrices read from Blender's evaluation, one row per frame, before they become ``Inputs``."""
 
@@ -106,7 +106,7 @@ class _Reading:
             for k, pose_bone in enumerate(pose_bones):
                 self.bases[i, k] = pose_bone.matrix_basis
         if i == 0:
-            self.first_channels[:] = [np.array(getattr(pb, rotation_property(pb.rotation_mode))) for pb in pose_bones]
+            self.first_channels = [np.array(getattr(pb, rotation_property(pb.rotation_mode))) for pb in pose_bones]
 
     def inputs(self) -> Inputs:
         # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R (the bake
