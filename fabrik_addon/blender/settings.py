@@ -49,29 +49,28 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
     """FABRIK settings of one armature: the chain, its target, the solver and the frames to bake."""
 
     target: PointerProperty(  # type: ignore[valid-type]
-        update=_changed,
         name="Target",
         description="The object the tip bone's tail follows (its world location on each frame)",
         type=bpy.types.Object,
         poll=_not_the_armature,
+        update=_changed,
         override=_OVERRIDABLE,
     )
     tip_bone: StringProperty(  # type: ignore[valid-type]
-        update=_changed,
         name="Tip Bone",
         description="The last bone of the chain: its tail goes to the target",
+        update=_changed,
         override=_OVERRIDABLE,
     )
     chain_length: IntProperty(  # type: ignore[valid-type]
-        update=_changed,
         name="Chain Length",
         description="Bones in the chain, counted from the tip bone up through its parents (0: up to the root bone)",
         min=0,
         soft_max=64,
+        update=_changed,
         override=_OVERRIDABLE,
     )
     method: EnumProperty(  # type: ignore[valid-type]
-        update=_changed,
         name="Method",
         description="The inverse kinematics solver",
         items=(
@@ -79,10 +78,10 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
             ("CCD", "CCD", "Cyclic Coordinate Descent, for comparison"),
         ),
         default="FABRIK",
+        update=_changed,
         override=_OVERRIDABLE,
     )
     tolerance: FloatProperty(  # type: ignore[valid-type]
-        update=_changed,
         name="Tolerance",
         description="How close the tip must come to the target",
         default=DEFAULT_TOLERANCE,
@@ -92,15 +91,16 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
         step=0.01,
         subtype="DISTANCE",
         unit="LENGTH",
+        update=_changed,
         override=_OVERRIDABLE,
     )
     max_iterations: IntProperty(  # type: ignore[valid-type]
-        update=_changed,
         name="Max Iterations",
         description="Most solver iterations per frame",
         default=DEFAULT_MAX_ITERATIONS,
         min=1,
         soft_max=1000,
+        update=_changed,
         override=_OVERRIDABLE,
     )
     warm_start: BoolProperty(  # type: ignore[valid-type]
