@@ -22,10 +22,9 @@ SPOTS = [(1.0, 0.5, 1.5), (0.5, 1.0, 2.0), (-1.2, 0.3, 1.0), (0.2, -0.8, 2.5)]
 
 
 def tip_and_target(armature: bpy.types.Object, tip_bone: str) -> tuple[FloatArray, FloatArray]:
-    target = settings_of(armature).target
-    return np.array(armature.matrix_world @ armature.pose.bones[tip_bone].tail), np.array(
-        target.matrix_world.translation
-    )
+    """World positions of the tip bone's tail and of the target, as Blender evaluated them last."""
+    tip = armature.matrix_world @ armature.pose.bones[tip_bone].tail
+    return np.array(tip), np.array(settings_of(armature).target.matrix_world.translation)
 
 
 def still_target() -> tuple[bpy.types.Object, list[str], bpy.types.Object]:
