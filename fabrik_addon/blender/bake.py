@@ -341,7 +341,11 @@ def _check_target_independent(target: bpy.types.Object, chain: ArmatureChain) ->
         carrier = carrier.parent
 
 
-def _check_writable(armature: bpy.types.Object, action_name: str | None) -> None:
+def _check_writable(
+    armature: bpy.types.Object, action_name: str | None, remedy: str = "bake into another action (action_name)"
+) -> None:
+    """The keys can go into the action: not linked, not shared with other objects (``remedy`` says what to do
+    then), the armature not in NLA tweak mode."""
     anim = armature.animation_data
     if anim is not None and anim.use_tweak_mode:
         raise ValueError(f"armature '{armature.name}' is in NLA tweak mode: leave it before baking")
@@ -360,6 +364,6 @@ def _check_writable(armature: bpy.types.Object, action_name: str | None) -> None
     if sharing:
         raise ValueError(
             f"the action '{action.name}' also animates {', '.join(repr(name) for name in sharing)}: in this "
-            "Blender version an Action moves every object it is assigned to with all its channels; bake into "
-            "another action (action_name)"
+            "Blender version an Action moves every object it is assigned to with all its channels; "
+            f"{remedy}"
         )

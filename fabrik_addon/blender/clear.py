@@ -45,7 +45,7 @@ def clear(
     frames = _frames(_scene(), frame_start, frame_end, 1)
     _check_armature(armature)
     names = chain_bone_names(armature, tip_bone, chain_length)
-    _check_writable(armature, None)
+    _check_writable(armature, None, remedy="make it single-user first to clear this armature's keys alone")
     paths = {f'pose.bones["{bpy.utils.escape_identifier(name)}"].{prop}' for name in names for prop in _ROTATION_PATHS}
     chain_curves = [fcurve for fcurve in compat.assigned_fcurves(armature) if fcurve.data_path in paths]
     return sum(remove_keys(armature, fcurve, float(frames[0]), float(frames[-1])) for fcurve in chain_curves)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from fabrik_addon import api
+from fabrik_addon.blender import compat
 from fabrik_addon.blender.operators import frame_runs
 from fabrik_addon.blender.settings import settings_of
 
@@ -273,3 +274,23 @@ def test_clear_removes_the_chain_rotation_keys_in_the_range_only(capsys: pytest.
     settings.use_custom_range = False
     assert bpy.ops.fabrik.clear() == {"FINISHED"}
     assert {path for path, _ in fcurve_keys(armature)} == {path for path, _ in before} - chain_paths
+
+
+def test_clear_on_an_action_another_object_uses() -> None:
+    armature, names, _, _ = chain_scene(bones=3)
+    bpy.ops.fabrik.bake()
+    other = bpy.data.objects.new("Other", None)
+    bpy.context.scene.collection.objects.link(other)
+    other.animation_data_create().action = armature.animation_data.action
+    if compat.SLOTTED_ACTIONS:  # the other object gets a slot of its own: clearing the armature's keys is safe
+        other.location = (1.0, 2.0, 3.0)
+        other.keyframe_insert("location", frame=3)
+        others_keys = fcurve_keys(other)
+        assert bpy.ops.fabrik.clear() == {"FINISHED"}
+        assert fcurve_keys(other) == others_keys
+        assert not any(_bone(path) in names for path, _ in fcurve_keys(armature))
+        return
+    before = fcurve_keys(armature)  # 4.2: the keys would vanish from the other object too
+    with pytest.raises(RuntimeError, match=r"also animates 'Other'.*make it single-user first"):
+        bpy.ops.fabrik.clear()
+    assert fcurve_keys(armature) == before
