@@ -20,19 +20,18 @@ def _as(array: object) -> FloatArray:
 
 
 def quat_multiply(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Hamilton product ``a * b`` (the rotation ``b`` first, then ``a``), shapes (..., 4)."""
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    product = np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
-    return _as(product)
+    """Hamilton product ``a * b`` (the rotation ``b`` first, then ``a``), shapes (..., 4).
+
+    Written out by component (no ``moveaxis``/``stack``): the limited solver calls it on small arrays in its
+    inner loops, where numpy's per-call overhead is the cost."""
+    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    product = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)))
+    product[..., 0] = aw * bw - ax * bx - ay * by - az * bz
+    product[..., 1] = aw * bx + ax * bw + ay * bz - az * by
+    product[..., 2] = aw * by - ax * bz + ay * bw + az * bx
+    product[..., 3] = aw * bz + ax * by - ay * bx + az * bw
+    return product
 
 
 def quat_conjugate(q: FloatArray) -> FloatArray:
@@ -82,11 +81,16 @@ def matrix_to_quat(m: FloatArray) -> FloatArray:
 
 
 def quat_rotate(q: FloatArray, v: FloatArray) -> FloatArray:
-    """Rotate vectors ``v`` (..., 3) by unit quaternions ``q`` (..., 4)."""
-    w = q[..., :1]
-    u = q[..., 1:]
-    t = 2.0 * np.cross(u, v)
-    return _as(v + w * t + np.cross(u, t))
+    """Rotate vectors ``v`` (..., 3) by unit quaternions ``q`` (..., 4): ``v + 2w (u x v) + 2 u x (u x v)``,
+    ``u`` the vector part, written out by component (see ``quat_multiply``)."""
+    w, ux, uy, uz = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    vx, vy, vz = v[..., 0], v[..., 1], v[..., 2]
+    tx, ty, tz = 2.0 * (uy * vz - uz * vy), 2.0 * (uz * vx - ux * vz), 2.0 * (ux * vy - uy * vx)
+    rotated = np.empty((*np.broadcast_shapes(np.shape(q)[:-1], np.shape(v)[:-1]), 3))
+    rotated[..., 0] = vx + w * tx + (uy * tz - uz * ty)
+    rotated[..., 1] = vy + w * ty + (uz * tx - ux * tz)
+    rotated[..., 2] = vz + w * tz + (ux * ty - uy * tx)
+    return rotated
 
 
 def quat_between(a: FloatArray, b: FloatArray) -> FloatArray:
