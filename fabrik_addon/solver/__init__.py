@@ -8,6 +8,7 @@ Positions are in scene units and angles in radians throughout.
 True
 """
 
+from ._pose_solve import PoseSolution, solve_pose
 from ._solve import (
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_MIN_IMPROVEMENT,
@@ -20,6 +21,7 @@ from ._solve import (
     solve,
     solve_frames,
 )
+from .limits import JointLimits
 
 __all__ = [
     "DEFAULT_MAX_ITERATIONS",
@@ -29,7 +31,10 @@ __all__ = [
     "METHODS",
     "WARM_START_BLOCK",
     "FramesSolution",
+    "JointLimits",
+    "PoseSolution",
     "Solution",
     "solve",
     "solve_frames",
+    "solve_pose",
 ]

@@ -48,7 +48,9 @@ class ChainRest:
         return np.asarray(np.linalg.norm(self.offsets, axis=1), dtype=np.float64)
 
 
-def forward_kinematics(rest: ChainRest, rotations: FloatArray) -> tuple[FloatArray, FloatArray]:
+def forward_kinematics(
+    rest: ChainRest, rotations: FloatArray, scales: FloatArray | None = None
+) -> tuple[FloatArray, FloatArray]:
     """Joint positions and bone orientations of a chain posed by local rotations.
 
     Parameters
@@ -56,6 +58,8 @@ def forward_kinematics(rest: ChainRest, rotations: FloatArray) -> tuple[FloatArr
     rest : ChainRest
     rotations : ndarray, shape (F, m, 4)
         Local rotation quaternions (w, x, y, z) of each bone on each frame.
+    scales : ndarray, shape (F, m), optional
+        Each bone's offset to the next joint scaled by this (a stretched bone); 1 by default.
 
     Returns
     -------
@@ -70,7 +74,8 @@ def forward_kinematics(rest: ChainRest, rotations: FloatArray) -> tuple[FloatArr
     parent = np.broadcast_to(np.eye(3), (frames, 3, 3))
     for k in range(bones):
         orientations[:, k] = parent @ rest.rest_rotations[k] @ quat_to_matrix(rotations[:, k])
-        joints[:, k + 1] = joints[:, k] + orientations[:, k] @ rest.offsets[k]
+        offset = orientations[:, k] @ rest.offsets[k]
+        joints[:, k + 1] = joints[:, k] + (offset if scales is None else offset * scales[:, k, None])
         parent = orientations[:, k]
     return joints, orientations
 

@@ -1,0 +1,433 @@
+"""FABRIK on bones: joint limits, a pole target and stretch, solved on the bones' rotations.
+
+Plain FABRIK moves points; limits are about how each bone turns relative to its parent, so here every pass
+carries the bones' orientations along with the joints (after Aristidou, Chrysanthou & Lasenby, "Extending
+FABRIK with model constraints", 2016):
+
+- the backward pass (tip to root) puts the tip on the target and aims each bone from its next joint back at
+  its old head, as FABRIK does; a bone whose child would then turn outside the child's limits is turned
+  instead to where the child's nearest allowed rotation puts it, so the joint between them stays legal;
+- the forward pass (root to tip) keeps the root's head, aims each bone at the joint the backward pass
+  placed, and clamps the bone's local rotation to its own limits before placing the next joint. The pose
+  an iteration ends with is built from clamped local rotations only, so it never breaks a limit.
+
+A pole target turns the chain about its root as Blender's IK constraint does (before solving, toward the
+goal, and after, about the root-to-tip line only); the root's own limits then clamp it. Everything is
+vectorised across frames: the Python loops run over bones and iterations only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from numpy.typing import NDArray
+
+from ._solve import DEFAULT_MAX_ITERATIONS, DEFAULT_MIN_IMPROVEMENT, DEFAULT_TOLERANCE
+from ._validate import FloatArray, as_points, positive_float, positive_int
+from .limits import JointLimits
+from .pose import ChainRest, forward_kinematics
+from .rotations import (
+    axis_angle_to_quat,
+    matrix_to_quat,
+    quat_between,
+    quat_multiply,
+    quat_to_matrix,
+    sign_continuous,
+)
+
+#: A frame stops when its best error has not shrunk by ``DEFAULT_MIN_IMPROVEMENT`` of itself over this many
+#: iterations: limited chains creep toward their goal for a while, then cycle.
+_PATIENCE = 20
+#: Rounds of lengthening the bones, each followed by a solve, when stretching toward a target out of reach.
+_STRETCH_ROUNDS = 4
+#: Damping of the least-squares steps, as a fraction of the chain's length (the step's distance scale).
+_DAMPING = 0.1
+#: The largest turn of one bone in one least-squares step, radians.
+_MAX_STEP_RAD = 0.3
+
+#: One iteration on many frames: (rotations (F, m, 4), scales (F, m), targets (F, 3)) -> new rotations.
+_Step = Callable[[FloatArray, FloatArray, FloatArray], FloatArray]
+
+
+@dataclass(frozen=True)
+class PoseSolution:
+    """The result of ``solve_pose``, per frame.
+
+    Attributes
+    ----------
+    rotations : ndarray, shape (F, m, 4)
+        Each bone's local rotation quaternion (w, x, y, z), within its limits; signs continuous from frame to
+        frame, the first frame's on the side of the input rotation.
+    scales : ndarray, shape (F, m)
+        Each bone's scale along its own Y axis (1 unless stretching).
+    joints : ndarray, shape (F, m+1, 3)
+        The bones' heads, then the last bone's tail, in the chain's base frame.
+    iterations : ndarray of int, shape (F,)
+    error : ndarray, shape (F,)
+        Distance from the last joint to the target.
+    reached : ndarray of bool, shape (F,)
+        ``error <= tolerance``.
+    """
+
+    rotations: FloatArray
+    scales: FloatArray
+    joints: FloatArray
+    iterations: NDArray[np.int64]
+    error: FloatArray
+    reached: NDArray[np.bool_]
+
+
+def solve_pose(
+    rest: ChainRest,
+    rotations: npt.ArrayLike,
+    targets: npt.ArrayLike,
+    *,
+    limits: JointLimits | None = None,
+    poles: npt.ArrayLike | None = None,
+    pole_angle: float = 0.0,
+    stretch: bool = False,
+    tolerance: float = DEFAULT_TOLERANCE,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+) -> PoseSolution:
+    """Turn a chain's bones so its last joint reaches a target on each frame, within the bones' limits.
+
+    Parameters
+    ----------
+    rest : ChainRest
+        The chain's rest geometry; positions below are in its base frame (the root bone's rest frame, at the
+        root's head).
+    rotations : array-like, shape (m, 4) or (F, m, 4)
+        Local rotations to start from (each frame's input pose). Not modified.
+    targets : array-like, shape (F, 3)
+        Where the last joint (the tip bone's tail) should go on each frame.
+    limits : JointLimits, optional
+        Per-bone limits (see ``fabrik_addon.solver.limits``); none by default.
+    poles : array-like, shape (F, 3), optional
+        A pole target per frame: the chain bends toward it as with Blender's IK constraint. The root bone's
+        X axis, turned toward its Z axis by ``pole_angle``, faces the pole (seen along the root-to-target
+        line).
+    pole_angle : float
+        Radians.
+    stretch : bool
+        Let bones lengthen by their ``limits.stretch`` shares to reach targets beyond the chain's reach.
+    tolerance : float
+        How close the last joint must come to the target (> 0).
+    max_iterations : int
+        Iterations per frame at most (>= 1), per stretch round.
+
+    Returns
+    -------
+    PoseSolution
+        The best pose seen per frame; a frame whose target lies beyond what the limits (and stretch) allow
+        gets the closest pose found, with ``reached`` False. Never a pose outside the limits, never NaN.
+
+    Raises
+    ------
+    ValueError
+        Naming the problem: shapes that do not match the chain, NaN or infinity, bad limits, a non-positive
+        tolerance.
+    """
+    bones = len(rest.offsets)
+    goals = as_points(targets, "targets")
+    frames = len(goals)
+    start = _as_rotations(rotations, frames, bones)
+    limits = JointLimits.free(bones) if limits is None else limits
+    if limits.bones != bones:
+        raise ValueError(f"limits are for {limits.bones} bones, the chain has {bones}")
+    pole_points = None if poles is None else as_points(poles, "poles")
+    if pole_points is not None and len(pole_points) != frames:
+        raise ValueError(f"poles must have one point per target ({frames}), got {len(pole_points)}")
+    if not np.isfinite(pole_angle):
+        raise ValueError(f"pole_angle must be a finite number of radians, got {pole_angle!r}")
+    solver = _Solver(
+        rest=rest,
+        limits=limits,
+        tolerance=positive_float(tolerance, "tolerance"),
+        max_iterations=positive_int(max_iterations, "max_iterations"),
+        pole_angle=float(pole_angle),
+    )
+    best = solver.solve(_Best.start(limits.clamp(start)), goals, pole_points)
+    solver.retry_bent(best, goals, pole_points)
+    if stretch and limits.stretch.any():
+        solver.stretch(best, goals, pole_points)
+    quats, scales, iterations, error = best.quats, best.scales, best.iterations, best.error
+    joints, _ = forward_kinematics(rest, quats, scales)
+    signed = np.stack([sign_continuous(quats[:, k], reference=start[0, k]) for k in range(bones)], axis=1)
+    return PoseSolution(
+        rotations=signed,
+        scales=scales,
+        joints=joints,
+        iterations=iterations,
+        error=error,
+        reached=error <= solver.tolerance,
+    )
+
+
+@dataclass(frozen=True)
+class _Best:
+    """The best pose found so far on each frame: rotations (F, m, 4), scales (F, m), iterations spent (F,)
+    and tip errors (F,). The arrays are updated in place as attempts improve on them."""
+
+    quats: FloatArray
+    scales: FloatArray
+    iterations: NDArray[np.int64]
+    error: FloatArray
+
+    @classmethod
+    def start(cls, quats: FloatArray) -> _Best:
+        frames, bones = quats.shape[:2]
+        return cls(quats.copy(), np.ones((frames, bones)), np.zeros(frames, dtype=np.int64), np.full(frames, np.inf))
+
+    def rows(self, rows: NDArray[np.intp]) -> _Best:
+        return _Best(self.quats[rows], self.scales[rows], self.iterations[rows], self.error[rows])
+
+    def keep_better(self, rows: NDArray[np.intp], attempt: _Best) -> None:
+        """Count ``attempt``'s iterations on ``rows`` and keep its poses where they come closer."""
+        self.iterations[rows] += attempt.iterations
+        better = attempt.error < self.error[rows]
+        keep = rows[better]
+        self.quats[keep], self.scales[keep], self.error[keep] = (
+            attempt.quats[better],
+            attempt.scales[better],
+            attempt.error[better],
+        )
+
+
+@dataclass(frozen=True)
+class _Solver:
+    rest: ChainRest
+    limits: JointLimits
+    tolerance: float
+    max_iterations: int
+    pole_angle: float
+
+    def solve(self, start: _Best, goals: FloatArray, poles: FloatArray | None, turn_first: bool = False) -> _Best:
+        """FABRIK from ``start``'s poses, then damped least squares on the frames it left short."""
+        best = self._run(self._iterate, start, goals, poles, turn_first)
+        short = np.flatnonzero(best.error > self.tolerance)
+        if short.size:
+            best.keep_better(
+                short, self._run(self._least_squares_step, best.rows(short), goals[short], _rows(poles, short))
+            )
+        return best
+
+    def _run(
+        self, step: _Step, start: _Best, goals: FloatArray, poles: FloatArray | None, turn_first: bool = False
+    ) -> _Best:
+        """Iterate ``step`` on every frame from ``start``'s poses until it reaches, stalls or runs out of
+        iterations; first turn the chain to the pole, or without one, if ``turn_first``, toward the goal.
+        Returns each frame's best pose, with ``start``'s scales."""
+        quats, scales = start.quats, start.scales
+        frames = len(goals)
+        if poles is not None or turn_first:
+            quats = self._face_pole(quats, scales, goals, poles, toward_goal=True)
+        else:
+            quats = quats.copy()
+        best = quats.copy()
+        best_error = _tip_error(self.rest, quats, scales, goals)
+        iterations = np.zeros(frames, dtype=np.int64)
+        since_best = np.zeros(frames, dtype=np.int64)
+        active = np.flatnonzero(best_error > self.tolerance)
+        for count in range(1, self.max_iterations + 1):
+            if active.size == 0:
+                break
+            work = step(quats[active], scales[active], goals[active])
+            if poles is not None:
+                work = self._face_pole(work, scales[active], goals[active], poles[active], toward_goal=False)
+            quats[active] = work
+            error = _tip_error(self.rest, work, scales[active], goals[active])
+            iterations[active] = count
+            better = error < best_error[active] * (1.0 - DEFAULT_MIN_IMPROVEMENT)
+            improved = error < best_error[active]
+            best[active[improved]] = work[improved]
+            best_error[active[improved]] = error[improved]
+            since_best[active] = np.where(better, 0, since_best[active] + 1)
+            active = active[(best_error[active] > self.tolerance) & (since_best[active] < _PATIENCE)]
+        return _Best(best, scales, iterations, best_error)
+
+    def retry_bent(self, best: _Best, goals: FloatArray, poles: FloatArray | None) -> None:
+        """Solve the frames that fell short again, from a bent pose turned toward the goal.
+
+        FABRIK keeps the way a joint bends: from a straight knee whose range is 0 to 150 degrees, a target
+        that needs the knee bent would have it bend backwards, which its limit forbids, so it stays straight
+        and the chain gets stuck; and it never rolls a bone, so a hinge whose plane misses the goal stays
+        so. Bent halfway into its range, a joint bends the allowed way; turned toward the goal, the chain
+        bends in a plane through it.
+        """
+        short = np.flatnonzero(best.error > self.tolerance)
+        if short.size:
+            bent = _Best(np.broadcast_to(self.limits.bent(), (short.size, *best.quats.shape[1:])), *_tail(best, short))
+            best.keep_better(short, self.solve(bent, goals[short], _rows(poles, short), turn_first=True))
+
+    def stretch(self, best: _Best, goals: FloatArray, poles: FloatArray | None) -> None:
+        """Lengthen the bones of frames that fell short, by their stretch shares, and solve those again.
+
+        Each round adds the remaining distance to the bones in proportion to ``length * share``: exact for a
+        chain that points straight at its target, and a step toward it otherwise."""
+        stretchable = float((self.rest.lengths * self.limits.stretch).sum())
+        for _ in range(_STRETCH_ROUNDS):
+            short = np.flatnonzero(best.error > self.tolerance)
+            if short.size == 0:
+                break
+            grown = best.scales[short] + (best.error[short] / stretchable)[:, None] * self.limits.stretch
+            attempt = _Best(best.quats[short], grown, np.zeros(short.size, dtype=np.int64), best.error[short])
+            best.keep_better(short, self.solve(attempt, goals[short], _rows(poles, short)))
+
+    def _iterate(self, quats: FloatArray, scales: FloatArray, goals: FloatArray) -> FloatArray:
+        """One backward and one forward pass on every frame given; returns the new local rotations."""
+        rest, limits = self.rest, self.limits
+        bones = len(rest.offsets)
+        offsets = rest.offsets[None] * scales[..., None]  # (F, m, 3)
+        directions = rest.offsets / rest.lengths[:, None]  # (m, 3), in each bone's frame
+        joints, orientations = forward_kinematics(rest, quats, scales)
+
+        # Backward: from the target toward the root, each bone aimed from its next joint at its old head.
+        placed = np.empty_like(joints)
+        placed[:, -1] = goals
+        turned = orientations.copy()
+        for k in range(bones - 1, -1, -1):
+            toward_tail = _unit(placed[:, k + 1] - joints[:, k], fallback=orientations[:, k] @ directions[k])
+            turned[:, k] = _aim(orientations[:, k], directions[k], toward_tail)
+            if k + 1 < bones:
+                turned[:, k] = self._parent_within_child_limits(turned[:, k], turned[:, k + 1], k + 1)
+            placed[:, k] = placed[:, k + 1] - np.einsum("fij,fj->fi", turned[:, k], offsets[:, k])
+
+        # Forward: from the fixed root head, each bone aimed at the joint placed above, then clamped.
+        result = np.empty_like(quats)
+        head = np.zeros((len(goals), 3))
+        parent = np.broadcast_to(np.eye(3), (len(goals), 3, 3))
+        for k in range(bones):
+            frame = parent @ rest.rest_rotations[k]
+            local = np.swapaxes(frame, 1, 2) @ turned[:, k]  # the backward pass's rotation, as a local one
+            wanted = _unit(placed[:, k + 1] - head, fallback=turned[:, k] @ directions[k])
+            aimed = _aim(local, directions[k], np.einsum("fji,fj->fi", frame, wanted))
+            result[:, k] = limits.clamp(matrix_to_quat(aimed), bone=k)
+            parent = frame @ quat_to_matrix(result[:, k])
+            head = head + np.einsum("fij,fj->fi", parent, offsets[:, k])
+        return result
+
+    def _least_squares_step(self, quats: FloatArray, scales: FloatArray, goals: FloatArray) -> FloatArray:
+        """One damped-least-squares step on every bone's rotation, each clamped to its limits after.
+
+        FABRIK aims each bone with the smallest turn, which never rolls a bone about its own axis; a frame that
+        needs a roll (a hinge whose plane must turn to the target) stalls there. The tip's Jacobian does see
+        those rolls, so a few of these steps finish what FABRIK left."""
+        rest = self.rest
+        frames, bones = quats.shape[:2]
+        joints, orientations = forward_kinematics(rest, quats, scales)
+        error = goals - joints[:, -1]
+        # d tip / d (turn of bone k about world axis a) = a x (tip - head_k) = -[tip - head_k]x a
+        arms = joints[:, -1:] - joints[:, :-1]  # (F, m, 3)
+        jacobian = -_cross_matrices(arms).transpose(0, 2, 1, 3).reshape(frames, 3, 3 * bones)
+        damping = (_DAMPING * float((rest.lengths * scales.mean(axis=0)).sum())) ** 2
+        normal = jacobian @ np.swapaxes(jacobian, 1, 2) + damping * np.eye(3)
+        turns = (np.swapaxes(jacobian, 1, 2) @ np.linalg.solve(normal, error[..., None]))[..., 0]
+        turns = turns.reshape(frames, bones, 3)
+        angles = np.linalg.norm(turns, axis=-1, keepdims=True)
+        turns *= np.minimum(1.0, _MAX_STEP_RAD / np.maximum(angles, 1e-300))
+        result = np.empty_like(quats)
+        parent = np.broadcast_to(np.eye(3), (frames, 3, 3))
+        for k in range(bones):
+            frame = parent @ rest.rest_rotations[k]
+            local_turn = np.einsum("fji,fj->fi", frame, turns[:, k])  # frame.T @ turn: in the bone's rest frame
+            angle = np.linalg.norm(local_turn, axis=-1, keepdims=True)
+            turned = quat_multiply(axis_angle_to_quat(np.concatenate([angle, local_turn], axis=-1)), quats[:, k])
+            result[:, k] = self.limits.clamp(turned, bone=k)
+            parent = orientations[:, k]
+        return result
+
+    def _parent_within_child_limits(self, parent: FloatArray, child: FloatArray, k: int) -> FloatArray:
+        """The parent orientation (F, 3, 3) under which ``child`` (bone ``k``'s orientation) is a rotation
+        within bone ``k``'s limits: ``parent`` itself where it already is, else turned to match the nearest
+        allowed one."""
+        if not (self.limits.lock[k].any() or self.limits.use_limit[k].any()):
+            return parent
+        rest_rotation = self.rest.rest_rotations[k]
+        local = matrix_to_quat(np.swapaxes(parent @ rest_rotation, 1, 2) @ child)
+        allowed = self.limits.clamp(local, bone=k)
+        return np.asarray(child @ np.swapaxes(rest_rotation @ quat_to_matrix(allowed), 1, 2))
+
+    def _face_pole(
+        self, quats: FloatArray, scales: FloatArray, goals: FloatArray, poles: FloatArray | None, *, toward_goal: bool
+    ) -> FloatArray:
+        """Turn the root bone about its head as Blender's IK does for a pole target, then clamp it.
+
+        With a pole, the turn takes the plane through the root-to-tip line and the root's "up" axis (its X axis
+        turned toward Z by the pole angle) to the plane through the root-to-pole line and, ``toward_goal``,
+        the root-to-target line (turning the chain toward the target too), else the root-to-tip line (a turn
+        about that line only, which keeps the tip where it is). Without a pole (only ``toward_goal``), it is
+        the smallest turn that points the root-to-tip line at the goal, keeping the plane the chain bends in.
+        """
+        joints, orientations = forward_kinematics(self.rest, quats, scales)
+        root = orientations[:, 0]
+        tip_direction = _unit(joints[:, -1], fallback=root[:, :, 1])
+        goal_direction = _unit(goals, fallback=tip_direction) if toward_goal else tip_direction
+        if poles is None:  # no pole: the smallest turn of the whole chain toward the goal
+            turn = quat_to_matrix(quat_between(tip_direction, goal_direction))
+        else:
+            up = root[:, :, 0] * np.cos(self.pole_angle) + root[:, :, 2] * np.sin(self.pole_angle)
+            turn = _look_at(goal_direction, poles) @ np.swapaxes(_look_at(tip_direction, up), 1, 2)
+            turn[~np.isfinite(turn).all(axis=(1, 2))] = np.eye(3)
+        rest_rotation = self.rest.rest_rotations[0]
+        turned = np.swapaxes(rest_rotation, 0, 1) @ turn @ root
+        result = quats.copy()
+        result[:, 0] = self.limits.clamp(matrix_to_quat(turned), bone=0)
+        return result
+
+
+def _cross_matrices(vectors: FloatArray) -> FloatArray:
+    """Matrices (..., 3, 3) with ``M @ a == vectors x a``."""
+    x, y, z = vectors[..., 0], vectors[..., 1], vectors[..., 2]
+    zero = np.zeros_like(x)
+    return np.stack([np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1), np.stack([-y, x, zero], -1)], -2)
+
+
+def _look_at(direction: FloatArray, up: FloatArray) -> FloatArray:
+    """Frames (F, 3, 3) with columns (side, up made perpendicular to ``direction``, ``direction``); NaN where
+    ``up`` is along ``direction``."""
+    side = np.cross(direction, up)
+    size = np.linalg.norm(side, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        side = np.where(size > 1e-9, side / size, np.nan)
+    return np.stack([side, np.cross(direction, side), direction], axis=-1)
+
+
+def _aim(orientation: FloatArray, direction: FloatArray, toward: FloatArray) -> FloatArray:
+    """``orientation`` (F, 3, 3) turned by the smallest rotation that takes its ``direction`` (3,), a vector in
+    its own frame, onto the unit vectors ``toward`` (F, 3)."""
+    now = orientation @ direction
+    return np.asarray(quat_to_matrix(quat_between(now, toward)) @ orientation)
+
+
+def _unit(vectors: FloatArray, fallback: FloatArray) -> FloatArray:
+    size = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return np.where(size > 1e-12, vectors / np.where(size > 1e-12, size, 1.0), fallback)
+
+
+def _tip_error(rest: ChainRest, quats: FloatArray, scales: FloatArray, goals: FloatArray) -> FloatArray:
+    joints, _ = forward_kinematics(rest, quats, scales)
+    return np.asarray(np.linalg.norm(joints[:, -1] - goals, axis=-1))
+
+
+def _tail(best: _Best, rows: NDArray[np.intp]) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
+    """Scales, no iterations yet and errors of ``rows``: a new attempt on them from other rotations."""
+    return best.scales[rows], np.zeros(rows.size, dtype=np.int64), best.error[rows]
+
+
+def _rows(array: FloatArray | None, rows: NDArray[np.intp]) -> FloatArray | None:
+    return None if array is None else array[rows]
+
+
+def _as_rotations(rotations: npt.ArrayLike, frames: int, bones: int) -> FloatArray:
+    quats = np.asarray(rotations, dtype=np.float64)
+    if quats.shape not in {(bones, 4), (frames, bones, 4)}:
+        raise ValueError(f"rotations must have shape ({bones}, 4) or ({frames}, {bones}, 4), got {quats.shape}")
+    if not np.isfinite(quats).all():
+        raise ValueError("rotations contain NaN or infinity")
+    size = np.linalg.norm(quats, axis=-1, keepdims=True)
+    if (size < 1e-6).any():
+        raise ValueError("rotations contain a zero quaternion")
+    return np.broadcast_to(quats / size, (frames, bones, 4)).copy()

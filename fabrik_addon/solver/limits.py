@@ -1,0 +1,194 @@
+"""Joint limits as Blender's IK defines them per bone (Bone Properties, Inverse Kinematics).
+
+A bone's local rotation ``q`` (relative to its rest frame under its posed parent, as Blender's pose bones
+rotate) is split into a twist about the bone's own Y axis, done first, and a swing after it:
+``q = swing * twist``. The swing has no Y component; it is what turns the bone's Y axis.
+
+- X and Z limits bound the swing. Its quaternion is ``(cos(a/2), sin(a/2) * (ux, 0, uz))`` for a turn by ``a``
+  about the axis ``(ux, 0, uz)``; ``x = sin(a/2) ux`` is bounded by ``sin(ik_min_x/2)`` and ``sin(ik_max_x/2)``,
+  and ``z`` the same way by the Z limits, as Blender's IK solver bounds them. With both X and Z limited the
+  allowed swings form an ellipse in ``(x, z)`` (one quarter ellipse per quadrant, its semi-axes the bounds on
+  that side). A pure turn about X (a hinge) is then bounded by exactly ``ik_min_x`` and ``ik_max_x``.
+- The Y limit bounds the twist angle, ``2 atan2(y, w)`` of the twist quaternion.
+- A locked axis (``lock_ik_*``) allows no swing component (X, Z) or no twist (Y) at all: two locked axes
+  make a hinge about the third; all three locked make the bone rigid.
+
+Radians throughout: ``minimum`` in [-pi, 0] and ``maximum`` in [0, pi], as Blender's properties allow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from numpy.typing import NDArray
+
+from ._validate import FloatArray
+
+_AXES = "XYZ"
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """The IK limits of a chain of ``m`` bones, root first.
+
+    Attributes
+    ----------
+    lock : ndarray of bool, shape (m, 3)
+        ``lock_ik_x``, ``lock_ik_y``, ``lock_ik_z`` of each bone.
+    use_limit : ndarray of bool, shape (m, 3)
+        ``use_ik_limit_x``, ``use_ik_limit_y``, ``use_ik_limit_z``.
+    minimum, maximum : ndarray, shape (m, 3)
+        ``ik_min_*`` in [-pi, 0] and ``ik_max_*`` in [0, pi], radians; used where ``use_limit`` is set.
+    stretch : ndarray, shape (m,)
+        ``ik_stretch`` in [0, 1]: each bone's share of the stretch when stretching is on.
+    """
+
+    lock: NDArray[np.bool_]
+    use_limit: NDArray[np.bool_]
+    minimum: FloatArray
+    maximum: FloatArray
+    stretch: FloatArray
+
+    def __post_init__(self) -> None:
+        m = len(self.stretch)
+        for name in ("lock", "use_limit", "minimum", "maximum"):
+            if np.shape(getattr(self, name)) != (m, 3):
+                raise ValueError(
+                    f"limits: {name} must have shape ({m}, 3) for {m} bones, got {np.shape(getattr(self, name))}"
+                )
+        for name, low, high in (("minimum", -np.pi, 0.0), ("maximum", 0.0, np.pi), ("stretch", 0.0, 1.0)):
+            values = np.asarray(getattr(self, name), dtype=np.float64)
+            bad = np.argwhere(~((values >= low) & (values <= high)))
+            if bad.size:
+                where = f"bone {bad[0][0]}" + (f", axis {_AXES[bad[0][1]]}" if values.ndim == 2 else "")
+                raise ValueError(
+                    f"limits: {name} must lie in [{low:g}, {high:g}], got {values[tuple(bad[0])]!r} ({where})"
+                )
+
+    @classmethod
+    def free(cls, bones: int) -> JointLimits:
+        """No limits on ``bones`` bones."""
+        return cls.of(bones)
+
+    @classmethod
+    def of(
+        cls,
+        bones: int,
+        *,
+        lock: npt.ArrayLike = False,
+        use_limit: npt.ArrayLike = False,
+        minimum: npt.ArrayLike = -np.pi,
+        maximum: npt.ArrayLike = np.pi,
+        stretch: npt.ArrayLike = 0.0,
+    ) -> JointLimits:
+        """Limits for ``bones`` bones from values that broadcast to (bones, 3) (``stretch`` to (bones,)).
+
+        >>> knee = JointLimits.of(2, lock=[[0, 0, 0], [0, 1, 1]], use_limit=[[0, 0, 0], [1, 0, 0]],
+        ...                       minimum=0.0, maximum=[[0, 0, 0], [2.6, 0, 0]])
+        """
+        shape = (bones, 3)
+        return cls(
+            lock=np.broadcast_to(np.asarray(lock, dtype=bool), shape).copy(),
+            use_limit=np.broadcast_to(np.asarray(use_limit, dtype=bool), shape).copy(),
+            minimum=np.broadcast_to(np.asarray(minimum, dtype=np.float64), shape).copy(),
+            maximum=np.broadcast_to(np.asarray(maximum, dtype=np.float64), shape).copy(),
+            stretch=np.broadcast_to(np.asarray(stretch, dtype=np.float64), (bones,)).copy(),
+        )
+
+    @property
+    def bones(self) -> int:
+        return len(self.stretch)
+
+    @property
+    def any(self) -> bool:
+        """Whether any bone is locked or limited on any axis."""
+        return bool(self.lock.any() or self.use_limit.any())
+
+    def bent(self, free_bend_rad: float = 0.3) -> FloatArray:
+        """A bent pose within the limits, rotations (m, 4): each bone swung about X and Z to the middle of a
+        limited range, or about a free X by ``free_bend_rad`` (a straight chain cannot start FABRIK toward a
+        target on its own line); no twist."""
+        free = self.use_limit & ~self.lock
+        angles = np.where(free, 0.5 * (self.minimum + self.maximum), 0.0)
+        angles[:, 0] = np.where(self.use_limit[:, 0], angles[:, 0], free_bend_rad)
+        swing = np.zeros((self.bones, 4))
+        swing[:, 1], swing[:, 3] = np.sin(0.5 * angles[:, 0]), np.sin(0.5 * angles[:, 2])
+        swing[:, 0] = np.sqrt(np.maximum(0.0, 1.0 - swing[:, 1] ** 2 - swing[:, 3] ** 2))
+        return self.clamp(swing)
+
+    def clamp(self, rotations: FloatArray, bone: int | None = None) -> FloatArray:
+        """The nearest allowed local rotations (per swing and twist; see the module's notes).
+
+        Parameters
+        ----------
+        rotations : ndarray, shape (..., m, 4), or (..., 4) with ``bone`` given
+            Unit quaternions (w, x, y, z) of each bone's local rotation.
+        bone : int, optional
+            Clamp by this one bone's limits only.
+
+        Returns
+        -------
+        ndarray of the shape of ``rotations``
+            Unit quaternions with w >= 0 that satisfy the limits; rotations already inside are returned
+            unchanged (up to their sign).
+        """
+        index = slice(None) if bone is None else bone
+        lock, use = self.lock[index], self.use_limit[index]
+        low = np.where(use, np.sin(0.5 * self.minimum[index]), -1.0)
+        high = np.where(use, np.sin(0.5 * self.maximum[index]), 1.0)
+        q = np.where(rotations[..., :1] < 0, -rotations, rotations)
+        w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+        # Twist about Y first, then swing: q = swing * twist with twist = (w, 0, y, 0) / |(w, y)|.
+        twist_norm = np.hypot(w, y)
+        safe = twist_norm > 1e-12
+        tw = np.where(safe, w / np.where(safe, twist_norm, 1.0), 1.0)
+        ty = np.where(safe, y / np.where(safe, twist_norm, 1.0), 0.0)
+        # swing = q * conj(twist): its y is 0 by construction.
+        sw = w * tw + y * ty  # >= 0: w >= 0 and tw >= 0
+        sx = x * tw + z * ty
+        sz = z * tw - x * ty
+        sx = np.where(lock[..., 0], 0.0, np.clip(sx, low[..., 0], high[..., 0]))
+        sz = np.where(lock[..., 2], 0.0, np.clip(sz, low[..., 2], high[..., 2]))
+        both = use[..., 0] & use[..., 2] & ~lock[..., 0] & ~lock[..., 2]
+        semi_x = np.where(sx >= 0, high[..., 0], -low[..., 0])
+        semi_z = np.where(sz >= 0, high[..., 2], -low[..., 2])
+        reach = np.hypot(_ratio(sx, semi_x), _ratio(sz, semi_z))
+        shrink = np.where(both & (reach > 1.0), 1.0 / np.maximum(reach, 1.0), 1.0)
+        sx, sz = sx * shrink, sz * shrink
+        sw = np.sqrt(np.maximum(0.0, 1.0 - sx * sx - sz * sz))
+        angle = 2.0 * np.arctan2(ty, tw)
+        angle = np.where(use[..., 1], np.clip(angle, self.minimum[index][..., 1], self.maximum[index][..., 1]), angle)
+        angle = np.where(lock[..., 1], 0.0, angle)
+        tw, ty = np.cos(0.5 * angle), np.sin(0.5 * angle)
+        clamped = np.empty(q.shape)
+        clamped[..., 0] = sw * tw
+        clamped[..., 1] = sx * tw - sz * ty
+        clamped[..., 2] = sw * ty
+        clamped[..., 3] = sz * tw + sx * ty
+        clamped /= np.linalg.norm(clamped, axis=-1, keepdims=True)
+        return np.where(clamped[..., :1] < 0, -clamped, clamped)
+
+    def excess(self, rotations: FloatArray) -> FloatArray:
+        """How far, in radians, each bone's rotation lies outside its limits (0 inside).
+
+        Parameters
+        ----------
+        rotations : ndarray, shape (..., m, 4)
+
+        Returns
+        -------
+        ndarray, shape (..., m)
+            The angle of the turn from each rotation to its nearest allowed one.
+        """
+        clamped = self.clamp(rotations)
+        cosine = np.abs(
+            np.einsum("...i,...i->...", clamped, rotations / np.linalg.norm(rotations, axis=-1, keepdims=True))
+        )
+        return np.asarray(2.0 * np.arccos(np.clip(cosine, 0.0, 1.0)), dtype=np.float64)
+
+
+def _ratio(value: FloatArray, semi_axis: FloatArray) -> FloatArray:
+    """``value / semi_axis``, 0 where the semi-axis is 0 (the value was already clamped to 0 there)."""
+    return np.where(semi_axis > 0, value / np.where(semi_axis > 0, semi_axis, 1.0), 0.0)
