@@ -280,7 +280,7 @@ class _Solver:
         """One backward and one forward pass on every frame given; returns the new local rotations."""
         rest, limits = self.rest, self.limits
         bones = len(rest.offsets)
-        offsets = rest.offsets[None] * scales[..., None]  # (F, m, 3)
+        offsets = rest.stretched_offsets(scales)  # (F, m, 3)
         directions = rest.offsets / rest.lengths[:, None]  # (m, 3), in each bone's frame
         joints, orientations = forward_kinematics(rest, quats, scales)
 

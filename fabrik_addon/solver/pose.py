@@ -47,6 +47,13 @@ class ChainRest:
         """Segment lengths, shape (m,)."""
         return np.asarray(np.linalg.norm(self.offsets, axis=1), dtype=np.float64)
 
+    def stretched_offsets(self, scales: FloatArray) -> FloatArray:
+        """The offsets (F, m, 3) of bones scaled along their own Y axes by ``scales`` (F, m), as a bone's
+        Y scale moves what hangs from it."""
+        offsets = np.repeat(self.offsets[None], len(scales), axis=0)
+        offsets[..., 1] *= scales
+        return offsets
+
 
 def forward_kinematics(
     rest: ChainRest, rotations: FloatArray, scales: FloatArray | None = None
@@ -59,7 +66,8 @@ def forward_kinematics(
     rotations : ndarray, shape (F, m, 4)
         Local rotation quaternions (w, x, y, z) of each bone on each frame.
     scales : ndarray, shape (F, m), optional
-        Each bone's offset to the next joint scaled by this (a stretched bone); 1 by default.
+        Each bone's scale along its own Y axis (a stretched bone; see ``ChainRest.stretched_offsets``); 1 by
+        default.
 
     Returns
     -------
@@ -71,11 +79,11 @@ def forward_kinematics(
     frames, bones = rotations.shape[:2]
     joints = np.zeros((frames, bones + 1, 3))
     orientations = np.empty((frames, bones, 3, 3))
+    offsets = np.broadcast_to(rest.offsets, (frames, bones, 3)) if scales is None else rest.stretched_offsets(scales)
     parent = np.broadcast_to(np.eye(3), (frames, 3, 3))
     for k in range(bones):
         orientations[:, k] = parent @ rest.rest_rotations[k] @ quat_to_matrix(rotations[:, k])
-        offset = orientations[:, k] @ rest.offsets[k]
-        joints[:, k + 1] = joints[:, k] + (offset if scales is None else offset * scales[:, k, None])
+        joints[:, k + 1] = joints[:, k] + np.einsum("fij,fj->fi", orientations[:, k], offsets[:, k])
         parent = orientations[:, k]
     return joints, orientations
 
@@ -116,3 +124,46 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
         result[:, k] = sign_continuous(rotation, reference=inputs[0, k])
         parent = rest_frame @ quat_to_matrix(result[:, k])
     return result
+
+
+def inherited_stretch(rest: ChainRest, rotations: FloatArray, scales: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The rotations and Y scales to key on stretched bones whose children inherit their scale, as Blender's
+    default "Full" scale inheritance does, so each bone lies where ``rotations`` and ``scales`` put it.
+
+    A child of a bone scaled along Y inherits that scale in its parent's axes, which also lengthens and
+    turns the child when the joint is bent. Each bone's keyed rotation and Y scale undo that: its Y axis,
+    seen through everything it inherits, points along the solved direction with the solved length. (The
+    other two axes of a bone below a stretched, bent joint are sheared, as with Blender's own IK.)
+
+    Parameters
+    ----------
+    rest : ChainRest
+    rotations : ndarray, shape (F, m, 4)
+        Solved local rotations (rigid bones).
+    scales : ndarray, shape (F, m)
+        Solved Y scales.
+
+    Returns
+    -------
+    rotations : ndarray, shape (F, m, 4)
+        Local rotations to key; each keeps its solved twist about Y.
+    scales : ndarray, shape (F, m)
+        Y scales to key.
+    """
+    frames, bones = rotations.shape[:2]
+    solved = forward_kinematics(rest, rotations, scales)[1]
+    keyed_rotations = np.empty_like(rotations)
+    keyed_scales = np.empty_like(scales)
+    inherited = np.broadcast_to(np.eye(3), (frames, 3, 3))  # the parent's full linear map, scale included
+    y_axis = np.array([0.0, 1.0, 0.0])
+    for k in range(bones):
+        linear = inherited @ rest.rest_rotations[k]
+        wanted = np.linalg.solve(linear, (solved[:, k] @ y_axis)[..., None])[..., 0]  # the Y axis to key
+        size = np.linalg.norm(wanted, axis=-1)
+        swing = quat_between(np.broadcast_to(y_axis, wanted.shape), wanted / size[:, None])
+        keyed_rotations[:, k] = quat_multiply(swing, twist(rotations[:, k], y_axis))
+        keyed_scales[:, k] = scales[:, k] * size
+        stretch = np.ones((frames, 3))
+        stretch[:, 1] = keyed_scales[:, k]
+        inherited = linear @ quat_to_matrix(keyed_rotations[:, k]) * stretch[:, None, :]
+    return keyed_rotations, keyed_scales

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fabrik_addon.solver import solve_frames
-from fabrik_addon.solver.pose import ChainRest, forward_kinematics, local_rotations
+from fabrik_addon.solver.pose import ChainRest, forward_kinematics, inherited_stretch, local_rotations
 from fabrik_addon.solver.rotations import quat_normalize, quat_to_matrix, twist
 
 
@@ -45,3 +45,29 @@ def test_rest_pose_is_the_identity() -> None:
 def test_shapes_are_checked() -> None:
     with pytest.raises(ValueError, match="rest_rotations"):
         ChainRest(np.eye(3)[None], np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("bones", [1, 2, 6])
+def test_stretched_bones_keyed_for_full_scale_inheritance_lie_where_the_solver_put_them(bones: int) -> None:
+    """Evaluate the keys as Blender does with "Full" scale inheritance (each bone's matrix is its parent's,
+    scale and all, times its rest offset and its own rotation and scale) and find the solved joints."""
+    rng = np.random.default_rng(bones)
+    rest_rotations = quat_to_matrix(quat_normalize(rng.normal(size=(bones, 4))))
+    rest_rotations[0] = np.eye(3)
+    rest = ChainRest(rest_rotations, np.column_stack([np.zeros(bones), rng.uniform(0.5, 2, bones), np.zeros(bones)]))
+    rotations = quat_normalize(rng.normal(size=(20, bones, 4)))
+    scales = rng.uniform(1.0, 1.6, size=(20, bones))
+    solved, _ = forward_kinematics(rest, rotations, scales)
+    keyed_rotations, keyed_scales = inherited_stretch(rest, rotations, scales)
+
+    heads = np.zeros((20, bones + 1, 3))
+    linear = np.broadcast_to(np.eye(3), (20, 3, 3))
+    for k in range(bones):
+        stretch = np.ones((20, 3))
+        stretch[:, 1] = keyed_scales[:, k]
+        linear = linear @ rest.rest_rotations[k] @ quat_to_matrix(keyed_rotations[:, k]) * stretch[:, None, :]
+        heads[:, k + 1] = heads[:, k] + linear @ rest.offsets[k]
+    np.testing.assert_allclose(heads, solved, atol=1e-9)
+    unstretched, ones = inherited_stretch(rest, rotations, np.ones((20, bones)))
+    np.testing.assert_allclose(ones, 1.0)
+    np.testing.assert_allclose(np.abs(np.sum(unstretched * rotations, axis=-1)), 1.0, atol=1e-12)
