@@ -10,9 +10,9 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ..solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, METHODS, solve_frames
+from ..solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, METHODS, solve_frames, solve_pose
 from ..solver._validate import FloatArray, positive_float, positive_int
-from ..solver.pose import forward_kinematics, local_rotations
+from ..solver.pose import forward_kinematics, inherited_stretch, local_rotations
 from ..solver.rotations import matrix_to_quat, rotation_channels, rotation_property
 from . import compat
 from .chain import ArmatureChain, armature_data, read_chain
@@ -82,6 +82,9 @@ def bake(
     method: str = "fabrik",
     warm_start: bool = True,
     action_name: str | None = None,
+    pole_target: bpy.types.Object | None = None,
+    pole_angle: float = 0.0,
+    use_stretch: bool = False,
     progress: Callable[[float], None] | None = None,
 ) -> BakeReport:
     """Key the rotations of a chain of bones so its tip follows a target on every frame.
@@ -108,6 +111,14 @@ def bake(
     action_name : str, optional
         Bake into this Action (created if missing) and make it the armature's active Action; by default
         the keys go into the armature's active Action, one being created if it has none.
+    pole_target : bpy.types.Object, optional
+        The chain bends toward this object, as with the pole target of Blender's IK constraint.
+    pole_angle : float
+        Radians, with the meaning of the IK constraint's Pole Angle: the root bone's X axis, turned toward
+        its Z axis by this angle, faces the pole.
+    use_stretch : bool
+        Let bones lengthen, each by its IK Stretch share, to reach a target beyond the chain's length, as
+        the IK constraint's Stretch option does; their Y scale is then keyed too.
     progress : callable, optional
         Called with the fraction done, from 0 to 1.
 
@@ -123,8 +134,13 @@ def bake(
 
     Notes
     -----
-    Only the rotation channels of the chain's bones are keyed, in each bone's own rotation mode. Their keys
-    from ``frame_start`` to ``frame_end`` are replaced; every other key and channel stays as it was.
+    Each bone's IK settings (Bone Properties, Inverse Kinematics: Lock, Limit and Stretch per axis) are
+    honoured as Blender's IK constraint honours them; with limits, a pole or stretch the bake solves on the
+    bones' rotations (``fabrik_addon.solver.solve_pose``; FABRIK only, not CCD).
+
+    Only the rotation channels of the chain's bones are keyed, in each bone's own rotation mode (and, with
+    ``use_stretch``, their Y scale). Their keys from ``frame_start`` to ``frame_end`` are replaced; every
+    other key and channel stays as it was.
     """
     started = time.perf_counter()
     scene = _scene()
@@ -136,6 +152,12 @@ def bake(
         raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
     chain = read_chain(armature, tip_bone, chain_length)
     _check_target_independent(target, chain)
+    pose = _pose_options(armature, target, chain, pole_target, pole_angle, use_stretch)
+    if method != "fabrik" and pose.needed(chain):
+        raise ValueError(
+            f"method {method!r} does not support joint limits, a pole target or stretch (the chain has "
+            f"{'IK limits' if chain.limits.any else 'a pole target or stretch'}): use method 'fabrik'"
+        )
     _check_writable(armature, action_name)
 
     report_progress = progress or (lambda fraction: None)
@@ -143,19 +165,23 @@ def bake(
     original_frame = (scene.frame_current, scene.frame_subframe)
     try:
         clock = time.perf_counter()
-        inputs = sample_inputs(scene, frames, chain, target, lambda i: report_progress(0.45 * (i + 1) / len(frames)))
+        inputs = sample_inputs(
+            scene, frames, chain, target, lambda i: report_progress(0.45 * (i + 1) / len(frames)), pole_target
+        )
         timings["read scene"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
-        values, iterations, reached = _solve(chain, inputs, frames, tolerance, max_iterations, method, warm_start)
+        solved = _solve(chain, inputs, frames, tolerance, max_iterations, method, warm_start, pose)
         timings["solve"] = time.perf_counter() - clock
 
         with KeyWriter(armature, action_name) as writer:  # from here on, a failure undoes every key
             clock = time.perf_counter()
-            for pose_bone, channels in zip(chain.pose_bones, values, strict=True):
+            for k, (pose_bone, channels) in enumerate(zip(chain.pose_bones, solved.channels, strict=True)):
                 path = pose_bone.path_from_id(rotation_property(pose_bone.rotation_mode))
                 for index in range(channels.shape[1]):
                     writer.replace(path, index, pose_bone.name, frames, channels[:, index])
+                if solved.y_scales is not None:
+                    writer.replace(pose_bone.path_from_id("scale"), 1, pose_bone.name, frames, solved.y_scales[:, k])
             timings["write keys"] = time.perf_counter() - clock
             report_progress(0.55)
 
@@ -174,13 +200,67 @@ def bake(
         bones=chain.bone_names,
         frames=frames,
         error=error,
-        iterations=iterations,
-        unreachable_frames=tuple(int(f) for f in frames[~reached]),
+        iterations=solved.iterations,
+        unreachable_frames=tuple(int(f) for f in frames[~solved.reached]),
         max_error=float(error.max()),
         seconds=time.perf_counter() - started,
         timings=timings,
         action=writer.action,
     )
+
+
+@dataclass(frozen=True)
+class PoseOptions:
+    """What besides the target shapes the solve: a pole target and stretch (the limits come with the chain)."""
+
+    pole_target: bpy.types.Object | None = None
+    pole_angle: float = 0.0
+    use_stretch: bool = False
+
+    def needed(self, chain: ArmatureChain) -> bool:
+        """Whether the chain must be solved on its bones' rotations (``solve_pose``) rather than as points."""
+        stretching = self.use_stretch and bool(chain.limits.stretch.any())
+        return chain.limits.any or self.pole_target is not None or stretching
+
+
+def _pose_options(
+    armature: bpy.types.Object,
+    target: bpy.types.Object,
+    chain: ArmatureChain,
+    pole_target: object,
+    pole_angle: object,
+    use_stretch: object,
+) -> PoseOptions:
+    """Checked pole and stretch arguments."""
+    if pole_target is not None:
+        if not isinstance(pole_target, bpy.types.Object):
+            raise TypeError(f"pole_target must be a Blender Object or None, got {type(pole_target).__name__}")
+        if pole_target == armature:
+            raise ValueError(f"the pole target cannot be the armature '{armature.name}' itself: pick an Empty")
+        if pole_target == target:
+            raise ValueError(f"the pole target cannot be the target '{target.name}' too: the chain would not bend")
+        _check_evaluated(pole_target, "pole target")
+        _check_target_independent(pole_target, chain, "pole target")
+    if isinstance(pole_angle, bool) or not isinstance(pole_angle, (int, float)) or not np.isfinite(pole_angle):
+        raise ValueError(f"pole_angle must be a finite number of radians, got {pole_angle!r}")
+    if not isinstance(use_stretch, bool):
+        raise TypeError(f"use_stretch must be True or False, got {use_stretch!r}")
+    if use_stretch:
+        for pose_bone in chain.pose_bones[1:]:
+            if pose_bone.bone.inherit_scale != "FULL":
+                raise ValueError(
+                    f"use_stretch needs the chain's bones to inherit their parent's scale fully: bone "
+                    f"'{pose_bone.name}' has Inherit Scale '{pose_bone.bone.inherit_scale}' (set it to Full)"
+                )
+    return PoseOptions(pole_target, float(pole_angle), use_stretch)
+
+
+@dataclass(frozen=True)
+class _Solved:
+    channels: list[FloatArray]  # per bone, (F, 3 or 4) rotation channel values in its own mode
+    y_scales: FloatArray | None  # (F, m) Y scales to key, with stretch
+    iterations: NDArray[np.int64]
+    reached: NDArray[np.bool_]
 
 
 def _solve(
@@ -191,37 +271,61 @@ def _solve(
     max_iterations: int,
     method: str,
     warm_start: bool,
-) -> tuple[list[FloatArray], NDArray[np.int64], NDArray[np.bool_]]:
-    """Solve in the chain's root frame and turn the joints into each bone's rotation channel values.
-
-    Returns the channel values per bone ((F, 3 or 4) each), the iterations and whether each frame reached.
-    """
-    _check_bone_bases(chain, inputs.bone_bases, frames)
+    pose: PoseOptions,
+) -> _Solved:
+    """Solve in the chain's root frame and turn the result into each bone's rotation channel values."""
+    _check_bone_bases(chain, inputs.bone_bases, frames, pose.use_stretch)
     scale, rotation, origin = _split_root_frames(inputs.root_frames, frames, chain.bone_names[0])
     bad = np.flatnonzero(~np.isfinite(inputs.targets).all(axis=1))
     if bad.size:
         raise ValueError(f"the target's location is not a number on frame {frames[bad[0]]}")
-    # Targets in the root frame: rotated back and scaled down to the chain's rest units.
-    targets = np.einsum("fji,fj->fi", rotation, inputs.targets - origin) / scale[:, None]
-    input_rotations = matrix_to_quat(inputs.bone_bases[..., :3, :3])  # (F or 1, m, 4)
-    start, _ = forward_kinematics(chain.rest, input_rotations[:1])
+
+    def to_root_frame(points: FloatArray) -> FloatArray:
+        """World points into the root frame: rotated back and scaled down to the chain's rest units."""
+        return np.asarray(np.einsum("fji,fj->fi", rotation, points - origin) / scale[:, None], dtype=np.float64)
+
+    targets = to_root_frame(inputs.targets)
+    bases = inputs.bone_bases[..., :3, :3]
+    input_rotations = matrix_to_quat(bases / np.linalg.norm(bases, axis=-2, keepdims=True))  # (F or 1, m, 4)
     # Blender keeps keys and evaluates poses in float32: aim inside the tolerance by what that can cost,
     # a rounding of each bone's rotation moving the tip by up to the chain's reach (capped at half).
     reach = float(chain.rest.lengths.sum() * scale.max())
     margin = min(0.5 * tolerance, _FLOAT32_ROUNDING * len(chain.bone_names) * reach)
-    solution = solve_frames(
-        start[0],
-        targets,
-        tolerance=(tolerance - margin) / float(scale.max()),
-        max_iterations=max_iterations,
-        method=method,
-        warm_start=warm_start,
-    )
-    rotations = local_rotations(chain.rest, solution.joints, input_rotations)
-    values = []
-    for k, pose_bone in enumerate(chain.pose_bones):
-        values.append(rotation_channels(rotations[:, k], pose_bone.rotation_mode, inputs.first_channels[k]))
-    return values, solution.iterations, solution.reached
+    solver_tolerance = (tolerance - margin) / float(scale.max())
+    y_scales = None
+    if pose.needed(chain):
+        solution = solve_pose(
+            chain.rest,
+            input_rotations,
+            targets,
+            limits=chain.limits,
+            poles=None if inputs.poles is None else to_root_frame(inputs.poles),
+            pole_angle=pose.pole_angle,
+            stretch=pose.use_stretch,
+            tolerance=solver_tolerance,
+            max_iterations=max_iterations,
+        )
+        rotations = solution.rotations
+        if pose.use_stretch:
+            rotations, y_scales = inherited_stretch(chain.rest, rotations, solution.scales)
+        iterations, reached = solution.iterations, solution.reached
+    else:
+        start, _ = forward_kinematics(chain.rest, input_rotations[:1])
+        points = solve_frames(
+            start[0],
+            targets,
+            tolerance=solver_tolerance,
+            max_iterations=max_iterations,
+            method=method,
+            warm_start=warm_start,
+        )
+        rotations = local_rotations(chain.rest, points.joints, input_rotations)
+        iterations, reached = points.iterations, points.reached
+    channels = [
+        rotation_channels(rotations[:, k], pose_bone.rotation_mode, inputs.first_channels[k])
+        for k, pose_bone in enumerate(chain.pose_bones)
+    ]
+    return _Solved(channels, y_scales, iterations, reached)
 
 
 def _split_root_frames(
@@ -242,17 +346,19 @@ def _split_root_frames(
     return scale, rotation, root_frames[:, :3, 3]
 
 
-def _check_bone_bases(chain: ArmatureChain, bases: FloatArray, frames: NDArray[np.int64]) -> None:
-    """Chain bones must have unit scale, and (but for the root) no location: the offsets between bones
-    are rigid."""
+def _check_bone_bases(chain: ArmatureChain, bases: FloatArray, frames: NDArray[np.int64], stretch: bool) -> None:
+    """Chain bones must have unit scale (but along Y when stretching, which replaces it), and (but for the
+    root) no location: the offsets between bones are rigid."""
     scales = np.linalg.norm(bases[..., :3, :3], axis=-2)  # (F, m, 3): length of each basis column
+    if stretch:
+        scales[..., 1] = 1.0
     locations = np.linalg.norm(bases[..., :3, 3], axis=-1)  # (F, m)
     for k, pose_bone in enumerate(chain.pose_bones):
         bad = np.flatnonzero(np.abs(scales[:, k] - 1.0).max(axis=1) > _MATRIX_TOLERANCE)
         if bad.size:
             raise ValueError(
                 f"bone '{pose_bone.name}' is scaled ({np.round(scales[bad[0], k], 4).tolist()}) on frame "
-                f"{frames[bad[0]]}: bones of the chain must keep a scale of 1"
+                f"{frames[bad[0]]}: bones of the chain must keep a scale of 1 (but along Y with use_stretch)"
             )
         if k == 0 or pose_bone.bone.use_connect:
             continue  # the root's location moves the whole chain; a connected bone ignores its location
@@ -325,8 +431,8 @@ def _check_evaluated(obj: bpy.types.Object, role: str) -> None:
         )
 
 
-def _check_target_independent(target: bpy.types.Object, chain: ArmatureChain) -> None:
-    """The target must not move with the chain (it would run away from the bones following it)."""
+def _check_target_independent(target: bpy.types.Object, chain: ArmatureChain, role: str = "target") -> None:
+    """The target (or pole) must not move with the chain (it would run away from the bones following it)."""
     descendants = set(chain.bone_names)
     for bone in armature_data(chain.armature).bones:
         if bone.parent is not None and bone.parent.name in descendants:
@@ -335,7 +441,7 @@ def _check_target_independent(target: bpy.types.Object, chain: ArmatureChain) ->
     while carrier is not None:
         if carrier.parent == chain.armature and carrier.parent_type == "BONE" and carrier.parent_bone in descendants:
             raise ValueError(
-                f"the target '{target.name}' is parented to the bone '{carrier.parent_bone}', which the chain "
+                f"the {role} '{target.name}' is parented to the bone '{carrier.parent_bone}', which the chain "
                 "moves: the target would move with the bake"
             )
         carrier = carrier.parent

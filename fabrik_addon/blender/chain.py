@@ -9,6 +9,7 @@ import bpy
 import numpy as np
 
 from ..solver._validate import FloatArray
+from ..solver.limits import JointLimits
 from ..solver.pose import ChainRest
 from ..solver.rotations import matrix_to_quat
 
@@ -27,11 +28,14 @@ class ArmatureChain:
         From the chain's root bone to its tip bone.
     rest : ChainRest
         Rest geometry in the root bone's rest frame.
+    limits : JointLimits
+        Each bone's IK limits and stretch share, as set in its Bone Properties (Inverse Kinematics).
     """
 
     armature: bpy.types.Object
     bone_names: tuple[str, ...]
     rest: ChainRest
+    limits: JointLimits
 
     @property
     def pose_bones(self) -> list[bpy.types.PoseBone]:
@@ -99,7 +103,27 @@ def read_chain(armature: bpy.types.Object, tip_bone: str, chain_length: int) -> 
                 "head, so turning it cannot move the chain"
             )
     _check_pose_bones(armature, names)
-    return ArmatureChain(armature=armature, bone_names=names, rest=ChainRest(rest_rotations, offsets))
+    pose = armature.pose
+    assert pose is not None
+    return ArmatureChain(
+        armature=armature,
+        bone_names=names,
+        rest=ChainRest(rest_rotations, offsets),
+        limits=read_limits([pose.bones[name] for name in names]),
+    )
+
+
+def read_limits(pose_bones: list[bpy.types.PoseBone]) -> JointLimits:
+    """The IK limits of pose bones, as Blender's IK solver reads them (Bone Properties, Inverse Kinematics)."""
+    return JointLimits(
+        lock=np.array([[pb.lock_ik_x, pb.lock_ik_y, pb.lock_ik_z] for pb in pose_bones], dtype=bool),
+        use_limit=np.array(
+            [[pb.use_ik_limit_x, pb.use_ik_limit_y, pb.use_ik_limit_z] for pb in pose_bones], dtype=bool
+        ),
+        minimum=np.array([[pb.ik_min_x, pb.ik_min_y, pb.ik_min_z] for pb in pose_bones], dtype=np.float64),
+        maximum=np.array([[pb.ik_max_x, pb.ik_max_y, pb.ik_max_z] for pb in pose_bones], dtype=np.float64),
+        stretch=np.array([pb.ik_stretch for pb in pose_bones], dtype=np.float64),
+    )
 
 
 def _check_pose_bones(armature: bpy.types.Object, names: tuple[str, ...]) -> None:

@@ -1,4 +1,4 @@
-"""Remove the keys of a chain's rotation channels in a frame range: what a bake writes, taken away."""
+"""Remove the keys of a chain's rotation (and stretch) channels in a frame range: what a bake writes, taken away."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def clear(
     frame_start: int | None = None,
     frame_end: int | None = None,
 ) -> int:
-    """Remove the rotation keys of a chain's bones from ``frame_start`` to ``frame_end``.
+    """Remove the rotation and Y scale keys of a chain's bones from ``frame_start`` to ``frame_end``.
 
     Parameters
     ----------
@@ -35,7 +35,8 @@ def clear(
     -------
     int
         How many keys were removed. Every rotation channel of the chain's bones loses its keys in the range
-        (quaternion, Euler and axis-angle alike); an F-curve left without keys is removed.
+        (quaternion, Euler and axis-angle alike), and so does their Y scale (a bake with stretch keys it; the
+        chain's bones can only be baked at a scale of 1 otherwise); an F-curve left without keys is removed.
 
     Raises
     ------
@@ -46,6 +47,12 @@ def clear(
     _check_armature(armature)
     names = chain_bone_names(armature, tip_bone, chain_length)
     _check_writable(armature, None, remedy="make it single-user first to clear this armature's keys alone")
-    paths = {f'pose.bones["{bpy.utils.escape_identifier(name)}"].{prop}' for name in names for prop in _ROTATION_PATHS}
-    chain_curves = [fcurve for fcurve in compat.assigned_fcurves(armature) if fcurve.data_path in paths]
+    bones = [f'pose.bones["{bpy.utils.escape_identifier(name)}"]' for name in names]
+    paths = {f"{bone}.{prop}" for bone in bones for prop in _ROTATION_PATHS}
+    stretch_paths = {f"{bone}.scale" for bone in bones}
+    chain_curves = [
+        fcurve
+        for fcurve in compat.assigned_fcurves(armature)
+        if fcurve.data_path in paths or (fcurve.data_path in stretch_paths and fcurve.array_index == 1)
+    ]
     return sum(remove_keys(armature, fcurve, float(frames[0]), float(frames[-1])) for fcurve in chain_curves)

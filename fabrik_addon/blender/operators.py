@@ -140,6 +140,9 @@ class FABRIK_OT_bake(_ChainOperator):
                 max_iterations=settings.max_iterations,
                 method=settings.method.lower(),
                 warm_start=settings.warm_start,
+                pole_target=settings.pole_target,
+                pole_angle=settings.pole_angle,
+                use_stretch=settings.use_stretch,
                 progress=window_manager.progress_update,
             )
         finally:
@@ -157,7 +160,7 @@ class FABRIK_OT_bake(_ChainOperator):
 
 
 class FABRIK_OT_clear(_ChainOperator):
-    """Remove the rotation keys of the active armature's chain in the frame range"""
+    """Remove the rotation (and stretch) keys of the active armature's chain in the frame range"""
 
     bl_idname = "fabrik.clear"
     bl_label = "Clear"

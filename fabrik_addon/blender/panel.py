@@ -60,6 +60,10 @@ class FABRIK_PT_main(_Sidebar):
         assert isinstance(armature.data, bpy.types.Armature)
         column.prop_search(settings, "tip_bone", armature.data, "bones", icon="BONE_DATA")
         column.prop(settings, "chain_length")
+        column.prop(settings, "pole_target")
+        if settings.pole_target is not None:
+            column.prop(settings, "pole_angle")
+        column.prop(settings, "use_stretch")
         column.prop(settings, "live_preview", icon="HIDE_OFF")
         problem = preview.problems.get(armature.name) if settings.live_preview else None
         if problem is not None:

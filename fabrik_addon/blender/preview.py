@@ -19,7 +19,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 
 from ..solver.rotations import rotation_property
-from .bake import _check_objects, _check_target_independent, _solve
+from .bake import _check_objects, _check_target_independent, _pose_options, _solve
 from .chain import read_chain
 from .sampling import current_inputs, walking_frames
 from .settings import settings_of
@@ -65,17 +65,20 @@ def follow(armature: bpy.types.Object, frame: int) -> bool:
     _check_objects(armature, target)
     chain = read_chain(armature, settings.tip_bone, settings.chain_length)
     _check_target_independent(target, chain)
-    values, _, _ = _solve(
+    # The preview poses rotations only: it bends toward the pole but does not stretch (Bake does).
+    pose = _pose_options(armature, target, chain, settings.pole_target, settings.pole_angle, False)
+    solved = _solve(
         chain,
-        current_inputs(chain, target),
+        current_inputs(chain, target, pose.pole_target),
         np.array([frame]),
         tolerance=settings.tolerance,
         max_iterations=settings.max_iterations,
         method=settings.method.lower(),
         warm_start=False,
+        pose=pose,
     )
     changed = False
-    for pose_bone, channels in zip(chain.pose_bones, values, strict=True):
+    for pose_bone, channels in zip(chain.pose_bones, solved.channels, strict=True):
         path = rotation_property(pose_bone.rotation_mode)
         if np.abs(np.array(getattr(pose_bone, path)) - channels[0]).max() > _UNCHANGED:
             setattr(pose_bone, path, channels[0].tolist())

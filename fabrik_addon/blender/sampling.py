@@ -36,12 +36,15 @@ class Inputs:
     first_channels : list of ndarray, shape (4,) or (3,)
         Each chain bone's rotation values in its own rotation mode on the first frame: the keys written
         start next to them (same quaternion sign, Euler angles within half a turn).
+    poles : ndarray, shape (F, 3), or None
+        The pole target's world location, if there is one.
     """
 
     targets: FloatArray
     root_frames: FloatArray
     bone_bases: FloatArray
     first_channels: list[FloatArray]
+    poles: FloatArray | None = None
 
 
 def sample_inputs(
@@ -50,24 +53,25 @@ def sample_inputs(
     chain: ArmatureChain,
     target: bpy.types.Object,
     progress: Callable[[int], None] | None = None,
+    pole: bpy.types.Object | None = None,
 ) -> Inputs:
-    """Evaluate every frame and read the target, the chain's root frame and the chain's own pose."""
+    """Evaluate every frame and read the target (and pole), the chain's root frame and the chain's own pose."""
     animated = chain_is_animated(chain.armature, chain.bone_names)
-    reading = _Reading.empty(len(frames), len(chain.bone_names), animated)
+    reading = _Reading.empty(len(frames), len(chain.bone_names), animated, pole is not None)
     pose_bones = chain.pose_bones
     with _walking():
         for i, frame in enumerate(frames.tolist()):
             scene.frame_set(frame)
-            reading.read(i, chain.armature, pose_bones, target)
+            reading.read(i, chain.armature, pose_bones, target, pole)
             if progress is not None:
                 progress(i)
     return reading.inputs()
 
 
-def current_inputs(chain: ArmatureChain, target: bpy.types.Object) -> Inputs:
+def current_inputs(chain: ArmatureChain, target: bpy.types.Object, pole: bpy.types.Object | None = None) -> Inputs:
     """What ``sample_inputs`` reads on one frame, read as Blender last evaluated the scene (no frame change)."""
-    reading = _Reading.empty(1, len(chain.bone_names), animated=True)
-    reading.read(0, chain.armature, chain.pose_bones, target)
+    reading = _Reading.empty(1, len(chain.bone_names), True, pole is not None)
+    reading.read(0, chain.armature, chain.pose_bones, target, pole)
     return reading.inputs()
 
 
@@ -81,9 +85,10 @@ class _Reading:
     targets: FloatArray  # (F, 3)
     bases: FloatArray  # (F or 1, m, 4, 4): read on the first frame only when the chain is not animated
     first_channels: list[FloatArray]  # each bone's rotation values in its own mode, on the first frame
+    poles: FloatArray | None  # (F, 3) if there is a pole target
 
     @classmethod
-    def empty(cls, frames: int, bones: int, animated: bool) -> _Reading:
+    def empty(cls, frames: int, bones: int, animated: bool, pole: bool) -> _Reading:
         return cls(
             world=np.empty((frames, 4, 4)),
             root_pose=np.empty((frames, 4, 4)),
@@ -91,10 +96,16 @@ class _Reading:
             targets=np.empty((frames, 3)),
             bases=np.empty((frames if animated else 1, bones, 4, 4)),
             first_channels=[],
+            poles=np.empty((frames, 3)) if pole else None,
         )
 
     def read(
-        self, i: int, armature: bpy.types.Object, pose_bones: list[bpy.types.PoseBone], target: bpy.types.Object
+        self,
+        i: int,
+        armature: bpy.types.Object,
+        pose_bones: list[bpy.types.PoseBone],
+        target: bpy.types.Object,
+        pole: bpy.types.Object | None,
     ) -> None:
         """Fill row ``i`` from the scene as Blender evaluated it last."""
         root = pose_bones[0]
@@ -102,6 +113,8 @@ class _Reading:
         self.root_pose[i] = root.matrix
         self.root_basis[i] = root.matrix_basis
         self.targets[i] = target.matrix_world.translation
+        if self.poles is not None and pole is not None:
+            self.poles[i] = pole.matrix_world.translation
         if i < len(self.bases):
             for k, pose_bone in enumerate(pose_bones):
                 self.bases[i, k] = pose_bone.matrix_basis
@@ -109,12 +122,16 @@ class _Reading:
             self.first_channels = [np.array(getattr(pb, rotation_property(pb.rotation_mode))) for pb in pose_bones]
 
     def inputs(self) -> Inputs:
-        # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R (the bake
-        # checks that S is 1, so R's inverse is its transpose).
+        # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R and S (S is
+        # 1 but for a stretched root).
         root_frames = self.world @ self.root_pose
-        root_frames[:, :3, :3] = root_frames[:, :3, :3] @ np.swapaxes(self.root_basis[:, :3, :3], 1, 2)
+        root_frames[:, :3, :3] = root_frames[:, :3, :3] @ np.linalg.inv(self.root_basis[:, :3, :3])
         return Inputs(
-            targets=self.targets, root_frames=root_frames, bone_bases=self.bases, first_channels=self.first_channels
+            targets=self.targets,
+            root_frames=root_frames,
+            bone_bases=self.bases,
+            first_channels=self.first_channels,
+            poles=self.poles,
         )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
@@ -68,6 +70,29 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
         min=0,
         soft_max=64,
         update=_changed,
+        override=_OVERRIDABLE,
+    )
+    pole_target: PointerProperty(  # type: ignore[valid-type]
+        name="Pole Target",
+        description="The chain bends toward this object, as with the pole target of Blender's IK constraint",
+        type=bpy.types.Object,
+        poll=_not_the_armature,
+        update=_changed,
+        override=_OVERRIDABLE,
+    )
+    pole_angle: FloatProperty(  # type: ignore[valid-type]
+        name="Pole Angle",
+        description="Pole rotation offset, as the IK constraint's: the root bone's X axis turned so faces the pole",
+        subtype="ANGLE",
+        min=-math.pi,
+        max=math.pi,
+        update=_changed,
+        override=_OVERRIDABLE,
+    )
+    use_stretch: BoolProperty(  # type: ignore[valid-type]
+        name="Stretch",
+        description="Let bones lengthen by their IK Stretch share to reach farther (keys their Y scale)",
+        default=False,
         override=_OVERRIDABLE,
     )
     method: EnumProperty(  # type: ignore[valid-type]

@@ -99,8 +99,8 @@ def solve_pose(
     rest : ChainRest
         The chain's rest geometry; positions below are in its base frame (the root bone's rest frame, at the
         root's head).
-    rotations : array-like, shape (m, 4) or (F, m, 4)
-        Local rotations to start from (each frame's input pose). Not modified.
+    rotations : array-like, shape (m, 4), (1, m, 4) or (F, m, 4)
+        Local rotations to start from (the same on every frame, or each frame's input pose). Not modified.
     targets : array-like, shape (F, 3)
         Where the last joint (the tip bone's tail) should go on each frame.
     limits : JointLimits, optional
@@ -423,8 +423,10 @@ def _rows(array: FloatArray | None, rows: NDArray[np.intp]) -> FloatArray | None
 
 def _as_rotations(rotations: npt.ArrayLike, frames: int, bones: int) -> FloatArray:
     quats = np.asarray(rotations, dtype=np.float64)
-    if quats.shape not in {(bones, 4), (frames, bones, 4)}:
-        raise ValueError(f"rotations must have shape ({bones}, 4) or ({frames}, {bones}, 4), got {quats.shape}")
+    if quats.shape not in {(bones, 4), (1, bones, 4), (frames, bones, 4)}:
+        raise ValueError(
+            f"rotations must have shape ({bones}, 4), (1, {bones}, 4) or ({frames}, {bones}, 4), got {quats.shape}"
+        )
     if not np.isfinite(quats).all():
         raise ValueError("rotations contain NaN or infinity")
     size = np.linalg.norm(quats, axis=-1, keepdims=True)

@@ -27,6 +27,8 @@ from numpy.typing import NDArray
 from ._validate import FloatArray
 
 _AXES = "XYZ"
+#: How far outside its range a limit may lie and still be taken (as the end of the range).
+_SLACK = 1e-6
 
 
 @dataclass(frozen=True)
@@ -60,12 +62,14 @@ class JointLimits:
                 )
         for name, low, high in (("minimum", -np.pi, 0.0), ("maximum", 0.0, np.pi), ("stretch", 0.0, 1.0)):
             values = np.asarray(getattr(self, name), dtype=np.float64)
-            bad = np.argwhere(~((values >= low) & (values <= high)))
+            # Blender stores its limits in float32: its -pi lies a little below the float64 one.
+            bad = np.argwhere(~((values >= low - _SLACK) & (values <= high + _SLACK)))
             if bad.size:
                 where = f"bone {bad[0][0]}" + (f", axis {_AXES[bad[0][1]]}" if values.ndim == 2 else "")
                 raise ValueError(
                     f"limits: {name} must lie in [{low:g}, {high:g}], got {values[tuple(bad[0])]!r} ({where})"
                 )
+            object.__setattr__(self, name, np.clip(values, low, high))
 
     @classmethod
     def free(cls, bones: int) -> JointLimits:

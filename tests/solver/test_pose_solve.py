@@ -167,7 +167,9 @@ def test_a_free_chain_reaches_like_plain_fabrik() -> None:
 def test_bad_input_is_named() -> None:
     rest, _knee = _leg()
     start = np.tile(IDENTITY, (2, 1))
-    with pytest.raises(ValueError, match=r"rotations must have shape \(2, 4\) or \(1, 2, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"rotations must have shape \(2, 4\), \(1, 2, 4\) or \(1, 2, 4\), got \(3, 4\)"
+    ):
         solve_pose(rest, np.tile(IDENTITY, (3, 1)), [[0, 1, 0]])
     with pytest.raises(ValueError, match="limits are for 3 bones, the chain has 2"):
         solve_pose(rest, start, [[0, 1, 0]], limits=JointLimits.free(3))
