@@ -11,9 +11,17 @@ FABRIK with model constraints", 2016):
   placed, and clamps the bone's local rotation to its own limits before placing the next joint. The pose
   an iteration ends with is built from clamped local rotations only, so it never breaks a limit.
 
-A pole target turns the chain about its root as Blender's IK constraint does (before solving, toward the
-goal, and after, about the root-to-tip line only); the root's own limits then clamp it. Everything is
-vectorised across frames: the Python loops run over bones and iterations only.
+A solution that reaches the target is one of a family: the whole chain can turn about the line from the root
+to the target and still reach it. The solve ends on the member of that family nearest the pose it was given
+to start from (the smallest turn of the root bone), whichever attempt found it; that is where Blender's own
+IK solver, a damped least-squares descent from the same start, settles too.
+
+A pole target works as in Blender's IK constraint: before solving, the start pose is turned about the root's
+head so that the plane through the root-to-tip line and the root's "up" axis (its X axis turned toward Z by
+the pole angle) becomes the plane through the root-to-target and root-to-pole lines. The solve then bends the
+chain from there, so a chain that bends in one plane keeps the bend plane the turn gave it, and the knee
+lands where Blender's IK puts it. Everything is vectorised across frames: the Python loops run over bones and
+iterations only.
 """
 
 from __future__ import annotations
@@ -101,14 +109,17 @@ def solve_pose(
         root's head).
     rotations : array-like, shape (m, 4), (1, m, 4) or (F, m, 4)
         Local rotations to start from (the same on every frame, or each frame's input pose). Not modified.
+        Of the poses that reach a target, turned about the root-to-target line, the one returned is the
+        nearest this start (turned to the pole, with one), as with Blender's IK.
     targets : array-like, shape (F, 3)
         Where the last joint (the tip bone's tail) should go on each frame.
     limits : JointLimits, optional
         Per-bone limits (see ``fabrik_addon.solver.limits``); none by default.
     poles : array-like, shape (F, 3), optional
-        A pole target per frame: the chain bends toward it as with Blender's IK constraint. The root bone's
-        X axis, turned toward its Z axis by ``pole_angle``, faces the pole (seen along the root-to-target
-        line).
+        A pole target per frame, as for Blender's IK constraint: the start pose is first turned about the
+        root's head so that the root bone's X axis, turned toward its Z axis by ``pole_angle``, faces the
+        pole as seen along the root-to-target line (the plane through that line and the pole); the chain
+        is then solved from there (see the module's notes).
     pole_angle : float
         Radians.
     stretch : bool
@@ -149,10 +160,14 @@ def solve_pose(
         max_iterations=positive_int(max_iterations, "max_iterations"),
         pole_angle=float(pole_angle),
     )
-    best = solver.solve(_Best.start(limits.clamp(start)), goals, pole_points)
+    first = limits.clamp(start)
+    if pole_points is not None:
+        first = solver.turn(first, goals, pole_points)
+    best = solver.solve(_Best.start(first), goals)
     solver.retry_bent(best, goals, pole_points)
     if stretch and limits.stretch.any():
-        solver.stretch(best, goals, pole_points)
+        solver.stretch(best, goals)
+    solver.swivel_to(best, first, goals)
     quats, scales, iterations, error = best.quats, best.scales, best.iterations, best.error
     joints, _ = forward_kinematics(rest, quats, scales)
     signed = np.stack([sign_continuous(quats[:, k], reference=start[0, k]) for k in range(bones)], axis=1)
@@ -204,28 +219,19 @@ class _Solver:
     max_iterations: int
     pole_angle: float
 
-    def solve(self, start: _Best, goals: FloatArray, poles: FloatArray | None, turn_first: bool = False) -> _Best:
+    def solve(self, start: _Best, goals: FloatArray) -> _Best:
         """FABRIK from ``start``'s poses, then damped least squares on the frames it left short."""
-        best = self._run(self._iterate, start, goals, poles, turn_first)
+        best = self._run(self._iterate, start, goals)
         short = np.flatnonzero(best.error > self.tolerance)
         if short.size:
-            best.keep_better(
-                short, self._run(self._least_squares_step, best.rows(short), goals[short], _rows(poles, short))
-            )
+            best.keep_better(short, self._run(self._least_squares_step, best.rows(short), goals[short]))
         return best
 
-    def _run(
-        self, step: _Step, start: _Best, goals: FloatArray, poles: FloatArray | None, turn_first: bool = False
-    ) -> _Best:
+    def _run(self, step: _Step, start: _Best, goals: FloatArray) -> _Best:
         """Iterate ``step`` on every frame from ``start``'s poses until it reaches, stalls or runs out of
-        iterations; first turn the chain to the pole, or without one, if ``turn_first``, toward the goal.
-        Returns each frame's best pose, with ``start``'s scales."""
-        quats, scales = start.quats, start.scales
+        iterations. Returns each frame's best pose, with ``start``'s scales."""
+        quats, scales = start.quats.copy(), start.scales
         frames = len(goals)
-        if poles is not None or turn_first:
-            quats = self._face_pole(quats, scales, goals, poles, toward_goal=True)
-        else:
-            quats = quats.copy()
         best = quats.copy()
         best_error = _tip_error(self.rest, quats, scales, goals)
         iterations = np.zeros(frames, dtype=np.int64)
@@ -235,8 +241,6 @@ class _Solver:
             if active.size == 0:
                 break
             work = step(quats[active], scales[active], goals[active])
-            if poles is not None:
-                work = self._face_pole(work, scales[active], goals[active], poles[active], toward_goal=False)
             quats[active] = work
             error = _tip_error(self.rest, work, scales[active], goals[active])
             iterations[active] = count
@@ -254,15 +258,16 @@ class _Solver:
         FABRIK keeps the way a joint bends: from a straight knee whose range is 0 to 150 degrees, a target
         that needs the knee bent would have it bend backwards, which its limit forbids, so it stays straight
         and the chain gets stuck; and it never rolls a bone, so a hinge whose plane misses the goal stays
-        so. Bent halfway into its range, a joint bends the allowed way; turned toward the goal, the chain
-        bends in a plane through it.
+        so. Bent halfway into its range, a joint bends the allowed way; turned toward the goal (to the pole,
+        with one), the chain bends in a plane through it.
         """
         short = np.flatnonzero(best.error > self.tolerance)
         if short.size:
-            bent = _Best(np.broadcast_to(self.limits.bent(), (short.size, *best.quats.shape[1:])), *_tail(best, short))
-            best.keep_better(short, self.solve(bent, goals[short], _rows(poles, short), turn_first=True))
+            bent = np.broadcast_to(self.limits.bent(), (short.size, *best.quats.shape[1:]))
+            turned = self.turn(bent, goals[short], _rows(poles, short), best.scales[short])
+            best.keep_better(short, self.solve(_Best(turned, *_tail(best, short)), goals[short]))
 
-    def stretch(self, best: _Best, goals: FloatArray, poles: FloatArray | None) -> None:
+    def stretch(self, best: _Best, goals: FloatArray) -> None:
         """Lengthen the bones of frames that fell short, by their stretch shares, and solve those again.
 
         Each round adds the remaining distance to the bones in proportion to ``length * share``: exact for a
@@ -274,7 +279,7 @@ class _Solver:
                 break
             grown = best.scales[short] + (best.error[short] / stretchable)[:, None] * self.limits.stretch
             attempt = _Best(best.quats[short], grown, np.zeros(short.size, dtype=np.int64), best.error[short])
-            best.keep_better(short, self.solve(attempt, goals[short], _rows(poles, short)))
+            best.keep_better(short, self.solve(attempt, goals[short]))
 
     def _iterate(self, quats: FloatArray, scales: FloatArray, goals: FloatArray) -> FloatArray:
         """One backward and one forward pass on every frame given; returns the new local rotations."""
@@ -350,31 +355,59 @@ class _Solver:
         allowed = self.limits.clamp(local, bone=k)
         return np.asarray(child @ np.swapaxes(rest_rotation @ quat_to_matrix(allowed), 1, 2))
 
-    def _face_pole(
-        self, quats: FloatArray, scales: FloatArray, goals: FloatArray, poles: FloatArray | None, *, toward_goal: bool
+    def turn(
+        self, quats: FloatArray, goals: FloatArray, poles: FloatArray | None, scales: FloatArray | None = None
     ) -> FloatArray:
-        """Turn the root bone about its head as Blender's IK does for a pole target, then clamp it.
+        """The poses (F, m, 4) turned about the root's head as Blender's IK turns a chain before solving, the
+        root then clamped to its limits.
 
-        With a pole, the turn takes the plane through the root-to-tip line and the root's "up" axis (its X axis
-        turned toward Z by the pole angle) to the plane through the root-to-pole line and, ``toward_goal``,
-        the root-to-target line (turning the chain toward the target too), else the root-to-tip line (a turn
-        about that line only, which keeps the tip where it is). Without a pole (only ``toward_goal``), it is
-        the smallest turn that points the root-to-tip line at the goal, keeping the plane the chain bends in.
+        With a pole, the turn takes the root-to-tip line onto the root-to-goal line, and the plane through
+        the root-to-tip line and the root's "up" axis (its X axis turned toward Z by the pole angle) onto the
+        plane through the root-to-goal and root-to-pole lines. Without a pole, it is the smallest turn that
+        points the root-to-tip line at the goal, keeping the plane the chain bends in.
         """
         joints, orientations = forward_kinematics(self.rest, quats, scales)
         root = orientations[:, 0]
         tip_direction = _unit(joints[:, -1], fallback=root[:, :, 1])
-        goal_direction = _unit(goals, fallback=tip_direction) if toward_goal else tip_direction
-        if poles is None:  # no pole: the smallest turn of the whole chain toward the goal
+        goal_direction = _unit(goals, fallback=tip_direction)
+        if poles is None:
             turn = quat_to_matrix(quat_between(tip_direction, goal_direction))
         else:
             up = root[:, :, 0] * np.cos(self.pole_angle) + root[:, :, 2] * np.sin(self.pole_angle)
             turn = _look_at(goal_direction, poles) @ np.swapaxes(_look_at(tip_direction, up), 1, 2)
-            turn[~np.isfinite(turn).all(axis=(1, 2))] = np.eye(3)
-        rest_rotation = self.rest.rest_rotations[0]
-        turned = np.swapaxes(rest_rotation, 0, 1) @ turn @ root
+            turn[~np.isfinite(turn).all(axis=(1, 2))] = np.eye(3)  # a pole on the line: no plane to turn to
+        return self._with_root(quats, turn @ root)
+
+    def swivel_to(self, best: _Best, reference: FloatArray, goals: FloatArray) -> None:
+        """Turn each frame's best pose about its root-to-tip line to where its root is nearest ``reference``'s.
+
+        Turning the whole chain about the line from the root's head to the tip keeps the tip where it is and
+        every bone's local rotation but the root's. The turn by ``a`` about the unit line ``u`` that brings
+        the root's orientation ``R`` nearest the reference ``S`` maximises ``trace(S.T @ turn(a) @ R)``,
+        which is ``A cos(a) + B sin(a)`` plus a constant with ``M = R @ S.T``, ``A = trace(M) - u.M.u`` and
+        ``B = trace([u]x @ M)``: at ``a = atan2(B, A)``. A frame keeps the turn where the root's limits allow
+        it and the tip stays as close (or within tolerance).
+        """
+        joints, orientations = forward_kinematics(self.rest, best.quats, best.scales)
+        root = orientations[:, 0]
+        line = _unit(joints[:, -1], fallback=root[:, :, 1])
+        reference_root = self.rest.rest_rotations[0] @ quat_to_matrix(reference[:, 0])
+        M = root @ np.swapaxes(reference_root, 1, 2)
+        A = np.trace(M, axis1=1, axis2=2) - np.einsum("fi,fij,fj->f", line, M, line)
+        B = np.einsum("fij,fji->f", _cross_matrices(line), M)
+        angle = np.arctan2(B, A)
+        turn = quat_to_matrix(axis_angle_to_quat(np.concatenate([angle[:, None], line], axis=1)))
+        turned = self._with_root(best.quats, turn @ root)
+        error = _tip_error(self.rest, turned, best.scales, goals)
+        keep = np.flatnonzero((error <= best.error) | (error <= self.tolerance))
+        best.quats[keep], best.error[keep] = turned[keep], error[keep]
+
+    def _with_root(self, quats: FloatArray, root: FloatArray) -> FloatArray:
+        """``quats`` with the root bone's rotation replaced by the one that gives it orientation ``root``
+        (F, 3, 3), clamped to the root's limits."""
+        local = np.swapaxes(self.rest.rest_rotations[0], 0, 1) @ root
         result = quats.copy()
-        result[:, 0] = self.limits.clamp(matrix_to_quat(turned), bone=0)
+        result[:, 0] = self.limits.clamp(matrix_to_quat(local), bone=0)
         return result
 
 

@@ -113,29 +113,103 @@ def test_a_hinged_knee_reaches_every_target_its_range_allows() -> None:
     assert not solve_pose(rest, np.tile(IDENTITY, (2, 1)), inside, limits=knee).reached.any()
 
 
-@pytest.mark.parametrize("pole_angle", [-90 * DEG, 0.0, 30 * DEG])
-def test_the_pole_turns_the_chain_as_blenders_ik_does(pole_angle: float) -> None:
-    """The root's X axis, turned toward its Z axis by the pole angle, faces the pole as seen along the
-    root-to-tip line; the knee therefore bends toward it (the hinge bends to +Z, so for -90 deg its side)."""
+def _turn_about(line: FloatArray, angle: float) -> FloatArray:
+    """Rotation matrices (F, 3, 3) by ``angle`` about the unit vectors ``line`` (F, 3) (Rodrigues)."""
+    cross = np.cross(line[:, None, :], -np.eye(3)[None])  # cross[f] @ v == line[f] x v
+    outer = line[:, :, None] * line[:, None, :]
+    return np.asarray(np.cos(angle) * np.eye(3) + np.sin(angle) * cross + (1 - np.cos(angle)) * outer)
+
+
+def _blenders_pole_turn(tip: FloatArray, up: FloatArray, goal: FloatArray, pole: FloatArray) -> FloatArray:
+    """The turn (F, 3, 3) Blender's IK solver gives a chain rooted at the origin before solving with a pole,
+    written from its definition: a "look-at" frame is built from a line and an "up" vector (rows: the unit
+    side, line x up; the up made square to the line, side x line; and minus the line), and the turn takes the
+    frame on (root-to-tip, root's up axis) to the frame on (root-to-goal, root-to-pole)."""
+
+    def look_at(line: FloatArray, toward: FloatArray) -> FloatArray:
+        line = line / np.linalg.norm(line, axis=1, keepdims=True)
+        side = np.cross(line, toward)
+        side /= np.linalg.norm(side, axis=1, keepdims=True)
+        return np.stack([side, np.cross(side, line), -line], axis=1)
+
+    return np.asarray(np.swapaxes(look_at(goal, pole), 1, 2) @ look_at(tip, up))
+
+
+def _start_roots(
+    rest: ChainRest, start: FloatArray, goals: FloatArray, poles: FloatArray | None, pole_angle: float
+) -> FloatArray:
+    """The root's orientation (F, 3, 3) at the start of Blender's solve: the start pose, turned to the pole."""
+    joints, orientations = forward_kinematics(rest, np.broadcast_to(start, (len(goals), *start.shape)))
+    root = orientations[:, 0]
+    if poles is None:
+        return root
+    up = root[:, :, 0] * np.cos(pole_angle) + root[:, :, 2] * np.sin(pole_angle)
+    return _blenders_pole_turn(joints[:, -1], up, goals, poles) @ root
+
+
+@pytest.mark.parametrize("pole_angle", [-90 * DEG, 0.0, 30 * DEG, 135 * DEG])
+def test_the_pole_turns_the_start_as_blenders_ik_does_and_a_planar_chain_keeps_that_plane(pole_angle: float) -> None:
+    """Blender's IK turns the start pose so the root's up axis (X turned toward Z by the pole angle) faces
+    the pole, then solves from there: a chain that bends in one plane, as this knee does, keeps the plane
+    that turn gave it (its normal, the root's X axis, stays put). With the angle at -90 degrees the up axis
+    is the knee's own bend, so the knee points at the pole."""
     rest, knee = _leg()
+    start = np.array([IDENTITY, [np.cos(5 * DEG), np.sin(5 * DEG), 0, 0]])  # the knee bent 10 degrees, as Rigify's
     rng = np.random.default_rng(4)
     goals = rng.normal(size=(200, 3))
     goals *= (rng.uniform(0.8, 2.1, 200) / np.linalg.norm(goals, axis=1))[:, None]
     poles = rng.normal(size=(200, 3)) * 3
-    solution = solve_pose(rest, np.tile(IDENTITY, (2, 1)), goals, limits=knee, poles=poles, pole_angle=pole_angle)
+    solution = solve_pose(rest, start, goals, limits=knee, poles=poles, pole_angle=pole_angle)
     assert solution.reached.all()
+    turned = _start_roots(rest, start, goals, poles, pole_angle)
+    np.testing.assert_allclose(quat_to_matrix(solution.rotations[:, 0])[:, :, 0], turned[:, :, 0], atol=1e-6)
+    knees = solution.joints[:, 1]
+    np.testing.assert_allclose(np.sum(knees * turned[:, :, 0], axis=1), 0.0, atol=1e-9)  # in the plane
+    if pole_angle == -90 * DEG:
+        line = goals / np.linalg.norm(goals, axis=1, keepdims=True)
+
+        def across(v: FloatArray) -> FloatArray:
+            v = v - line * np.sum(v * line, axis=1, keepdims=True)
+            return np.asarray(v / np.linalg.norm(v, axis=1, keepdims=True), dtype=np.float64)
+
+        np.testing.assert_allclose(np.sum(across(knees) * across(poles), axis=1), 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("with_pole", [False, True])
+def test_a_solve_ends_on_the_turn_about_the_root_to_target_line_nearest_its_start(with_pole: bool) -> None:
+    """The elbow's hinge axis leans out of the arm's plane (as Rigify's arms roll it), so reaching a target
+    leaves the chain free to turn about the line from the shoulder to the target. The solve takes the turn
+    whose upper arm is nearest its start (the start turned to the pole, with one), as Blender's IK does;
+    no turn either way brings it nearer."""
+    lean = np.array([[np.cos(0.3), -np.sin(0.3), 0], [np.sin(0.3), np.cos(0.3), 0], [0, 0, 1]])  # about Z
+    rest = ChainRest(np.stack([np.eye(3), lean]), np.array([[0, 1.0, 0], [0, 1.2, 0]]))
+    _, elbow = _leg()
+    start = np.array([IDENTITY, [np.cos(15 * DEG), np.sin(15 * DEG), 0, 0]])
+    rng = np.random.default_rng(8)
+    bends = rng.uniform(40, 140, 60) * DEG
+    poses = np.zeros((60, 2, 4))
+    poses[:, 0] = quat_normalize(rng.normal(size=(60, 4)))
+    poses[:, 1, 0], poses[:, 1, 1] = np.cos(bends / 2), np.sin(bends / 2)
+    goals = forward_kinematics(rest, poses)[0][:, -1]
+    poles = rng.normal(size=(60, 3)) * 3 if with_pole else None
+    solution = solve_pose(rest, start, goals, limits=elbow, poles=poles, pole_angle=-90 * DEG, tolerance=1e-6)
+    assert solution.reached.all()
+
+    reference = _start_roots(rest, start, goals, poles, -90 * DEG)
     root = quat_to_matrix(solution.rotations[:, 0])
-    up = root[:, :, 0] * np.cos(pole_angle) + root[:, :, 2] * np.sin(pole_angle)
     line = solution.joints[:, -1] / np.linalg.norm(solution.joints[:, -1], axis=1, keepdims=True)
 
-    def across(v: FloatArray) -> FloatArray:
-        v = v - line * np.sum(v * line, axis=1, keepdims=True)
-        return np.asarray(v / np.linalg.norm(v, axis=1, keepdims=True), dtype=np.float64)
+    def distance(turn_rad: float) -> FloatArray:
+        """Angle from the reference to the root turned by ``turn_rad`` about the root-to-tip line."""
+        relative = np.swapaxes(reference, 1, 2) @ _turn_about(line, turn_rad) @ root
+        cosine = (np.trace(relative, axis1=1, axis2=2) - 1) / 2
+        return np.asarray(np.arccos(np.clip(cosine, -1, 1)), dtype=np.float64)
 
-    np.testing.assert_allclose(np.sum(across(up) * across(poles), axis=1), 1.0, atol=1e-6)
-    if pole_angle == -90 * DEG:
-        knees = solution.joints[:, 1]
-        assert (np.sum(across(knees) * across(poles), axis=1) > 0.999).all()
+    nearest = distance(0.0)
+    for turn_deg in (0.2, 1, 5, 20, 90, 180):
+        for sign in (-1, 1):
+            assert (nearest <= distance(sign * turn_deg * DEG) + 1e-9).all(), (turn_deg, sign)
+    assert (distance(5 * DEG) - nearest > 1e-4).any()  # the turn matters here: the chain is not planar
 
 
 def test_stretch_lengthens_the_bones_by_their_shares_to_reach_beyond_the_chain() -> None:
