@@ -44,16 +44,24 @@ def quat_normalize(q: FloatArray) -> FloatArray:
 
 
 def quat_to_matrix(q: FloatArray) -> FloatArray:
-    """Rotation matrices of unit quaternions: (..., 4) -> (..., 3, 3)."""
-    w, x, y, z = np.moveaxis(q, -1, 0)
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
-        ],
-        axis=-2,
-    )
+    """Rotation matrices of unit quaternions: (..., 4) -> (..., 3, 3).
+
+    Written out by component, as ``quat_multiply`` is: the limited solver calls it on small arrays per bone."""
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz = x * y, x * z, y * z
+    wx, wy, wz = w * x, w * y, w * z
+    m = np.empty((*np.shape(q)[:-1], 3, 3))
+    m[..., 0, 0] = 1 - 2 * (yy + zz)
+    m[..., 0, 1] = 2 * (xy - wz)
+    m[..., 0, 2] = 2 * (xz + wy)
+    m[..., 1, 0] = 2 * (xy + wz)
+    m[..., 1, 1] = 1 - 2 * (xx + zz)
+    m[..., 1, 2] = 2 * (yz - wx)
+    m[..., 2, 0] = 2 * (xz - wy)
+    m[..., 2, 1] = 2 * (yz + wx)
+    m[..., 2, 2] = 1 - 2 * (xx + yy)
+    return m
 
 
 def matrix_to_quat(m: FloatArray) -> FloatArray:
@@ -65,19 +73,22 @@ def matrix_to_quat(m: FloatArray) -> FloatArray:
     m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
     m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
     m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
-    scaled = np.stack(
-        [
-            np.stack([1 + m00 + m11 + m22, m21 - m12, m02 - m20, m10 - m01], axis=-1),  # 4w q
-            np.stack([m21 - m12, 1 + m00 - m11 - m22, m01 + m10, m02 + m20], axis=-1),  # 4x q
-            np.stack([m02 - m20, m01 + m10, 1 - m00 + m11 - m22, m12 + m21], axis=-1),  # 4y q
-            np.stack([m10 - m01, m02 + m20, m12 + m21, 1 - m00 - m11 + m22], axis=-1),  # 4z q
-        ],
-        axis=-2,
-    )
-    squares = np.stack([scaled[..., i, i] for i in range(4)], axis=-1)  # 4w^2, 4x^2, 4y^2, 4z^2
-    best = np.argmax(squares, axis=-1)
+    scaled = np.empty((*np.shape(m)[:-2], 4, 4))
+    scaled[..., 0, :] = _columns(1 + m00 + m11 + m22, m21 - m12, m02 - m20, m10 - m01)  # 4w q
+    scaled[..., 1, :] = _columns(m21 - m12, 1 + m00 - m11 - m22, m01 + m10, m02 + m20)  # 4x q
+    scaled[..., 2, :] = _columns(m02 - m20, m01 + m10, 1 - m00 + m11 - m22, m12 + m21)  # 4y q
+    scaled[..., 3, :] = _columns(m10 - m01, m02 + m20, m12 + m21, 1 - m00 - m11 + m22)  # 4z q
+    best = np.argmax(np.diagonal(scaled, axis1=-2, axis2=-1), axis=-1)  # of 4w^2, 4x^2, 4y^2, 4z^2
     q = quat_normalize(np.take_along_axis(scaled, best[..., None, None], axis=-2)[..., 0, :])
     return _as(np.where(q[..., :1] < 0, -q, q))
+
+
+def _columns(*values: FloatArray) -> FloatArray:
+    """Arrays of one shape (...) side by side: (..., len(values)), without ``np.stack``'s overhead."""
+    result = np.empty((*np.shape(values[0]), len(values)))
+    for i, value in enumerate(values):
+        result[..., i] = value
+    return result
 
 
 def quat_rotate(q: FloatArray, v: FloatArray) -> FloatArray:
@@ -100,18 +111,22 @@ def quat_between(a: FloatArray, b: FloatArray) -> FloatArray:
     perpendicular to ``a`` (the cross product with the world axis least aligned with it).
     """
     a, b = np.broadcast_arrays(a, b)
-    cos = np.sum(a * b, axis=-1)
-    axis = np.cross(a, b)
-    opposite = cos < -1.0 + 1e-12
-    if np.any(opposite):
+    ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
+    bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
+    # q = (1 + cos, a x b) normalised is the half-angle form, written out by component (see quat_multiply).
+    q = np.empty((*a.shape[:-1], 4))
+    q[..., 0] = 1.0 + ax * bx + ay * by + az * bz
+    q[..., 1] = ay * bz - az * by
+    q[..., 2] = az * bx - ax * bz
+    q[..., 3] = ax * by - ay * bx
+    opposite = q[..., 0] < 1e-12
+    if np.any(opposite):  # (0, a unit vector perpendicular to a)
         least = np.argmin(np.abs(a), axis=-1)
         helper = np.zeros(a.shape)
         np.put_along_axis(helper, least[..., None], 1.0, axis=-1)
         perpendicular = np.cross(a, helper)
         perpendicular /= np.linalg.norm(perpendicular, axis=-1, keepdims=True)
-        axis = np.where(opposite[..., None], perpendicular, axis)
-    # q = (1 + cos, a x b) normalised is the half-angle form; for opposite vectors (0, perpendicular).
-    q = np.concatenate([np.where(opposite, 0.0, 1.0 + cos)[..., None], axis], axis=-1)
+        q[opposite] = np.concatenate([np.zeros((*perpendicular.shape[:-1], 1)), perpendicular], axis=-1)[opposite]
     return quat_normalize(q)
 
 
