@@ -184,13 +184,15 @@ class JointLimits:
         Returns
         -------
         ndarray, shape (..., m)
-            The angle of the turn from each rotation to its nearest allowed one.
+            The angle of the turn from each rotation to its nearest allowed one: ``4 atan2(|q - c|, |q + c|)``
+            for unit quaternions ``q`` and ``c`` on the same side, which stays exact for the tiny angles that
+            rotations read back from float32 (Blender's) differ by, where ``2 acos(q.c)`` loses half the digits.
         """
-        clamped = self.clamp(rotations)
-        cosine = np.abs(
-            np.einsum("...i,...i->...", clamped, rotations / np.linalg.norm(rotations, axis=-1, keepdims=True))
-        )
-        return np.asarray(2.0 * np.arccos(np.clip(cosine, 0.0, 1.0)), dtype=np.float64)
+        unit = rotations / np.linalg.norm(rotations, axis=-1, keepdims=True)
+        clamped = self.clamp(unit)
+        clamped = np.where(np.einsum("...i,...i->...", clamped, unit)[..., None] < 0, -clamped, clamped)
+        apart = np.linalg.norm(unit - clamped, axis=-1)
+        return np.asarray(4.0 * np.arctan2(apart, np.linalg.norm(unit + clamped, axis=-1)), dtype=np.float64)
 
 
 def _ratio(value: FloatArray, semi_axis: FloatArray) -> FloatArray:

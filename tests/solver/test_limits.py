@@ -104,3 +104,14 @@ def test_bad_limits_are_named() -> None:
         JointLimits.of(1, stretch=1.5)
     with pytest.raises(ValueError, match=r"lock must have shape \(2, 3\)"):
         JointLimits(np.zeros((1, 3), bool), np.zeros((2, 3), bool), np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(2))
+
+
+@pytest.mark.parametrize("beyond_rad", [1e-9, 1e-8, 1e-6, 0.3])
+def test_excess_measures_even_the_tiniest_turn_beyond_a_limit(beyond_rad: float) -> None:
+    """Rotations read back from Blender's float32 sit within about 1e-7 rad of where they were written;
+    ``2 acos(q.c)`` would measure a turn of 1e-8 as 3e-8 and one of 1e-9 as 0."""
+    hinge = JointLimits.of(1, lock=[[False, True, True]], use_limit=[[True, False, False]], minimum=-0.5, maximum=0.5)
+    angle = 0.5 + beyond_rad
+    rotation = np.array([[np.cos(angle / 2), np.sin(angle / 2), 0.0, 0.0]])
+    assert hinge.excess(rotation)[0] == pytest.approx(beyond_rad, rel=1e-6)
+    assert hinge.excess(-rotation)[0] == pytest.approx(beyond_rad, rel=1e-6)  # either sign of the quaternion
