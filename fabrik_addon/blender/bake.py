@@ -275,14 +275,17 @@ def _solve(
 ) -> _Solved:
     """Solve in the chain's root frame and turn the result into each bone's rotation channel values."""
     _check_bone_bases(chain, inputs.bone_bases, frames, pose.use_stretch)
-    scale, rotation, origin = _split_root_frames(inputs.root_frames, frames, chain.bone_names[0])
+    scale, linear, origin = _split_root_frames(inputs.root_frames, frames, chain.bone_names[0])
     bad = np.flatnonzero(~np.isfinite(inputs.targets).all(axis=1))
     if bad.size:
         raise ValueError(f"the target's location is not a number on frame {frames[bad[0]]}")
 
     def to_root_frame(points: FloatArray) -> FloatArray:
-        """World points into the root frame: rotated back and scaled down to the chain's rest units."""
-        return np.asarray(np.einsum("fji,fj->fi", rotation, points - origin) / scale[:, None], dtype=np.float64)
+        """World points into the root frame: rotated back and scaled down to the chain's rest units, by the
+        root frame's inverse (not its transpose over its scale: Blender's float32 matrices are slightly
+        sheared, by a few 1e-6 where the root bone points nearly opposite its parent, and Blender poses the
+        chain with them as they are)."""
+        return np.asarray(np.linalg.solve(linear, (points - origin)[..., None])[..., 0], dtype=np.float64)
 
     targets = to_root_frame(inputs.targets)
     bases = inputs.bone_bases[..., :3, :3]
@@ -331,7 +334,10 @@ def _solve(
 def _split_root_frames(
     root_frames: FloatArray, frames: NDArray[np.int64], root_bone: str
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Uniform scale (F,), rotation (F, 3, 3) and origin (F, 3) of the chain's root frames."""
+    """Uniform scale (F,), linear part (F, 3, 3) and origin (F, 3) of the chain's root frames.
+
+    The linear part is checked to be a rotation times the uniform scale, to within what float32 allows.
+    """
     linear = root_frames[:, :3, :3]
     determinant = np.einsum("fi,fi->f", linear[:, :, 0], np.cross(linear[:, :, 1], linear[:, :, 2]))
     scale = np.cbrt(np.abs(determinant))
@@ -343,7 +349,7 @@ def _split_root_frames(
             f"the chain's root bone '{root_bone}' is scaled non-uniformly, mirrored or to zero on frame "
             f"{frames[bad[0]]} (by the armature object or a parent bone): FABRIK needs a uniform scale"
         )
-    return scale, rotation, root_frames[:, :3, 3]
+    return scale, linear, root_frames[:, :3, 3]
 
 
 def _check_bone_bases(chain: ArmatureChain, bases: FloatArray, frames: NDArray[np.int64], stretch: bool) -> None:

@@ -89,13 +89,18 @@ def read_chain(armature: bpy.types.Object, tip_bone: str, chain_length: int) -> 
     """
     names = chain_bone_names(armature, tip_bone, chain_length)
     bones = armature_data(armature).bones
-    rest = np.array([np.array(bones[name].matrix_local) for name in names])  # (m, 4, 4), armature space
-    rotations = rest[:, :3, :3]
-    rest_rotations = np.concatenate([np.eye(3)[None], np.swapaxes(rotations[:-1], 1, 2) @ rotations[1:]])
-    heads = rest[:, :3, 3]
-    offsets = np.empty((len(names), 3))
-    offsets[:-1] = np.einsum("kji,kj->ki", rotations[:-1], heads[1:] - heads[:-1])  # in each bone's frame
-    offsets[-1] = (0.0, bones[names[-1]].length, 0.0)
+    chain = [bones[name] for name in names]
+    # Blender poses each bone under its parent with the parent-relative data it stores: the bone's rest
+    # rotation ``bone.matrix`` and its head relative to its parent's tail. Those are read here as they are,
+    # not derived from the armature-space matrices: Blender's float32 bone matrices are slightly sheared
+    # (by a few 1e-6 where a bone points nearly opposite its parent, as a thigh under the spine), and taking
+    # a transpose of one as its inverse would put the chain a few 1e-6 away from where Blender poses it.
+    rest_rotations = np.array([np.eye(3)] + [np.array(bone.matrix) for bone in chain[1:]])
+    # From each bone's head to the next joint, in the bone's rest frame: along Y by its length to its tail,
+    # then on to its child's head.
+    offsets = np.array([(0.0, bone.length, 0.0) for bone in chain])
+    for offset, child in zip(offsets[:-1], chain[1:], strict=True):
+        offset += np.array(child.head)
     for name, offset, next_name in zip(names, offsets, (*names[1:], None), strict=True):
         if np.linalg.norm(offset) <= _ZERO_OFFSET_FRACTION * bones[name].length:
             raise ValueError(

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import bpy
 import numpy as np
 from mathutils import Vector
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from fabrik_addon.blender.bake import BakeReport
 
 FloatArray = NDArray[np.float64]
 
@@ -81,6 +85,68 @@ def rigify_metarig(kind: str = "human") -> bpy.types.Object:
     assert obj is not None
     assert obj.type == "ARMATURE"
     return obj
+
+
+#: (tip bone, its parent, the world direction the joint bends its tip toward: a knee back, an elbow forward).
+LIMBS = {"leg": ("shin.L", "thigh.L", (0.0, 1.0, 0.0)), "arm": ("forearm.R", "upper_arm.R", (0.0, -1.0, 0.0))}
+
+
+def limb_rig(limb: str) -> tuple[bpy.types.Object, str, str, tuple[float, float]]:
+    """A Rigify human metarig whose knee (or elbow) is a hinge about X bending 0 to 150 degrees the natural
+    way. Returns the rig, the tip and root bone names, and the hinge's range in radians."""
+    armature = rigify_metarig("human")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    tip, root, bend = LIMBS[limb]
+    joint = armature.pose.bones[tip]
+    # A turn about X by a positive angle moves the bone's tail toward its own Z axis.
+    z_axis = np.array(armature.data.bones[tip].matrix_local.col[2][:3])
+    sign = 1.0 if np.dot(z_axis, bend) > 0 else -1.0
+    low, high = sorted((0.0, sign * math.radians(150)))
+    joint.lock_ik_y = joint.lock_ik_z = True
+    joint.use_ik_limit_x = True
+    joint.ik_min_x, joint.ik_max_x = low, high
+    return armature, tip, root, (low, high)
+
+
+def limb_paths(armature: bpy.types.Object, limb: str, frames: range) -> tuple[bpy.types.Object, bpy.types.Object]:
+    """A target moving near the limb's rest tip, pulled in so the joint bends, and a pole moving in front of
+    the joint on the side it bends away from, keyed on ``frames``."""
+    tip, root, bend = LIMBS[limb]
+    bones = armature.data.bones
+    hip = np.array(armature.matrix_world @ bones[root].head_local)
+    joint = np.array(armature.matrix_world @ bones[tip].head_local)
+    end = np.array(armature.matrix_world @ bones[tip].tail_local)
+    length = bones[root].length + bones[tip].length
+    center = hip + 0.7 * (end - hip) + 0.1 * length * np.array(bend)
+    target = keyed_empty("Target", loop_path(frames, tuple(center), (0.12 * length, 0.1 * length, 0.1 * length)))
+    pole_center = joint - 0.6 * length * np.array(bend)
+    pole = keyed_empty("Pole", loop_path(frames, tuple(pole_center), (0.3 * length, 0.05 * length, 0.1 * length)))
+    return target, pole
+
+
+def bake_limb(
+    armature: bpy.types.Object,
+    limb: str,
+    target: bpy.types.Object,
+    pole: bpy.types.Object,
+    pole_angle: float,
+    frames: range,
+    **options: Any,
+) -> BakeReport:
+    """``api.bake`` of the limb's two bones (see ``limb_rig``) over ``frames``, bending toward ``pole``."""
+    from fabrik_addon import api
+
+    return api.bake(
+        armature,
+        target,
+        tip_bone=LIMBS[limb][0],
+        chain_length=2,
+        frame_start=frames.start,
+        frame_end=frames.stop - 1,
+        pole_target=pole,
+        pole_angle=pole_angle,
+        **options,
+    )
 
 
 def keyed_empty(name: str, path: Iterable[tuple[int, Sequence[float]]]) -> bpy.types.Object:

@@ -13,49 +13,24 @@ from fabrik_addon import api
 from fabrik_addon.blender import compat
 from fabrik_addon.blender.clear import clear
 
-from .rigs import evaluated, fcurve_keys, keyed_empty, link, loop_path, make_chain, rigify_metarig, world_location
+from .rigs import (
+    LIMBS,
+    bake_limb,
+    evaluated,
+    fcurve_keys,
+    keyed_empty,
+    limb_paths,
+    limb_rig,
+    link,
+    loop_path,
+    make_chain,
+    world_location,
+)
 
 FRAMES = range(1, 41)
 DEG = math.pi / 180
 #: Blender stores rotations in float32: a limit is kept to this (radians) beyond the solver's 1e-6.
 FLOAT32_SLACK = 1e-6
-
-#: (tip bone, its parent, the world direction the joint bends its tip toward: a knee back, an elbow forward).
-LIMBS = {"leg": ("shin.L", "thigh.L", (0.0, 1.0, 0.0)), "arm": ("forearm.R", "upper_arm.R", (0.0, -1.0, 0.0))}
-
-
-def _limb_rig(limb: str) -> tuple[bpy.types.Object, str, str, tuple[float, float]]:
-    """A Rigify human metarig whose knee (or elbow) is a hinge about X bending 0 to 150 degrees the natural
-    way. Returns the rig, the tip and root bone names, and the hinge's range in radians."""
-    armature = rigify_metarig("human")
-    bpy.ops.object.mode_set(mode="OBJECT")
-    tip, root, bend = LIMBS[limb]
-    joint = armature.pose.bones[tip]
-    # A turn about X by a positive angle moves the bone's tail toward its own Z axis.
-    z_axis = np.array(armature.data.bones[tip].matrix_local.col[2][:3])
-    sign = 1.0 if np.dot(z_axis, bend) > 0 else -1.0
-    low, high = sorted((0.0, sign * 150 * DEG))
-    joint.lock_ik_y = joint.lock_ik_z = True
-    joint.use_ik_limit_x = True
-    joint.ik_min_x, joint.ik_max_x = low, high
-    return armature, tip, root, (low, high)
-
-
-def _paths(
-    armature: bpy.types.Object, tip: str, root: str, bend: tuple[float, float, float]
-) -> tuple[bpy.types.Object, bpy.types.Object]:
-    """A target moving near the limb's rest tip, pulled in so the joint bends, and a pole moving in front of
-    the joint on the side it bends away from."""
-    bones = armature.data.bones
-    hip = np.array(armature.matrix_world @ bones[root].head_local)
-    joint = np.array(armature.matrix_world @ bones[tip].head_local)
-    end = np.array(armature.matrix_world @ bones[tip].tail_local)
-    length = bones[root].length + bones[tip].length
-    center = hip + 0.7 * (end - hip) + 0.1 * length * np.array(bend)
-    target = keyed_empty("Target", loop_path(FRAMES, tuple(center), (0.12 * length, 0.1 * length, 0.1 * length)))
-    pole_center = joint - 0.6 * length * np.array(bend)
-    pole = keyed_empty("Pole", loop_path(FRAMES, tuple(pole_center), (0.3 * length, 0.05 * length, 0.1 * length)))
-    return target, pole
 
 
 def _blender_ik(
@@ -81,7 +56,7 @@ def _blender_ik(
 @pytest.mark.parametrize("limb", ["leg", "arm"])
 @pytest.mark.parametrize("pole_angle_deg", [-90.0, 0.0, 30.0, 135.0])
 def test_a_hinged_limb_with_a_pole_bends_where_blenders_ik_bends_it(limb: str, pole_angle_deg: float) -> None:
-    armature, _, _, hinge_range = _limb_rig(limb)
+    armature, _, _, hinge_range = limb_rig(limb)
     _bake_beside_blenders_ik(armature, limb, hinge_range, pole_angle_deg * DEG)
 
 
@@ -89,7 +64,7 @@ def test_a_hinged_limb_with_a_pole_bends_where_blenders_ik_bends_it(limb: str, p
 def test_each_frame_starts_from_its_animated_pose_as_blenders_ik_does(limb: str) -> None:
     """Blender's IK turns each frame's animated pose to the pole and solves from there, and so does the bake:
     the upper bone keyed to twist and swing, and the joint to bend, change where the pole leaves the knee."""
-    armature, tip, root, hinge_range = _limb_rig(limb)
+    armature, tip, root, hinge_range = limb_rig(limb)
     upper, joint = armature.pose.bones[root], armature.pose.bones[tip]
     bend_sign = math.copysign(1.0, sum(hinge_range))
     for frame, twist, swing, bend in ((1, 0.0, 0.0, 20.0), (20, 40.0, 15.0, 60.0), (40, -30.0, -10.0, 35.0)):
@@ -105,24 +80,15 @@ def _bake_beside_blenders_ik(
 ) -> None:
     """Bake the limb's two bones toward a moving target with a moving pole, and check the result against
     Blender's IK constraint with the same pole on a copy of the rig."""
-    tip, root, bend = LIMBS[limb]
+    tip, root, _ = LIMBS[limb]
     low, high = hinge_range
-    target, pole = _paths(armature, tip, root, bend)
+    target, pole = limb_paths(armature, limb, FRAMES)
     reference = _blender_ik(armature, tip, target, pole, pole_angle)
     length = armature.data.bones[root].length + armature.data.bones[tip].length
     theirs = evaluated(reference, FRAMES, [root, tip])
     assert armature.animation_data is None or not np.allclose(theirs["quats"][0], theirs["quats"][19])
 
-    report = api.bake(
-        armature,
-        target,
-        tip_bone=tip,
-        chain_length=2,
-        frame_start=FRAMES.start,
-        frame_end=FRAMES.stop - 1,
-        pole_target=pole,
-        pole_angle=pole_angle,
-    )
+    report = bake_limb(armature, limb, target, pole, pole_angle, FRAMES)
     ours = evaluated(armature, FRAMES, [root, tip])
 
     # Every frame's hinge: a turn about X only, within its range.
