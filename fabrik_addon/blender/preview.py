@@ -18,9 +18,10 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
+from ..solver._validate import FloatArray
 from ..solver.rotations import rotation_property
 from .bake import _check_objects, _check_target_independent, _pose_options, _solve
-from .chain import read_chain
+from .chain import chain_bone_names, read_chain
 from .sampling import current_inputs, walking_frames
 from .settings import settings_of
 
@@ -65,8 +66,7 @@ def follow(armature: bpy.types.Object, frame: int) -> bool:
     _check_objects(armature, target)
     chain = read_chain(armature, settings.tip_bone, settings.chain_length)
     _check_target_independent(target, chain)
-    # The preview poses rotations only: it bends toward the pole but does not stretch (Bake does).
-    pose = _pose_options(armature, target, chain, settings.pole_target, settings.pole_angle, False)
+    pose = _pose_options(armature, target, chain, settings.pole_target, settings.pole_angle, settings.use_stretch)
     solved = _solve(
         chain,
         current_inputs(chain, target, pose.pole_target),
@@ -78,12 +78,34 @@ def follow(armature: bpy.types.Object, frame: int) -> bool:
         pose=pose,
     )
     changed = False
-    for pose_bone, channels in zip(chain.pose_bones, solved.channels, strict=True):
-        path = rotation_property(pose_bone.rotation_mode)
-        if np.abs(np.array(getattr(pose_bone, path)) - channels[0]).max() > _UNCHANGED:
-            setattr(pose_bone, path, channels[0].tolist())
-            changed = True
+    for k, (pose_bone, channels) in enumerate(zip(chain.pose_bones, solved.channels, strict=True)):
+        changed |= _set(pose_bone, rotation_property(pose_bone.rotation_mode), channels[0])
+        if solved.y_scales is not None:
+            changed |= _set(pose_bone, "scale", np.array([1.0, solved.y_scales[0, k], 1.0]))
     return changed
+
+
+def _set(pose_bone: bpy.types.PoseBone, path: str, values: FloatArray) -> bool:
+    """Write ``values`` to the pose bone's property ``path`` unless they are already there; whether it wrote."""
+    if np.abs(np.array(getattr(pose_bone, path)) - values).max() <= _UNCHANGED:
+        return False
+    setattr(pose_bone, path, values.tolist())
+    return True
+
+
+def unstretch(armature: bpy.types.Object) -> None:
+    """Stretch was turned off while previewing: give the chain's bones back their length (a Y scale of 1),
+    which the preview stretched and which a chain solved without stretch must have."""
+    settings = settings_of(armature)
+    try:
+        names = chain_bone_names(armature, settings.tip_bone, settings.chain_length)
+    except (TypeError, ValueError):
+        return  # no chain to give back: the preview shows why
+    pose = armature.pose
+    assert pose is not None
+    for name in names:
+        if abs(pose.bones[name].scale[1] - 1.0) > _UNCHANGED:
+            pose.bones[name].scale[1] = 1.0
 
 
 def _tip_distance(armature: bpy.types.Object, tip_bone: str, target: bpy.types.Object) -> float:

@@ -28,6 +28,17 @@ def _changed(settings: FABRIK_PG_settings, context: bpy.types.Context) -> None:
     preview.settings_changed(armature, context.scene.frame_current)
 
 
+def _stretch_changed(settings: FABRIK_PG_settings, context: bpy.types.Context) -> None:
+    """Stretch was turned on or off: when off while previewing, the preview's stretch goes first."""
+    from . import preview
+
+    armature = settings.id_data
+    assert isinstance(armature, bpy.types.Object)
+    if settings.live_preview and not settings.use_stretch:
+        preview.unstretch(armature)
+    _changed(settings, context)
+
+
 class FABRIK_PG_bake_summary(bpy.types.PropertyGroup):
     """What the last bake of this armature did, for the panel (set by the Bake operator)."""
 
@@ -91,8 +102,12 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
     )
     use_stretch: BoolProperty(  # type: ignore[valid-type]
         name="Stretch",
-        description="Let bones lengthen by their IK Stretch share to reach farther (keys their Y scale)",
+        description=(
+            "Let bones lengthen by their IK Stretch share to reach farther (keys their Y scale; the live preview "
+            "stretches them too, and gives them back their length when this is turned off)"
+        ),
         default=False,
+        update=_stretch_changed,
         override=_OVERRIDABLE,
     )
     method: EnumProperty(  # type: ignore[valid-type]

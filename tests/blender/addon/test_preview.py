@@ -100,6 +100,45 @@ def test_an_unreachable_target_points_the_chain_at_it_and_settles() -> None:
     assert preview.follow(armature, 1)
 
 
+def test_with_stretch_the_chain_lengthens_to_a_target_beyond_it_and_gets_its_length_back() -> None:
+    armature, names, target = still_target()
+    for name in names:
+        armature.pose.bones[name].ik_stretch = 0.5
+    settings = settings_of(armature)
+    settings.use_stretch = True
+    before = data_snapshot()
+    beyond = (0.0, 3.0, 2.0)  # 3.6 from the root; the chain is 3 long
+    target.location = beyond
+    settings.live_preview = True
+    bpy.context.view_layer.update()
+
+    def lengths() -> FloatArray:
+        """Each bone's posed length (1 at rest), as Blender evaluates it: the children inherit the stretch."""
+        bones = [armature.pose.bones[name] for name in names]
+        return np.array([(bone.tail - bone.head).length for bone in bones])
+
+    tip, goal = tip_and_target(armature, names[-1])
+    assert np.linalg.norm(tip - goal) <= TOLERANCE
+    assert (lengths() > 1.05).all()
+    assert data_snapshot() == before  # posed, not keyed
+    target.location = SPOTS[0]  # within reach: no stretch needed
+    bpy.context.view_layer.update()
+    np.testing.assert_allclose(lengths(), 1.0, atol=1e-6)
+    assert np.linalg.norm(np.subtract(*tip_and_target(armature, names[-1]))) <= TOLERANCE
+
+    target.location = beyond
+    bpy.context.view_layer.update()
+    assert (lengths() > 1.05).all()
+    settings.use_stretch = False  # the bones get their length back, and the chain points at the target
+    bpy.context.view_layer.update()
+    assert "Rig" not in preview.problems
+    np.testing.assert_allclose(lengths(), 1.0, atol=1e-6)
+    tip, goal = tip_and_target(armature, names[-1])
+    root = np.array(armature.matrix_world @ armature.pose.bones[names[0]].head)
+    assert np.linalg.norm(tip - root) == pytest.approx(3.0, abs=1e-4)
+    assert np.linalg.norm(tip - goal) == pytest.approx(np.linalg.norm(goal - root) - 3.0, abs=1e-3)
+
+
 def test_a_problem_is_shown_instead_of_raised_and_clears_when_fixed() -> None:
     armature, names, target = still_target()
     settings = settings_of(armature)
