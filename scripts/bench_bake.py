@@ -1,10 +1,17 @@
 """Benchmark: api.bake against Blender's own IK constraint + Bake Action, side by side in one process.
 
-For each chain (4, 16, 48 and 64 bones) and length (250 and 1,000 frames), the same armature and the same
-target path are baked twice from a fresh file: once with ``fabrik_addon.api.bake``, once with an IK
+Free chains: for each chain (4, 16, 48 and 64 bones) and length (250 and 1,000 frames), the same armature and
+the same target path are baked twice from a fresh file: once with ``fabrik_addon.api.bake``, once with an IK
 constraint (chain count = the chain, Use Tail) followed by
-``bpy.ops.nla.bake(visual_keying=True, clear_constraints=True)``. Both results are measured the same way,
-by Blender's own evaluation: step each frame and read the tip bone's tail.
+``bpy.ops.nla.bake(visual_keying=True, clear_constraints=True)``.
+
+Limited chains, baked the same two ways with the same IK settings: Rigify's human leg and arm, the knee
+(elbow) a hinge bending 0 to 150 degrees, with a pole target moving in front of it; and chains of 16 and 48
+bones whose joints are cones (X and Z limited, Y locked). Besides time and error, the table shows how far
+each result breaks a limit and, with a pole, how far apart the two put the knee.
+
+Both results are measured the same way, by Blender's own evaluation: step each frame and read the tip bone's
+tail (and the keyed local rotations, the knee's head).
 
 Run with the bpy module: ``.venv/bin/python scripts/bench_bake.py [--quick]``
 """
@@ -15,6 +22,9 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import bpy
@@ -25,19 +35,70 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
+from fabrik_addon.blender.chain import read_chain
+from fabrik_addon.solver import JointLimits
 from fabrik_addon.solver._validate import FloatArray
 
 TOLERANCE = 1e-3
+Point = tuple[float, float, float]
 
 
-def build_scene(bones: int, frames: int) -> tuple[bpy.types.Object, bpy.types.Object]:
-    """A fresh file with a chain of unit bones up +Z (rolled bones) and an Empty keyed on a smooth path."""
+@dataclass(frozen=True)
+class Setup:
+    """A chain to bake in a fresh file: its armature, tip bone, length, target and pole, and its limits."""
+
+    armature: bpy.types.Object
+    tip_bone: str
+    chain_length: int
+    target: bpy.types.Object
+    limits: JointLimits
+    pole: bpy.types.Object | None = None
+    pole_angle: float = 0.0
+
+    @property
+    def bones(self) -> list[bpy.types.PoseBone]:
+        chain = read_chain(self.armature, self.tip_bone, self.chain_length)
+        return chain.pose_bones
+
+
+@dataclass(frozen=True)
+class Result:
+    """A bake's cost and what Blender's evaluation shows of it on every frame."""
+
+    seconds: float
+    errors: FloatArray  # (F,) tip to target
+    excess: float  # the largest turn, in radians, by which a keyed rotation breaks its bone's limits
+    knees: FloatArray  # (F, 3) the world head of the chain's last bone
+    reach: float  # the chain's length
+
+
+def new_file(frames: int) -> None:
     bpy.ops.wm.read_factory_settings(use_empty=True)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, frames
+    bpy.context.preferences.edit.keyframe_new_interpolation_type = "LINEAR"
+
+
+def keyed_loop(name: str, frames: int, center: Point, radius: Point) -> bpy.types.Object:
+    """An Empty keyed on every frame along a smooth closed path (a Lissajous figure)."""
+    empty = bpy.data.objects.new(name, None)
+    bpy.context.scene.collection.objects.link(empty)
+    for frame in range(1, frames + 1):
+        t = 2 * math.pi * (frame - 1) / frames
+        empty.location = (
+            center[0] + radius[0] * math.sin(2 * t),
+            center[1] + radius[1] * math.cos(3 * t),
+            center[2] + radius[2] * math.sin(t),
+        )
+        empty.keyframe_insert("location", frame=frame)
+    return empty
+
+
+def chain_armature(bones: int) -> bpy.types.Object:
+    """An armature with a chain of unit bones up +Z (rolled bones)."""
     data = bpy.data.armatures.new("Chain")
     armature = bpy.data.objects.new("Chain", data)
-    scene.collection.objects.link(armature)
+    bpy.context.scene.collection.objects.link(armature)
     bpy.context.view_layer.objects.active = armature
     armature.select_set(True)
     bpy.ops.object.mode_set(mode="EDIT")
@@ -50,52 +111,113 @@ def build_scene(bones: int, frames: int) -> tuple[bpy.types.Object, bpy.types.Ob
             bone.parent, bone.use_connect = parent, True
         parent = bone
     bpy.ops.object.mode_set(mode="OBJECT")
-    bpy.context.preferences.edit.keyframe_new_interpolation_type = "LINEAR"
-    target = bpy.data.objects.new("Target", None)
-    scene.collection.objects.link(target)
-    for frame in range(1, frames + 1):
-        t = 2 * math.pi * (frame - 1) / frames
-        target.location = (
-            bones * 0.5 * math.sin(2 * t),
-            bones * 0.4 * math.cos(3 * t),
-            bones * (0.35 + 0.25 * math.sin(t)),
-        )
-        target.keyframe_insert("location", frame=frame)
-    return armature, target
+    return armature
 
 
-def tip_errors(armature: bpy.types.Object, target: bpy.types.Object, frames: int) -> FloatArray:
-    """Blender's evaluation: the tip bone's tail against the target on every frame."""
-    scene = bpy.context.scene
-    tip = armature.pose.bones[-1]
-    errors = []
-    for frame in range(1, frames + 1):
-        scene.frame_set(frame)
-        errors.append((armature.matrix_world @ tip.tail - target.matrix_world.translation).length)
-    return np.array(errors)
+def free_chain(bones: int, frames: int) -> Setup:
+    """A chain of unit bones and a target sweeping most of its reach."""
+    new_file(frames)
+    armature = chain_armature(bones)
+    target = keyed_loop("Target", frames, (0.0, 0.0, 0.35 * bones), (0.5 * bones, 0.4 * bones, 0.25 * bones))
+    return Setup(armature, armature.pose.bones[-1].name, 0, target, JointLimits.free(bones))
 
 
-def fabrik(bones: int, frames: int) -> tuple[float, FloatArray, dict[str, float]]:
-    armature, target = build_scene(bones, frames)
-    start = time.perf_counter()
-    report = api.bake(armature, target, tip_bone=armature.pose.bones[-1].name, tolerance=TOLERANCE)
-    seconds = time.perf_counter() - start
-    errors = tip_errors(armature, target, frames)
-    assert np.allclose(errors, report.error, atol=1e-9), "the report should say what Blender shows"
-    return seconds, errors, report.timings
-
-
-def native(bones: int, frames: int) -> tuple[float, FloatArray]:
-    armature, target = build_scene(bones, frames)
-    ik = armature.pose.bones[-1].constraints.new("IK")
-    ik.target, ik.chain_count, ik.use_tail = target, bones, True
-    bpy.ops.object.mode_set(mode="POSE")
+def cone_chain(bones: int, cone_deg: float, frames: int) -> Setup:
+    """A chain of unit bones whose joints each swing at most ``cone_deg`` about X and Z and never twist (the
+    root too), and a target that keeps within what the cones let the tip reach."""
+    new_file(frames)
+    armature = chain_armature(bones)
     for pose_bone in armature.pose.bones:
-        compat.set_bone_selected(armature, pose_bone.name, True)
+        pose_bone.lock_ik_y = True
+        pose_bone.use_ik_limit_x = pose_bone.use_ik_limit_z = True
+        pose_bone.ik_min_x = pose_bone.ik_min_z = -math.radians(cone_deg)
+        pose_bone.ik_max_x = pose_bone.ik_max_z = math.radians(cone_deg)
+    target = keyed_loop("Target", frames, (0.0, 0.0, 0.6 * bones), (0.35 * bones, 0.3 * bones, 0.15 * bones))
+    tip = armature.pose.bones[-1].name
+    return Setup(armature, tip, 0, target, read_chain(armature, tip, 0).limits)
+
+
+#: Rigify limbs: (tip bone, its parent, the world direction the joint bends the tip toward).
+LIMBS = {"leg": ("shin.L", "thigh.L", (0.0, 1.0, 0.0)), "arm": ("forearm.R", "upper_arm.R", (0.0, -1.0, 0.0))}
+
+
+def rigify_limb(limb: str, frames: int) -> Setup:
+    """Rigify's human metarig; the limb's knee (elbow) a hinge about X from 0 to 150 degrees the way it
+    bends; a target looping about a point 70 % of the way down the limb, so the joint bends; a pole looping
+    in front of the joint. Pole angle -90 degrees: the bend (the joint's Z axis) faces the pole."""
+    new_file(frames)
+    bpy.ops.preferences.addon_enable(module="rigify")
+    bpy.ops.object.armature_human_metarig_add()  # type: ignore[attr-defined]  # registered by Rigify
+    armature = bpy.context.object
+    assert armature is not None
+    bpy.ops.object.mode_set(mode="OBJECT")
+    tip, upper, bend = LIMBS[limb]
+    bones = armature.data.bones
+    joint = armature.pose.bones[tip]
+    joint.lock_ik_y = joint.lock_ik_z = joint.use_ik_limit_x = True
+    bends_positive = np.dot(bones[tip].matrix_local.col[2][:3], bend) > 0  # +X turns the tail toward +Z
+    joint.ik_min_x, joint.ik_max_x = (0.0, math.radians(150)) if bends_positive else (-math.radians(150), 0.0)
+    top, knee, end = (
+        np.array(armature.matrix_world @ point)
+        for point in (bones[upper].head_local, bones[tip].head_local, bones[tip].tail_local)
+    )
+    length = bones[upper].length + bones[tip].length
+    center = top + 0.7 * (end - top) + 0.1 * length * np.array(bend)
+    target = keyed_loop("Target", frames, tuple(center), (0.12 * length, 0.1 * length, 0.1 * length))
+    pole_center = knee - 0.6 * length * np.array(bend)
+    pole = keyed_loop("Pole", frames, tuple(pole_center), (0.3 * length, 0.05 * length, 0.1 * length))
+    return Setup(armature, tip, 2, target, read_chain(armature, tip, 2).limits, pole, -math.pi / 2)
+
+
+def evaluate(setup: Setup, seconds: float) -> Result:
+    """Blender's evaluation on every frame: the tip bone's tail against the target, the chain's keyed local
+    rotations against their limits, and the last bone's head."""
+    scene = bpy.context.scene
+    bones = setup.bones
+    errors: list[float] = []
+    knees: list[FloatArray] = []
+    quats: list[list[FloatArray]] = []
+    for frame in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(frame)
+        world = setup.armature.matrix_world
+        errors.append((world @ bones[-1].tail - setup.target.matrix_world.translation).length)
+        knees.append(np.array(world @ bones[-1].head))
+        quats.append([np.array(pb.matrix_basis.to_quaternion()) for pb in bones])
+    excess = float(setup.limits.excess(np.array(quats)).max())
+    reach = sum(pose_bone.bone.length for pose_bone in bones)
+    return Result(seconds, np.array(errors), excess, np.array(knees), reach)
+
+
+def fabrik(setup: Setup) -> tuple[Result, dict[str, float]]:
+    start = time.perf_counter()
+    report = api.bake(
+        setup.armature,
+        setup.target,
+        tip_bone=setup.tip_bone,
+        chain_length=setup.chain_length,
+        tolerance=TOLERANCE,
+        pole_target=setup.pole,
+        pole_angle=setup.pole_angle,
+    )
+    result = evaluate(setup, time.perf_counter() - start)
+    assert np.allclose(result.errors, report.error, atol=1e-9), "the report should say what Blender shows"
+    return result, report.timings
+
+
+def native(setup: Setup) -> Result:
+    bones = setup.bones
+    ik = bones[-1].constraints.new("IK")
+    assert isinstance(ik, bpy.types.KinematicConstraint)
+    ik.target, ik.chain_count, ik.use_tail = setup.target, len(bones), True
+    ik.pole_target, ik.pole_angle = setup.pole, setup.pole_angle
+    bpy.ops.object.mode_set(mode="POSE")
+    for pose_bone in setup.armature.pose.bones:
+        compat.set_bone_selected(setup.armature, pose_bone.name, pose_bone in bones)
+    scene = bpy.context.scene
     start = time.perf_counter()
     bpy.ops.nla.bake(
-        frame_start=1,
-        frame_end=frames,
+        frame_start=scene.frame_start,
+        frame_end=scene.frame_end,
         only_selected=True,
         visual_keying=True,
         clear_constraints=True,
@@ -103,32 +225,77 @@ def native(bones: int, frames: int) -> tuple[float, FloatArray]:
     )
     seconds = time.perf_counter() - start
     bpy.ops.object.mode_set(mode="OBJECT")
-    assert not armature.pose.bones[-1].constraints, "Bake Action should have removed the IK constraint"
-    return seconds, tip_errors(armature, target, frames)
+    assert not bones[-1].constraints, "Bake Action should have removed the IK constraint"
+    return evaluate(setup, seconds)
+
+
+def side_by_side(build: Callable[[], Setup]) -> tuple[Result, Result, dict[str, float]]:
+    """Bake the same chain both ways, each from a fresh file."""
+    ours, timings = fabrik(build())
+    theirs = native(build())
+    return ours, theirs, timings
+
+
+def on_target(result: Result) -> float:
+    return float(np.mean(result.errors <= TOLERANCE))
+
+
+def free_table(frame_counts: tuple[int, ...]) -> None:
+    print(
+        f"{'bones':>5} {'frames':>6} | {'FABRIK':>7} {'native':>7} {'speed-up':>8} | "
+        f"{'FABRIK max err':>14} {'native max err':>14} {'native on target':>16} | FABRIK time: read/solve/write/check"
+    )
+    for frames in frame_counts:
+        for bones in (4, 16, 48, 64):
+            ours, theirs, timings = side_by_side(partial(free_chain, bones, frames))
+            split = "/".join(
+                f"{timings[k] / frames * 1e3:.3f}" for k in ("read scene", "solve", "write keys", "check keys")
+            )
+            print(
+                f"{bones:>5} {frames:>6} | {ours.seconds / frames * 1e3:>7.3f} {theirs.seconds / frames * 1e3:>7.3f} "
+                f"{theirs.seconds / ours.seconds:>7.1f}x | {ours.errors.max():>14.2e} {theirs.errors.max():>14.2e} "
+                f"{on_target(theirs):>16.1%} | {split}"
+            )
+            assert on_target(ours) >= 0.99, f"FABRIK off target on {bones} bones"
+
+
+LIMITED: dict[str, Callable[[int], Setup]] = {
+    "Rigify leg, hinge knee + pole": lambda frames: rigify_limb("leg", frames),
+    "Rigify arm, hinge elbow + pole": lambda frames: rigify_limb("arm", frames),
+    "16 bones, 30 deg cones": lambda frames: cone_chain(16, 30.0, frames),
+    "48 bones, 15 deg cones": lambda frames: cone_chain(48, 15.0, frames),
+}
+
+
+def limited_table(frame_counts: tuple[int, ...]) -> None:
+    print(
+        f"{'chain':<31} {'frames':>6} | {'FABRIK':>7} {'native':>7} {'speed-up':>8} | {'max err F/N':>17} "
+        f"{'on target F/N':>13} | {'limit broken F/N (deg)':>22} | {'knee gap':>8}"
+    )
+    for frames in frame_counts:
+        for label, build in LIMITED.items():
+            ours, theirs, _ = side_by_side(partial(build, frames))
+            gap = np.linalg.norm(ours.knees - theirs.knees, axis=1).max() / ours.reach
+            print(
+                f"{label:<31} {frames:>6} | {ours.seconds / frames * 1e3:>7.3f} {theirs.seconds / frames * 1e3:>7.3f} "
+                f"{theirs.seconds / ours.seconds:>7.1f}x | {ours.errors.max():>8.1e}/{theirs.errors.max():<8.1e} "
+                f"{on_target(ours):>6.0%}/{on_target(theirs):<6.0%} | "
+                f"{math.degrees(ours.excess):>10.1e}/{math.degrees(theirs.excess):<11.1e} | "
+                + (f"{gap:>8.2%}" if "pole" in label else f"{'-':>8}")
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only 250 frames")
     args = parser.parse_args(sys.argv[sys.argv.index("--") + 1 :] if "--" in sys.argv else sys.argv[1:])
+    frame_counts = (250,) if args.quick else (250, 1000)
+    side_by_side(partial(free_chain, 4, 10))  # the first bake in a process pays for loading; not measured
     print(f"Blender {bpy.app.version_string}; tolerance {TOLERANCE}; times in ms per frame; errors in scene units")
-    print(
-        f"{'bones':>5} {'frames':>6} | {'FABRIK':>7} {'native':>7} {'speed-up':>8} | "
-        f"{'FABRIK max err':>14} {'native max err':>14} {'native on target':>16} | FABRIK time: read/solve/write/check"
-    )
-    for frames in (250,) if args.quick else (250, 1000):
-        for bones in (4, 16, 48, 64):
-            ours, our_errors, timings = fabrik(bones, frames)
-            theirs, their_errors = native(bones, frames)
-            split = "/".join(
-                f"{timings[k] / frames * 1e3:.3f}" for k in ("read scene", "solve", "write keys", "check keys")
-            )
-            print(
-                f"{bones:>5} {frames:>6} | {ours / frames * 1e3:>7.3f} {theirs / frames * 1e3:>7.3f} "
-                f"{theirs / ours:>7.1f}x | {our_errors.max():>14.2e} {their_errors.max():>14.2e} "
-                f"{np.mean(their_errors <= TOLERANCE):>16.1%} | {split}"
-            )
-            assert np.mean(our_errors <= TOLERANCE) >= 0.99, f"FABRIK off target on {bones} bones"
+    print("\nFree chains")
+    free_table(frame_counts)
+    print("\nLimited chains (F: FABRIK, N: Blender's IK constraint); knee gap: largest, in % of the limb's length")
+    limited_table(frame_counts)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_bake import build_scene
+from bench_bake import free_chain
 
 import fabrik_addon
 from fabrik_addon.blender import preview
@@ -42,7 +42,8 @@ TOLERANCE = 1e-3
 
 def scene(bones: int, steps: int) -> tuple[bpy.types.Object, bpy.types.Object, FloatArray]:
     """A fresh file with the chain and a still target, and the target's path: one location per update."""
-    armature, target = build_scene(bones, steps)
+    chain = free_chain(bones, steps)
+    armature, target = chain.armature, chain.target
     path = np.empty((steps, 3))
     for i in range(steps):
         bpy.context.scene.frame_set(i + 1)
