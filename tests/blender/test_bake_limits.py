@@ -34,7 +34,12 @@ FLOAT32_SLACK = 1e-6
 
 
 def _blender_ik(
-    armature: bpy.types.Object, tip: str, target: bpy.types.Object, pole: bpy.types.Object, pole_angle: float
+    armature: bpy.types.Object,
+    tip: str,
+    target: bpy.types.Object,
+    pole: bpy.types.Object,
+    pole_angle: float,
+    chain_count: int = 2,
 ) -> bpy.types.Object:
     """A copy of the rig solved by Blender's own IK constraint (same limits, chain, pole and angle), animated
     by a copy of the rig's Action if it has one: the pose Blender's IK starts from on each frame."""
@@ -49,7 +54,7 @@ def _blender_ik(
     link(copy)
     ik = copy.pose.bones[tip].constraints.new("IK")
     ik.target, ik.pole_target, ik.pole_angle = target, pole, pole_angle
-    ik.chain_count, ik.use_tail, ik.use_stretch = 2, True, False
+    ik.chain_count, ik.use_tail, ik.use_stretch = chain_count, True, False
     return copy
 
 
@@ -107,6 +112,46 @@ def _bake_beside_blenders_ik(
     # The knee (elbow) where Blender's IK puts it.
     knee_gap = np.linalg.norm(ours["heads"][:, 1] - theirs["heads"][:, 1], axis=1)
     assert knee_gap.max() <= 0.01 * length, f"knee off by {knee_gap.max() / length:.2%} of the limb's length"
+
+
+@pytest.mark.parametrize("pole_angle_deg", [-90.0, 30.0])
+def test_a_longer_hinged_chain_bends_in_the_plane_blenders_ik_bends_it_in(pole_angle_deg: float) -> None:
+    """Four bones, each below the first a hinge about the same X axis (a finger, an insect's leg), started a
+    little bent as a rig's rest pose is: FABRIK and Blender's IK bend the joints differently, but in the same
+    plane, the one the pole turned the chain into."""
+    lengths = [1.0, 0.8, 0.6, 0.4]
+    armature, names = make_chain(4, length=lengths, rolls=[0.0] * 4)
+    for name in names:
+        pose_bone = armature.pose.bones[name]
+        pose_bone.rotation_quaternion = Quaternion((1.0, 0.0, 0.0), 10 * DEG)
+        if name != names[0]:
+            pose_bone.lock_ik_y = pose_bone.lock_ik_z = pose_bone.use_ik_limit_x = True
+            pose_bone.ik_min_x, pose_bone.ik_max_x = 0.0, 120 * DEG
+    target = keyed_empty("Target", loop_path(FRAMES, (0.3, 0.6, 1.6), (0.5, 0.3, 0.3)))
+    pole = keyed_empty("Pole", loop_path(FRAMES, (0.0, 3.0, 1.5), (1.5, 0.3, 0.5)))
+    reference = _blender_ik(armature, names[-1], target, pole, pole_angle_deg * DEG, chain_count=4)
+    theirs = evaluated(reference, FRAMES, names)
+
+    report = api.bake(
+        armature,
+        target,
+        tip_bone=names[-1],
+        frame_start=1,
+        frame_end=40,
+        pole_target=pole,
+        pole_angle=pole_angle_deg * DEG,
+    )
+    assert report.unreachable_frames == ()
+    ours = evaluated(armature, FRAMES, names)
+    joints = np.concatenate([ours["heads"], ours["tails"][:, -1:]], axis=1)  # (F, 5, 3)
+    their_joints = np.concatenate([theirs["heads"], theirs["tails"][:, -1:]], axis=1)
+    targets = world_location(target, FRAMES)
+    assert np.linalg.norm(their_joints[:, -1] - targets, axis=1).max() <= 1e-3  # Blender reaches them too
+    # The plane Blender bends its chain in, on each frame: through its root, with the normal of its joints.
+    normals = np.linalg.svd(their_joints - their_joints[:, :1])[2][:, -1]
+    off_plane = np.abs(np.einsum("fjk,fk->fj", joints - joints[:, :1], normals))
+    assert off_plane.max() <= 0.01 * sum(lengths), f"{off_plane.max() / sum(lengths):.2%} of the chain's length"
+    assert not np.allclose(joints, their_joints, atol=0.01)  # bent differently in that plane: no trivial pass
 
 
 def test_stretch_reaches_beyond_the_chain_and_clear_takes_it_back() -> None:
