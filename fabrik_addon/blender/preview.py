@@ -95,7 +95,13 @@ def _set(pose_bone: bpy.types.PoseBone, path: str, values: FloatArray) -> bool:
 
 def unstretch(armature: bpy.types.Object) -> None:
     """Stretch was turned off while previewing: give the chain's bones back their length (a Y scale of 1),
-    which the preview stretched and which a chain solved without stretch must have."""
+    which the preview stretched and which a chain solved without stretch must have.
+
+    Parameters
+    ----------
+    armature : bpy.types.Object
+        An armature with FABRIK settings (``armature.fabrik``); nothing happens if they name no chain.
+    """
     settings = settings_of(armature)
     try:
         names = chain_bone_names(armature, settings.tip_bone, settings.chain_length)

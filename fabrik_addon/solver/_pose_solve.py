@@ -55,6 +55,9 @@ _STRETCH_ROUNDS = 4
 _DAMPING = 0.1
 #: The largest turn of one bone in one least-squares step, radians.
 _MAX_STEP_RAD = 0.3
+#: Relative rounding of a tip's distance after a turn of the whole chain (a fraction of the chain's length):
+#: a turn that moves the tip by no more is taken as keeping it where it was.
+_ROUNDING = 1e-12
 
 #: One iteration on many frames: (rotations (F, m, 4), scales (F, m), targets (F, 3)) -> new rotations.
 _Step = Callable[[FloatArray, FloatArray, FloatArray], FloatArray]
@@ -358,13 +361,24 @@ class _Solver:
     def turn(
         self, quats: FloatArray, goals: FloatArray, poles: FloatArray | None, scales: FloatArray | None = None
     ) -> FloatArray:
-        """The poses (F, m, 4) turned about the root's head as Blender's IK turns a chain before solving, the
-        root then clamped to its limits.
+        """The poses turned about the root's head as Blender's IK turns a chain before solving, the root then
+        clamped to its limits (Blender's turns the root past them).
 
         With a pole, the turn takes the root-to-tip line onto the root-to-goal line, and the plane through
         the root-to-tip line and the root's "up" axis (its X axis turned toward Z by the pole angle) onto the
-        plane through the root-to-goal and root-to-pole lines. Without a pole, it is the smallest turn that
-        points the root-to-tip line at the goal, keeping the plane the chain bends in.
+        plane through the root-to-goal and root-to-pole lines; a frame whose pole lies on the root-to-goal
+        line has no such plane and is not turned, as without a pole. Without a pole, it is the smallest turn
+        that points the root-to-tip line at the goal, keeping the plane the chain bends in.
+
+        Parameters
+        ----------
+        quats : ndarray, shape (F, m, 4)
+        goals, poles : ndarray, shape (F, 3)
+        scales : ndarray, shape (F, m), optional
+
+        Returns
+        -------
+        ndarray, shape (F, m, 4)
         """
         joints, orientations = forward_kinematics(self.rest, quats, scales)
         root = orientations[:, 0]
@@ -385,8 +399,17 @@ class _Solver:
         every bone's local rotation but the root's. The turn by ``a`` about the unit line ``u`` that brings
         the root's orientation ``R`` nearest the reference ``S`` maximises ``trace(S.T @ turn(a) @ R)``,
         which is ``A cos(a) + B sin(a)`` plus a constant with ``M = R @ S.T``, ``A = trace(M) - u.M.u`` and
-        ``B = trace([u]x @ M)``: at ``a = atan2(B, A)``. A frame keeps the turn where the root's limits allow
-        it and the tip stays as close (or within tolerance).
+        ``B = trace([u]x @ M)``: at ``a = atan2(B, A)``. The root is then clamped to its limits; a frame keeps
+        the turned pose unless that moves its tip farther from the goal (beyond the tolerance, and beyond
+        rounding: out of reach, every turn misses by the same distance).
+
+        Parameters
+        ----------
+        best : _Best
+            Each frame's best pose, turned in place.
+        reference : ndarray, shape (F, m, 4)
+            The poses the solve started from.
+        goals : ndarray, shape (F, 3)
         """
         joints, orientations = forward_kinematics(self.rest, best.quats, best.scales)
         root = orientations[:, 0]
@@ -399,12 +422,13 @@ class _Solver:
         turn = quat_to_matrix(axis_angle_to_quat(np.concatenate([angle[:, None], line], axis=1)))
         turned = self._with_root(best.quats, turn @ root)
         error = _tip_error(self.rest, turned, best.scales, goals)
-        keep = np.flatnonzero((error <= best.error) | (error <= self.tolerance))
+        rounding = _ROUNDING * float(self.rest.lengths.sum()) * best.scales.max(axis=1)
+        keep = np.flatnonzero(error <= np.maximum(best.error, self.tolerance) + rounding)
         best.quats[keep], best.error[keep] = turned[keep], error[keep]
 
     def _with_root(self, quats: FloatArray, root: FloatArray) -> FloatArray:
-        """``quats`` with the root bone's rotation replaced by the one that gives it orientation ``root``
-        (F, 3, 3), clamped to the root's limits."""
+        """``quats`` (F, m, 4) with the root bone's rotation replaced by the one that gives it orientation
+        ``root`` (F, 3, 3), clamped to the root's limits."""
         local = np.swapaxes(self.rest.rest_rotations[0], 0, 1) @ root
         result = quats.copy()
         result[:, 0] = self.limits.clamp(matrix_to_quat(local), bone=0)

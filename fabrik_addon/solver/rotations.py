@@ -46,7 +46,8 @@ def quat_normalize(q: FloatArray) -> FloatArray:
 def quat_to_matrix(q: FloatArray) -> FloatArray:
     """Rotation matrices of unit quaternions: (..., 4) -> (..., 3, 3).
 
-    Written out by component, as ``quat_multiply`` is: the limited solver calls it on small arrays per bone."""
+    Written out by component, as ``quat_multiply`` is: the limited solver calls it on small arrays per bone.
+    """
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z

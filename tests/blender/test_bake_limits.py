@@ -91,6 +91,8 @@ def _bake_beside_blenders_ik(
     reference = _blender_ik(armature, tip, target, pole, pole_angle)
     length = armature.data.bones[root].length + armature.data.bones[tip].length
     theirs = evaluated(reference, FRAMES, [root, tip])
+    # matrix_basis is the pose the copy's channels give (the IK constraint does not change it): an animated
+    # rig's copy must move through its own copy of the Action.
     assert armature.animation_data is None or not np.allclose(theirs["quats"][0], theirs["quats"][19])
 
     report = bake_limb(armature, limb, target, pole, pole_angle, FRAMES)
