@@ -79,8 +79,8 @@ def test_random_limited_chains_keep_their_limits_and_reach_what_they_can(seed: i
 
 
 def test_targets_within_the_limits_are_reached_in_essentially_every_case() -> None:
-    """Over many random chains together: a chain of hinges only (as few turns as the three coordinates of
-    its tip) can miss a few targets, as FABRIK, moving points, finds them one bone at a time."""
+    """Over many random chains together: a chain whose limits leave few ways to a target (hinges only, as
+    few turns as the three coordinates of its tip) can still miss one now and then."""
     rng = np.random.default_rng(7)
     reached = total = 0
     for _ in range(30):
@@ -93,7 +93,18 @@ def test_targets_within_the_limits_are_reached_in_essentially_every_case() -> No
         )
         reached += int(solution.reached.sum())
         total += len(poses)
-    assert reached / total >= 0.95, f"{reached} of {total} reached"  # 97.0 % when written
+    assert reached / total >= 0.985, f"{reached} of {total} reached"  # 99.2 % when written (97.0 % from two starts)
+
+
+def test_the_same_input_gives_the_same_pose_every_time() -> None:
+    """Frames left short are retried from random poses, drawn from a fixed seed: solving again (a bake run
+    twice) gives the same rotations, to the last bit."""
+    rng = np.random.default_rng(12)
+    rest, limits, _ = _random_chain(rng, 3)
+    goals = rng.normal(size=(40, 3)) * rest.lengths.sum() / 2
+    first, again = (solve_pose(rest, np.tile(IDENTITY, (3, 1)), goals, limits=limits) for _ in range(2))
+    assert not first.reached.all()  # some frames went through the retries
+    np.testing.assert_array_equal(first.rotations, again.rotations)
 
 
 def test_a_hinged_knee_reaches_every_target_its_range_allows() -> None:
