@@ -127,7 +127,8 @@ def quat_between(a: FloatArray, b: FloatArray) -> FloatArray:
         np.put_along_axis(helper, least[..., None], 1.0, axis=-1)
         perpendicular = np.cross(a, helper)
         perpendicular /= np.linalg.norm(perpendicular, axis=-1, keepdims=True)
-        q[opposite] = np.concatenate([np.zeros((*perpendicular.shape[:-1], 1)), perpendicular], axis=-1)[opposite]
+        q[opposite, 0] = 0.0
+        q[opposite, 1:] = perpendicular[opposite]
     return quat_normalize(q)
 
 
