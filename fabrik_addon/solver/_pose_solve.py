@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
+from ._root_turns import cross_matrices, swivel_nearest, turn_toward, unit
 from ._solve import DEFAULT_MAX_ITERATIONS, DEFAULT_MIN_IMPROVEMENT, DEFAULT_TOLERANCE
 from ._validate import FloatArray, as_points, positive_float, positive_int
 from .limits import JointLimits
@@ -315,6 +316,23 @@ class _Solver:
             attempt = _Best(best.quats[short], grown, np.zeros(short.size, dtype=np.int64), best.error[short])
             best.keep_better(short, self.solve(attempt, goals[short]))
 
+    def turn(
+        self, quats: FloatArray, goals: FloatArray, poles: FloatArray | None, scales: FloatArray | None = None
+    ) -> FloatArray:
+        """``turn_toward`` with this chain, its limits and pole angle: (F, m, 4) -> (F, m, 4)."""
+        return turn_toward(self.rest, self.limits, quats, goals, poles, self.pole_angle, scales)
+
+    def swivel_to(self, best: _Best, reference: FloatArray, goals: FloatArray) -> None:
+        """Turn each frame's best pose about its root-to-tip line to where its root is nearest ``reference``'s
+        (F, m, 4) (see ``swivel_nearest``). A frame keeps the turned pose unless that moves its tip farther
+        from the goal (beyond the tolerance, and beyond rounding: out of reach, every turn misses by the same
+        distance), as the root's limits can make it."""
+        turned = swivel_nearest(self.rest, self.limits, best.quats, best.scales, reference)
+        error = _tip_error(self.rest, turned, best.scales, goals)
+        rounding = _ROUNDING * float(self.rest.lengths.sum()) * best.scales.max(axis=1)
+        keep = np.flatnonzero(error <= np.maximum(best.error, self.tolerance) + rounding)
+        best.quats[keep], best.error[keep] = turned[keep], error[keep]
+
     def _iterate(self, quats: FloatArray, scales: FloatArray, goals: FloatArray) -> FloatArray:
         """One backward and one forward pass on every frame given; returns the new local rotations."""
         rest, limits = self.rest, self.limits
@@ -328,7 +346,7 @@ class _Solver:
         placed[:, -1] = goals
         turned = orientations.copy()
         for k in range(bones - 1, -1, -1):
-            toward_tail = _unit(placed[:, k + 1] - joints[:, k], fallback=orientations[:, k] @ directions[k])
+            toward_tail = unit(placed[:, k + 1] - joints[:, k], fallback=orientations[:, k] @ directions[k])
             turned[:, k] = _aim(orientations[:, k], directions[k], toward_tail)
             if k + 1 < bones:
                 turned[:, k] = self._parent_within_child_limits(turned[:, k], turned[:, k + 1], k + 1)
@@ -341,7 +359,7 @@ class _Solver:
         for k in range(bones):
             frame = parent @ rest.rest_rotations[k]
             local = np.swapaxes(frame, 1, 2) @ turned[:, k]  # the backward pass's rotation, as a local one
-            wanted = _unit(placed[:, k + 1] - head, fallback=turned[:, k] @ directions[k])
+            wanted = unit(placed[:, k + 1] - head, fallback=turned[:, k] @ directions[k])
             aimed = _aim(local, directions[k], np.einsum("fji,fj->fi", frame, wanted))
             result[:, k] = limits.clamp(matrix_to_quat(aimed), bone=k)
             parent = frame @ quat_to_matrix(result[:, k])
@@ -360,7 +378,7 @@ class _Solver:
         error = goals - joints[:, -1]
         # d tip / d (turn of bone k about world axis a) = a x (tip - head_k) = -[tip - head_k]x a
         arms = joints[:, -1:] - joints[:, :-1]  # (F, m, 3)
-        jacobian = -_cross_matrices(arms).transpose(0, 2, 1, 3).reshape(frames, 3, 3 * bones)
+        jacobian = -cross_matrices(arms).transpose(0, 2, 1, 3).reshape(frames, 3, 3 * bones)
         damping = (_DAMPING * float((rest.lengths * scales.mean(axis=0)).sum())) ** 2
         normal = jacobian @ np.swapaxes(jacobian, 1, 2) + damping * np.eye(3)
         turns = (np.swapaxes(jacobian, 1, 2) @ np.linalg.solve(normal, error[..., None]))[..., 0]
@@ -389,110 +407,12 @@ class _Solver:
         allowed = self.limits.clamp(local, bone=k)
         return np.asarray(child @ np.swapaxes(rest_rotation @ quat_to_matrix(allowed), 1, 2))
 
-    def turn(
-        self, quats: FloatArray, goals: FloatArray, poles: FloatArray | None, scales: FloatArray | None = None
-    ) -> FloatArray:
-        """The poses turned about the root's head as Blender's IK turns a chain before solving, the root then
-        clamped to its limits (Blender's turns the root past them).
-
-        With a pole, the turn takes the root-to-tip line onto the root-to-goal line, and the plane through
-        the root-to-tip line and the root's "up" axis (its X axis turned toward Z by the pole angle) onto the
-        plane through the root-to-goal and root-to-pole lines; a frame whose pole lies on the root-to-goal
-        line has no such plane and is not turned, as without a pole. Without a pole, it is the smallest turn
-        that points the root-to-tip line at the goal, keeping the plane the chain bends in.
-
-        Parameters
-        ----------
-        quats : ndarray, shape (F, m, 4)
-        goals, poles : ndarray, shape (F, 3)
-        scales : ndarray, shape (F, m), optional
-
-        Returns
-        -------
-        ndarray, shape (F, m, 4)
-        """
-        joints, orientations = forward_kinematics(self.rest, quats, scales)
-        root = orientations[:, 0]
-        tip_direction = _unit(joints[:, -1], fallback=root[:, :, 1])
-        goal_direction = _unit(goals, fallback=tip_direction)
-        if poles is None:
-            turn = quat_to_matrix(quat_between(tip_direction, goal_direction))
-        else:
-            up = root[:, :, 0] * np.cos(self.pole_angle) + root[:, :, 2] * np.sin(self.pole_angle)
-            turn = _look_at(goal_direction, poles) @ np.swapaxes(_look_at(tip_direction, up), 1, 2)
-            turn[~np.isfinite(turn).all(axis=(1, 2))] = np.eye(3)  # a pole on the line: no plane to turn to
-        return self._with_root(quats, turn @ root)
-
-    def swivel_to(self, best: _Best, reference: FloatArray, goals: FloatArray) -> None:
-        """Turn each frame's best pose about its root-to-tip line to where its root is nearest ``reference``'s.
-
-        Turning the whole chain about the line from the root's head to the tip keeps the tip where it is and
-        every bone's local rotation but the root's. The turn by ``a`` about the unit line ``u`` that brings
-        the root's orientation ``R`` nearest the reference ``S`` maximises ``trace(S.T @ turn(a) @ R)``,
-        which is ``A cos(a) + B sin(a)`` plus a constant with ``M = R @ S.T``, ``A = trace(M) - u.M.u`` and
-        ``B = trace([u]x @ M)``: at ``a = atan2(B, A)``. The root is then clamped to its limits; a frame keeps
-        the turned pose unless that moves its tip farther from the goal (beyond the tolerance, and beyond
-        rounding: out of reach, every turn misses by the same distance).
-
-        Parameters
-        ----------
-        best : _Best
-            Each frame's best pose, turned in place.
-        reference : ndarray, shape (F, m, 4)
-            The poses the solve started from.
-        goals : ndarray, shape (F, 3)
-        """
-        joints, orientations = forward_kinematics(self.rest, best.quats, best.scales)
-        root = orientations[:, 0]
-        line = _unit(joints[:, -1], fallback=root[:, :, 1])
-        reference_root = self.rest.rest_rotations[0] @ quat_to_matrix(reference[:, 0])
-        M = root @ np.swapaxes(reference_root, 1, 2)
-        A = np.trace(M, axis1=1, axis2=2) - np.einsum("fi,fij,fj->f", line, M, line)
-        B = np.einsum("fij,fji->f", _cross_matrices(line), M)
-        angle = np.arctan2(B, A)
-        turn = quat_to_matrix(axis_angle_to_quat(np.concatenate([angle[:, None], line], axis=1)))
-        turned = self._with_root(best.quats, turn @ root)
-        error = _tip_error(self.rest, turned, best.scales, goals)
-        rounding = _ROUNDING * float(self.rest.lengths.sum()) * best.scales.max(axis=1)
-        keep = np.flatnonzero(error <= np.maximum(best.error, self.tolerance) + rounding)
-        best.quats[keep], best.error[keep] = turned[keep], error[keep]
-
-    def _with_root(self, quats: FloatArray, root: FloatArray) -> FloatArray:
-        """``quats`` (F, m, 4) with the root bone's rotation replaced by the one that gives it orientation
-        ``root`` (F, 3, 3), clamped to the root's limits."""
-        local = np.swapaxes(self.rest.rest_rotations[0], 0, 1) @ root
-        result = quats.copy()
-        result[:, 0] = self.limits.clamp(matrix_to_quat(local), bone=0)
-        return result
-
-
-def _cross_matrices(vectors: FloatArray) -> FloatArray:
-    """Matrices (..., 3, 3) with ``M @ a == vectors x a``."""
-    x, y, z = vectors[..., 0], vectors[..., 1], vectors[..., 2]
-    zero = np.zeros_like(x)
-    return np.stack([np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1), np.stack([-y, x, zero], -1)], -2)
-
-
-def _look_at(direction: FloatArray, up: FloatArray) -> FloatArray:
-    """Frames (F, 3, 3) with columns (side, up made perpendicular to ``direction``, ``direction``); NaN where
-    ``up`` is along ``direction``."""
-    side = np.cross(direction, up)
-    size = np.linalg.norm(side, axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        side = np.where(size > 1e-9, side / size, np.nan)
-    return np.stack([side, np.cross(direction, side), direction], axis=-1)
-
 
 def _aim(orientation: FloatArray, direction: FloatArray, toward: FloatArray) -> FloatArray:
     """``orientation`` (F, 3, 3) turned by the smallest rotation that takes its ``direction`` (3,), a vector in
     its own frame, onto the unit vectors ``toward`` (F, 3)."""
     now = orientation @ direction
     return np.asarray(quat_to_matrix(quat_between(now, toward)) @ orientation)
-
-
-def _unit(vectors: FloatArray, fallback: FloatArray) -> FloatArray:
-    size = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return np.where(size > 1e-12, vectors / np.where(size > 1e-12, size, 1.0), fallback)
 
 
 def _tip_error(rest: ChainRest, quats: FloatArray, scales: FloatArray, goals: FloatArray) -> FloatArray:

@@ -1,0 +1,133 @@
+"""Turns of a whole chain about its root's head, in the chain's base frame (see ``pose``): the turn Blender's
+IK gives a chain toward its pole before solving, and the turn about the root-to-tip line that brings a solved
+chain nearest where it started. Only the root bone's rotation changes; it is clamped to the root's limits.
+
+Vectors here are (F, 3) and rotation matrices (F, 3, 3), frames first, as in ``_pose_solve``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import FloatArray
+from .limits import JointLimits
+from .pose import ChainRest, forward_kinematics
+from .rotations import axis_angle_to_quat, matrix_to_quat, quat_between, quat_to_matrix
+
+
+def turn_toward(
+    rest: ChainRest,
+    limits: JointLimits,
+    quats: FloatArray,
+    goals: FloatArray,
+    poles: FloatArray | None,
+    pole_angle: float,
+    scales: FloatArray | None = None,
+) -> FloatArray:
+    """The poses turned about the root's head as Blender's IK turns a chain before solving, the root then
+    clamped to its limits (Blender's turns the root past them).
+
+    With a pole, the turn takes the root-to-tip line onto the root-to-goal line, and the plane through the
+    root-to-tip line and the root's "up" axis (its X axis turned toward Z by ``pole_angle``) onto the plane
+    through the root-to-goal and root-to-pole lines; a frame whose pole lies on the root-to-goal line has no
+    such plane and is not turned, as without a pole. Without a pole, it is the smallest turn that points the
+    root-to-tip line at the goal, keeping the plane the chain bends in.
+
+    Parameters
+    ----------
+    rest : ChainRest
+    limits : JointLimits
+    quats : ndarray, shape (F, m, 4)
+        Local rotations.
+    goals, poles : ndarray, shape (F, 3)
+    pole_angle : float
+        Radians.
+    scales : ndarray, shape (F, m), optional
+        Each bone's Y scale (1 by default).
+
+    Returns
+    -------
+    ndarray, shape (F, m, 4)
+    """
+    joints, orientations = forward_kinematics(rest, quats, scales)
+    root = orientations[:, 0]
+    tip_direction = unit(joints[:, -1], fallback=root[:, :, 1])
+    goal_direction = unit(goals, fallback=tip_direction)
+    if poles is None:
+        turn = quat_to_matrix(quat_between(tip_direction, goal_direction))
+    else:
+        up = root[:, :, 0] * np.cos(pole_angle) + root[:, :, 2] * np.sin(pole_angle)
+        turn = _look_at(goal_direction, poles) @ np.swapaxes(_look_at(tip_direction, up), 1, 2)
+        turn[~np.isfinite(turn).all(axis=(1, 2))] = np.eye(3)  # a pole on the line: no plane to turn to
+    return _with_root(rest, limits, quats, turn @ root)
+
+
+def swivel_nearest(
+    rest: ChainRest, limits: JointLimits, quats: FloatArray, scales: FloatArray, reference: FloatArray
+) -> FloatArray:
+    """The poses turned about their root-to-tip lines to where the root is nearest ``reference``'s, the root
+    then clamped to its limits.
+
+    Turning the whole chain about the line from the root's head to the tip keeps the tip where it is and
+    every bone's local rotation but the root's. The turn by ``a`` about the unit line ``u`` that brings the
+    root's orientation ``R`` nearest the reference ``S`` maximises ``trace(S.T @ turn(a) @ R)``, which is
+    ``A cos(a) + B sin(a)`` plus a constant with ``M = R @ S.T``, ``A = trace(M) - u.M.u`` and
+    ``B = trace([u]x @ M)``: at ``a = atan2(B, A)``.
+
+    Parameters
+    ----------
+    rest : ChainRest
+    limits : JointLimits
+    quats : ndarray, shape (F, m, 4)
+        Local rotations to turn.
+    scales : ndarray, shape (F, m)
+        Each bone's Y scale.
+    reference : ndarray, shape (F, m, 4)
+        Local rotations whose root to come nearest.
+
+    Returns
+    -------
+    ndarray, shape (F, m, 4)
+    """
+    joints, orientations = forward_kinematics(rest, quats, scales)
+    root = orientations[:, 0]
+    line = unit(joints[:, -1], fallback=root[:, :, 1])
+    reference_root = rest.rest_rotations[0] @ quat_to_matrix(reference[:, 0])
+    M = root @ np.swapaxes(reference_root, 1, 2)
+    A = np.trace(M, axis1=1, axis2=2) - np.einsum("fi,fij,fj->f", line, M, line)
+    B = np.einsum("fij,fji->f", cross_matrices(line), M)
+    angle = np.arctan2(B, A)
+    turn = quat_to_matrix(axis_angle_to_quat(np.concatenate([angle[:, None], line], axis=1)))
+    return _with_root(rest, limits, quats, turn @ root)
+
+
+def unit(vectors: FloatArray, fallback: FloatArray) -> FloatArray:
+    """Unit vectors (..., 3); ``fallback`` where a vector is (close to) zero."""
+    size = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return np.where(size > 1e-12, vectors / np.where(size > 1e-12, size, 1.0), fallback)
+
+
+def cross_matrices(vectors: FloatArray) -> FloatArray:
+    """Matrices (..., 3, 3) with ``M @ a == vectors x a``."""
+    x, y, z = vectors[..., 0], vectors[..., 1], vectors[..., 2]
+    zero = np.zeros_like(x)
+    return np.stack([np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1), np.stack([-y, x, zero], -1)], -2)
+
+
+def _look_at(direction: FloatArray, up: FloatArray) -> FloatArray:
+    """Frames (F, 3, 3) with columns (side, up made perpendicular to ``direction``, ``direction``); NaN where
+    ``up`` is along ``direction``."""
+    side = np.cross(direction, up)
+    size = np.linalg.norm(side, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        side = np.where(size > 1e-9, side / size, np.nan)
+    return np.stack([side, np.cross(direction, side), direction], axis=-1)
+
+
+def _with_root(rest: ChainRest, limits: JointLimits, quats: FloatArray, root: FloatArray) -> FloatArray:
+    """``quats`` (F, m, 4) with the root bone's rotation replaced by the one that gives it orientation
+    ``root`` (F, 3, 3), clamped to the root's limits."""
+    local = np.swapaxes(rest.rest_rotations[0], 0, 1) @ root
+    result = quats.copy()
+    result[:, 0] = limits.clamp(matrix_to_quat(local), bone=0)
+    return result
