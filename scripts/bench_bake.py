@@ -37,7 +37,7 @@ from fabrik_addon import api
 from fabrik_addon.blender import compat
 from fabrik_addon.blender.chain import read_chain
 from fabrik_addon.solver import JointLimits
-from fabrik_addon.solver._validate import FloatArray
+from fabrik_addon.solver.validate import FloatArray
 
 TOLERANCE = 1e-3
 Point = tuple[float, float, float]

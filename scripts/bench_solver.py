@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fabrik_addon.solver import DEFAULT_MAX_ITERATIONS, FramesSolution, Solution, solve, solve_frames
-from fabrik_addon.solver._validate import FloatArray
+from fabrik_addon.solver.validate import FloatArray
 
 SEED = 2011
 TOLERANCE = 1e-3

@@ -11,11 +11,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, METHODS, solve_frames, solve_pose
-from ..solver._validate import FloatArray, positive_float, positive_int
 from ..solver.pose import forward_kinematics, inherited_stretch, local_rotations
-from ..solver.rotations import matrix_to_quat, rotation_channels, rotation_property
+from ..solver.rotations import matrix_to_quat
+from ..solver.validate import FloatArray, positive_float, positive_int
 from . import compat
 from .chain import ArmatureChain, armature_data, read_chain
+from .channels import rotation_channels, rotation_property
 from .keys import KeyWriter
 from .sampling import Inputs, sample_inputs, sample_tips
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import bpy
 
-from ..solver.rotations import ROTATION_PROPERTIES
 from . import compat
 from .bake import _check_armature, _check_writable, _frames, _scene
 from .chain import chain_bone_names
+from .channels import ROTATION_PATHS
 from .keys import remove_keys
-
-_ROTATION_PATHS = ("rotation_euler", *ROTATION_PROPERTIES.values())
 
 
 def clear(
@@ -48,7 +46,7 @@ def clear(
     names = chain_bone_names(armature, tip_bone, chain_length)
     _check_writable(armature, None, remedy="make it single-user first to clear this armature's keys alone")
     bones = [f'pose.bones["{bpy.utils.escape_identifier(name)}"]' for name in names]
-    paths = {f"{bone}.{prop}" for bone in bones for prop in _ROTATION_PATHS}
+    paths = {f"{bone}.{prop}" for bone in bones for prop in ROTATION_PATHS}
     stretch_paths = {f"{bone}.scale" for bone in bones}
     chain_curves = [
         fcurve

@@ -18,10 +18,10 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from ..solver._validate import FloatArray
-from ..solver.rotations import rotation_property
+from ..solver.validate import FloatArray
 from .bake import _check_objects, _check_target_independent, _pose_options, _solve
 from .chain import chain_bone_names, read_chain
+from .channels import rotation_property
 from .sampling import current_inputs, walking_frames
 from .settings import settings_of
 

@@ -14,10 +14,10 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ..solver._validate import FloatArray
-from ..solver.rotations import rotation_property
+from ..solver.validate import FloatArray
 from . import compat
 from .chain import ArmatureChain
+from .channels import rotation_property
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from ._solve import (
     solve_frames,
 )
 from .limits import JointLimits
+from .validate import FloatArray
 
 __all__ = [
     "DEFAULT_MAX_ITERATIONS",
@@ -30,6 +31,7 @@ __all__ = [
     "JUMP_RATIO",
     "METHODS",
     "WARM_START_BLOCK",
+    "FloatArray",
     "FramesSolution",
     "JointLimits",
     "PoseSolution",

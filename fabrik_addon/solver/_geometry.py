@@ -11,7 +11,7 @@ from typing import cast
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validate import FloatArray
+from .validate import FloatArray
 
 #: A fixed direction with no special alignment to the axes: the fallback where a direction is undefined.
 FALLBACK_DIRECTION: FloatArray = np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0)

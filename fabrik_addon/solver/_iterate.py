@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._geometry import norms
-from ._validate import FloatArray
+from .validate import FloatArray
 
 #: One iteration of a solver over many frames: (joints (n+1, 3, m), lengths (n,), targets (3, m),
 #: bases (3, m)) -> None, updating the joints in place.

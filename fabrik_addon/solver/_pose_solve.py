@@ -22,41 +22,37 @@ the pole angle) becomes the plane through the root-to-target and root-to-pole li
 chain from there, so a chain that bends in one plane keeps the bend plane the turn gave it, and the knee
 lands where Blender's IK puts it. Everything is vectorised across frames: the Python loops run over bones and
 iterations only.
+
+This module holds the policy (which attempt runs, from which start, what is kept); ``_pose_steps`` the
+steps an attempt repeats.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._root_turns import cross_matrices, swivel_nearest, turn_toward, unit
+from ._pose_steps import PoseSteps, tip_error
+from ._root_turns import swivel_nearest, turn_toward
 from ._solve import DEFAULT_MAX_ITERATIONS, DEFAULT_MIN_IMPROVEMENT, DEFAULT_TOLERANCE
-from ._validate import FloatArray, as_points, positive_float, positive_int
 from .limits import JointLimits
 from .pose import ChainRest, forward_kinematics
 from .rotations import (
-    axis_angle_to_quat,
-    matrix_to_quat,
-    quat_between,
-    quat_multiply,
     quat_normalize,
-    quat_to_matrix,
     sign_continuous,
 )
+from .validate import FloatArray, as_points, positive_float, positive_int
 
 #: A frame stops when its best error has not shrunk by ``DEFAULT_MIN_IMPROVEMENT`` of itself over this many
 #: iterations: limited chains creep toward their goal for a while, then cycle.
 _PATIENCE = 20
 #: Rounds of lengthening the bones, each followed by a solve, when stretching toward a target out of reach.
 _STRETCH_ROUNDS = 4
-#: Damping of the least-squares steps, as a fraction of the chain's length (the step's distance scale).
-_DAMPING = 0.1
-#: The largest turn of one bone in one least-squares step, radians.
-_MAX_STEP_RAD = 0.3
 #: Attempts from random poses within the limits on frames still short of a target within the chain's length,
 #: after the start pose and the bent one: limits can leave so few ways to a target that two starts miss a few
 #: (3 take targets known to be reachable from 97 % to 99 %). Seeded: a bake gives the same keys every time.
@@ -226,18 +222,25 @@ class _Best:
 
 @dataclass(frozen=True)
 class _Solver:
+    """When each step runs and from which start: FABRIK, then least squares on frames it left short, then
+    retries from other starts, stretch rounds and the final swivel (the steps themselves: ``PoseSteps``)."""
+
     rest: ChainRest
     limits: JointLimits
     tolerance: float
     max_iterations: int
     pole_angle: float
 
+    @cached_property
+    def steps(self) -> PoseSteps:
+        return PoseSteps(self.rest, self.limits)
+
     def solve(self, start: _Best, goals: FloatArray) -> _Best:
         """FABRIK from ``start``'s poses, then damped least squares on the frames it left short."""
-        best = self._run(self._iterate, start, goals)
+        best = self._run(self.steps.fabrik, start, goals)
         short = np.flatnonzero(best.error > self.tolerance)
         if short.size:
-            best.keep_better(short, self._run(self._least_squares_step, best.rows(short), goals[short]))
+            best.keep_better(short, self._run(self.steps.least_squares, best.rows(short), goals[short]))
         return best
 
     def _run(self, step: _Step, start: _Best, goals: FloatArray) -> _Best:
@@ -246,7 +249,7 @@ class _Solver:
         quats, scales = start.quats.copy(), start.scales
         frames = len(goals)
         best = quats.copy()
-        best_error = _tip_error(self.rest, quats, scales, goals)
+        best_error = tip_error(self.rest, quats, scales, goals)
         iterations = np.zeros(frames, dtype=np.int64)
         since_best = np.zeros(frames, dtype=np.int64)
         active = np.flatnonzero(best_error > self.tolerance)
@@ -255,7 +258,7 @@ class _Solver:
                 break
             work = step(quats[active], scales[active], goals[active])
             quats[active] = work
-            error = _tip_error(self.rest, work, scales[active], goals[active])
+            error = tip_error(self.rest, work, scales[active], goals[active])
             iterations[active] = count
             better = error < best_error[active] * (1.0 - DEFAULT_MIN_IMPROVEMENT)
             improved = error < best_error[active]
@@ -328,96 +331,10 @@ class _Solver:
         from the goal (beyond the tolerance, and beyond rounding: out of reach, every turn misses by the same
         distance), as the root's limits can make it."""
         turned = swivel_nearest(self.rest, self.limits, best.quats, best.scales, reference)
-        error = _tip_error(self.rest, turned, best.scales, goals)
+        error = tip_error(self.rest, turned, best.scales, goals)
         rounding = _ROUNDING * float(self.rest.lengths.sum()) * best.scales.max(axis=1)
         keep = np.flatnonzero(error <= np.maximum(best.error, self.tolerance) + rounding)
         best.quats[keep], best.error[keep] = turned[keep], error[keep]
-
-    def _iterate(self, quats: FloatArray, scales: FloatArray, goals: FloatArray) -> FloatArray:
-        """One backward and one forward pass on every frame given; returns the new local rotations."""
-        rest, limits = self.rest, self.limits
-        bones = len(rest.offsets)
-        offsets = rest.stretched_offsets(scales)  # (F, m, 3)
-        directions = rest.offsets / rest.lengths[:, None]  # (m, 3), in each bone's frame
-        joints, orientations = forward_kinematics(rest, quats, scales)
-
-        # Backward: from the target toward the root, each bone aimed from its next joint at its old head.
-        placed = np.empty_like(joints)
-        placed[:, -1] = goals
-        turned = orientations.copy()
-        for k in range(bones - 1, -1, -1):
-            toward_tail = unit(placed[:, k + 1] - joints[:, k], fallback=orientations[:, k] @ directions[k])
-            turned[:, k] = _aim(orientations[:, k], directions[k], toward_tail)
-            if k + 1 < bones:
-                turned[:, k] = self._parent_within_child_limits(turned[:, k], turned[:, k + 1], k + 1)
-            placed[:, k] = placed[:, k + 1] - np.einsum("fij,fj->fi", turned[:, k], offsets[:, k])
-
-        # Forward: from the fixed root head, each bone aimed at the joint placed above, then clamped.
-        result = np.empty_like(quats)
-        head = np.zeros((len(goals), 3))
-        parent = np.broadcast_to(np.eye(3), (len(goals), 3, 3))
-        for k in range(bones):
-            frame = parent @ rest.rest_rotations[k]
-            local = np.swapaxes(frame, 1, 2) @ turned[:, k]  # the backward pass's rotation, as a local one
-            wanted = unit(placed[:, k + 1] - head, fallback=turned[:, k] @ directions[k])
-            aimed = _aim(local, directions[k], np.einsum("fji,fj->fi", frame, wanted))
-            result[:, k] = limits.clamp(matrix_to_quat(aimed), bone=k)
-            parent = frame @ quat_to_matrix(result[:, k])
-            head = head + np.einsum("fij,fj->fi", parent, offsets[:, k])
-        return result
-
-    def _least_squares_step(self, quats: FloatArray, scales: FloatArray, goals: FloatArray) -> FloatArray:
-        """One damped-least-squares step on every bone's rotation, each clamped to its limits after.
-
-        FABRIK aims each bone with the smallest turn, which never rolls a bone about its own axis; a frame that
-        needs a roll (a hinge whose plane must turn to the target) stalls there. The tip's Jacobian does see
-        those rolls, so a few of these steps finish what FABRIK left."""
-        rest = self.rest
-        frames, bones = quats.shape[:2]
-        joints, orientations = forward_kinematics(rest, quats, scales)
-        error = goals - joints[:, -1]
-        # d tip / d (turn of bone k about world axis a) = a x (tip - head_k) = -[tip - head_k]x a
-        arms = joints[:, -1:] - joints[:, :-1]  # (F, m, 3)
-        jacobian = -cross_matrices(arms).transpose(0, 2, 1, 3).reshape(frames, 3, 3 * bones)
-        damping = (_DAMPING * float((rest.lengths * scales.mean(axis=0)).sum())) ** 2
-        normal = jacobian @ np.swapaxes(jacobian, 1, 2) + damping * np.eye(3)
-        turns = (np.swapaxes(jacobian, 1, 2) @ np.linalg.solve(normal, error[..., None]))[..., 0]
-        turns = turns.reshape(frames, bones, 3)
-        angles = np.linalg.norm(turns, axis=-1, keepdims=True)
-        turns *= np.minimum(1.0, _MAX_STEP_RAD / np.maximum(angles, 1e-300))
-        result = np.empty_like(quats)
-        parent = np.broadcast_to(np.eye(3), (frames, 3, 3))
-        for k in range(bones):
-            frame = parent @ rest.rest_rotations[k]
-            local_turn = np.einsum("fji,fj->fi", frame, turns[:, k])  # frame.T @ turn: in the bone's rest frame
-            angle = np.linalg.norm(local_turn, axis=-1, keepdims=True)
-            turned = quat_multiply(axis_angle_to_quat(np.concatenate([angle, local_turn], axis=-1)), quats[:, k])
-            result[:, k] = self.limits.clamp(turned, bone=k)
-            parent = orientations[:, k]
-        return result
-
-    def _parent_within_child_limits(self, parent: FloatArray, child: FloatArray, k: int) -> FloatArray:
-        """The parent orientation (F, 3, 3) under which ``child`` (bone ``k``'s orientation) is a rotation
-        within bone ``k``'s limits: ``parent`` itself where it already is, else turned to match the nearest
-        allowed one."""
-        if not (self.limits.lock[k].any() or self.limits.use_limit[k].any()):
-            return parent
-        rest_rotation = self.rest.rest_rotations[k]
-        local = matrix_to_quat(np.swapaxes(parent @ rest_rotation, 1, 2) @ child)
-        allowed = self.limits.clamp(local, bone=k)
-        return np.asarray(child @ np.swapaxes(rest_rotation @ quat_to_matrix(allowed), 1, 2))
-
-
-def _aim(orientation: FloatArray, direction: FloatArray, toward: FloatArray) -> FloatArray:
-    """``orientation`` (F, 3, 3) turned by the smallest rotation that takes its ``direction`` (3,), a vector in
-    its own frame, onto the unit vectors ``toward`` (F, 3)."""
-    now = orientation @ direction
-    return np.asarray(quat_to_matrix(quat_between(now, toward)) @ orientation)
-
-
-def _tip_error(rest: ChainRest, quats: FloatArray, scales: FloatArray, goals: FloatArray) -> FloatArray:
-    joints, _ = forward_kinematics(rest, quats, scales)
-    return np.asarray(np.linalg.norm(joints[:, -1] - goals, axis=-1))
 
 
 def _tail(best: _Best, rows: NDArray[np.intp]) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import FloatArray
 from .limits import JointLimits
 from .pose import ChainRest, forward_kinematics
 from .rotations import axis_angle_to_quat, matrix_to_quat, quat_between, quat_to_matrix
+from .validate import FloatArray
 
 
 def turn_toward(

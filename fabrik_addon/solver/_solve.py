@@ -10,7 +10,9 @@ from numpy.typing import NDArray
 
 from ._geometry import FALLBACK_DIRECTION, bend, chain_along, inner_radius, is_straight_line, norms, unit_or
 from ._iterate import Iteration, Stopping, iterate
-from ._validate import (
+from .ccd import ccd_iteration
+from .fabrik import fabrik_iteration
+from .validate import (
     FloatArray,
     as_joints,
     as_point,
@@ -20,8 +22,6 @@ from ._validate import (
     positive_int,
     segment_lengths,
 )
-from .ccd import ccd_iteration
-from .fabrik import fabrik_iteration
 
 METHODS: dict[str, Iteration] = {"fabrik": fabrik_iteration, "ccd": ccd_iteration}
 DEFAULT_TOLERANCE = 1e-3

@@ -8,7 +8,7 @@ Same layout as ``_geometry``: (joints, 3, frames).
 from __future__ import annotations
 
 from ._geometry import turn_about
-from ._validate import FloatArray
+from .validate import FloatArray
 
 
 def ccd_iteration(P: FloatArray, lengths: FloatArray, targets: FloatArray, bases: FloatArray) -> None:

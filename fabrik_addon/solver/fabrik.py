@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._geometry import FALLBACK_DIRECTION
-from ._validate import FloatArray
+from .validate import FloatArray
 
 #: Added to every direction before it is normalised, scaled by the segment length: where two joints
 #: coincide the direction is undefined and this picks one, elsewhere it moves a joint by 1e-12 of a segment.

@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._validate import FloatArray
+from .validate import FloatArray
 
 _AXES = "XYZ"
 #: How far outside its range a limit may lie and still be taken (as the end of the range).

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import FloatArray
 from .rotations import quat_between, quat_multiply, quat_to_matrix, sign_continuous, twist
+from .validate import FloatArray
 
 
 @dataclass(frozen=True)

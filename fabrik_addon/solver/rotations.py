@@ -8,7 +8,7 @@ from typing import cast
 
 import numpy as np
 
-from ._validate import FloatArray
+from .validate import FloatArray
 
 #: Blender's Euler orders. "XYZ" turns about X first, then Y, then Z: the matrix is Rz @ Ry @ Rx.
 EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
@@ -220,41 +220,3 @@ def axis_angle_to_quat(axis_angle: FloatArray) -> FloatArray:
     size = np.linalg.norm(axis, axis=-1, keepdims=True)
     unit = np.where(size > 0, axis / np.where(size > 0, size, 1.0), [0.0, 1.0, 0.0])
     return np.concatenate([np.cos(angle / 2)[..., None], np.sin(angle / 2)[..., None] * unit], axis=-1)
-
-
-#: Blender's rotation modes besides the Euler orders, with the property each one keys.
-ROTATION_PROPERTIES = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
-
-
-def rotation_property(mode: str) -> str:
-    """The pose bone property that holds a rotation in ``mode`` (``rotation_euler`` for Euler orders)."""
-    if mode in ROTATION_PROPERTIES:
-        return ROTATION_PROPERTIES[mode]
-    if mode in EULER_ORDERS:
-        return "rotation_euler"
-    raise ValueError(f"unknown rotation mode {mode!r}")
-
-
-def rotation_channels(q: FloatArray, mode: str, reference: FloatArray) -> FloatArray:
-    """Key values for quaternions ``q`` (F, 4), one frame after another, in a pose bone's rotation mode.
-
-    Parameters
-    ----------
-    q : ndarray, shape (F, 4)
-    mode : str
-        ``"QUATERNION"``, ``"AXIS_ANGLE"`` or an Euler order (``"XYZ"``...).
-    reference : ndarray, shape (4,) or (3,)
-        The bone's current value in that mode; the first frame lands next to it (same quaternion sign,
-        Euler angles within half a turn), and each frame after lands next to the one before.
-
-    Returns
-    -------
-    ndarray, shape (F, 4) or (F, 3)
-    """
-    if mode == "QUATERNION":
-        return sign_continuous(q, reference=reference)
-    if mode == "AXIS_ANGLE":
-        return quat_to_axis_angle(sign_continuous(q, reference=axis_angle_to_quat(reference)))
-    if mode in EULER_ORDERS:
-        return euler_continuous(matrix_to_euler(quat_to_matrix(q), mode), reference=reference)
-    raise ValueError(f"unknown rotation mode {mode!r}")

@@ -20,8 +20,8 @@ import math
 import numpy as np
 
 from fabrik_addon.solver import solve
-from fabrik_addon.solver._validate import FloatArray
 from fabrik_addon.solver.fabrik import backward_reach, forward_reach
+from fabrik_addon.solver.validate import FloatArray
 
 S5 = math.sqrt(5.0)
 START = np.array([[0.0, 0, 0], [1.0, 0, 0], [2.0, 0, 0]])

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabrik_addon.solver import JointLimits, solve_pose
-from fabrik_addon.solver._validate import FloatArray
 from fabrik_addon.solver.pose import ChainRest, forward_kinematics
 from fabrik_addon.solver.rotations import quat_normalize, quat_to_matrix
+from fabrik_addon.solver.validate import FloatArray
 
 DEG = np.pi / 180
 IDENTITY = np.array([1.0, 0, 0, 0])

@@ -5,10 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabrik_addon.solver._validate import FloatArray
 from fabrik_addon.solver.rotations import (
     EULER_ORDERS,
-    axis_angle_to_quat,
     euler_continuous,
     euler_to_matrix,
     matrix_to_euler,
@@ -18,12 +16,11 @@ from fabrik_addon.solver.rotations import (
     quat_multiply,
     quat_normalize,
     quat_rotate,
-    quat_to_axis_angle,
     quat_to_matrix,
-    rotation_channels,
     sign_continuous,
     twist,
 )
+from fabrik_addon.solver.validate import FloatArray
 
 RNG = np.random.default_rng(1234)
 QUATS = quat_normalize(RNG.normal(size=(500, 4)))
@@ -92,19 +89,3 @@ def test_continuity_helpers() -> None:
     angles = np.unwrap(np.linspace(0, 12, 100))[:, None] * [1, 0.5, -1]
     wrapped = np.angle(np.exp(1j * angles))
     np.testing.assert_allclose(euler_continuous(wrapped, reference=angles[0]), angles, atol=1e-12)
-
-
-@pytest.mark.parametrize("mode", ["QUATERNION", "AXIS_ANGLE", *EULER_ORDERS])
-def test_rotation_channels_represent_the_same_rotations(mode: str) -> None:
-    path = quat_normalize(np.cumsum(RNG.normal(size=(200, 4)) * 0.05, axis=0) + IDENTITY)
-    reference = {"QUATERNION": -path[0], "AXIS_ANGLE": quat_to_axis_angle(path[0])}.get(mode, np.zeros(3))
-    values = rotation_channels(path, mode, reference)
-    if mode == "QUATERNION":
-        back = values
-        assert np.sum(values[0] * reference) > 0
-    elif mode == "AXIS_ANGLE":
-        back = axis_angle_to_quat(values)
-    else:
-        back = matrix_to_quat(euler_to_matrix(values, mode))
-        assert np.abs(np.diff(values, axis=0)).max() < np.pi
-    _same_rotation(back, path)

@@ -1,4 +1,7 @@
-"""Validators: take array-likes, return clean float64 arrays, or raise ``ValueError`` naming what is wrong."""
+"""Validators: take array-likes, return clean float64 arrays, or raise ``ValueError`` naming what is wrong.
+
+Public, with ``FloatArray``: the Blender layer checks its numbers with the same rules.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,48 @@
+"""Key values in each of Blender's rotation modes stand for the rotations they were made from."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fabrik_addon.blender.channels import rotation_channels, rotation_property
+from fabrik_addon.solver.rotations import (
+    EULER_ORDERS,
+    axis_angle_to_quat,
+    euler_to_matrix,
+    matrix_to_quat,
+    quat_normalize,
+    quat_to_axis_angle,
+)
+from fabrik_addon.solver.validate import FloatArray
+
+RNG = np.random.default_rng(1234)
+IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
+
+
+def _same_rotation(a: FloatArray, b: FloatArray) -> None:
+    np.testing.assert_allclose(np.abs(np.sum(a * b, axis=-1)), 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["QUATERNION", "AXIS_ANGLE", *EULER_ORDERS])
+def test_rotation_channels_represent_the_same_rotations(mode: str) -> None:
+    path = quat_normalize(np.cumsum(RNG.normal(size=(200, 4)) * 0.05, axis=0) + IDENTITY)
+    reference = {"QUATERNION": -path[0], "AXIS_ANGLE": quat_to_axis_angle(path[0])}.get(mode, np.zeros(3))
+    values = rotation_channels(path, mode, reference)
+    if mode == "QUATERNION":
+        back = values
+        assert np.sum(values[0] * reference) > 0
+    elif mode == "AXIS_ANGLE":
+        back = axis_angle_to_quat(values)
+    else:
+        back = matrix_to_quat(euler_to_matrix(values, mode))
+        assert np.abs(np.diff(values, axis=0)).max() < np.pi
+    _same_rotation(back, path)
+
+
+def test_rotation_property_names_the_pose_bone_property_of_each_mode() -> None:
+    assert rotation_property("QUATERNION") == "rotation_quaternion"
+    assert rotation_property("AXIS_ANGLE") == "rotation_axis_angle"
+    assert {rotation_property(order) for order in EULER_ORDERS} == {"rotation_euler"}
+    with pytest.raises(ValueError, match="unknown rotation mode 'SPIN'"):
+        rotation_property("SPIN")
