@@ -1,13 +1,148 @@
-"""The Python API for scripts, the command line and the add-on's operators.
+"""The Python API for scripts: ``bake`` and ``clear`` with keyword arguments.
 
 >>> import bpy
 >>> from fabrik_addon import api
 >>> report = api.bake(bpy.data.objects["Armature"], bpy.data.objects["Empty"], tip_bone="hand.L", chain_length=3)
 >>> report.max_error, report.unreachable_frames
 
-Works with the ``bpy`` module or inside ``blender -b --python``, with or without the add-on enabled.
+Works with the ``bpy`` module or inside ``blender -b --python``, with or without the add-on enabled. The
+keywords become a ``fabrik_addon.settings.BakeSettings``, the one value every entry point (the panel, the
+command line) hands to the bake; ``bake_settings`` takes such a value directly, with several chains.
 """
 
-from .blender.bake import BakeReport, bake
+from __future__ import annotations
 
-__all__ = ["BakeReport", "bake"]
+from collections.abc import Callable
+
+import bpy
+
+from .blender.bake import BakeReport, RigBakeReport
+from .blender.bake import bake as bake_settings
+from .blender.clear import clear as clear_settings
+from .settings import KEYWORDS, BakeSettings, ChainSettings, FrameRange, SolverSettings
+from .solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
+
+__all__ = [
+    "BakeReport",
+    "BakeSettings",
+    "ChainSettings",
+    "FrameRange",
+    "RigBakeReport",
+    "SolverSettings",
+    "bake",
+    "bake_settings",
+    "clear",
+    "clear_settings",
+]
+
+
+def bake(
+    armature: bpy.types.Object,
+    target: bpy.types.Object,
+    *,
+    tip_bone: str,
+    chain_length: int = 0,
+    frame_start: int | None = None,
+    frame_end: int | None = None,
+    frame_step: int = 1,
+    tolerance: float = DEFAULT_TOLERANCE,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    method: str = "fabrik",
+    warm_start: bool = True,
+    action_name: str | None = None,
+    pole_target: bpy.types.Object | None = None,
+    pole_angle: float = 0.0,
+    use_stretch: bool = False,
+    progress: Callable[[float], None] | None = None,
+) -> BakeReport:
+    """Key the rotations of a chain of bones so its tip follows a target on every frame.
+
+    Parameters
+    ----------
+    armature : bpy.types.Object
+        An armature object.
+    target : bpy.types.Object
+        Any object: its evaluated world location on each frame is the goal for the tail of ``tip_bone``.
+    tip_bone : str
+        The last bone of the chain.
+    chain_length : int
+        Bones in the chain, counted from ``tip_bone`` up through its parents as Blender's IK constraint
+        counts them; 0 goes up to the root bone.
+    frame_start, frame_end : int, optional
+        The frames to bake, both included; the scene's frame range by default.
+    frame_step : int
+        Key every ``frame_step``-th frame from ``frame_start``.
+    tolerance : float
+        How close the tip must come to the target, in world units.
+    max_iterations, method, warm_start
+        As for ``fabrik_addon.solver.solve_frames``.
+    action_name : str, optional
+        Bake into this Action (created if missing) and make it the armature's active Action; by default
+        the keys go into the armature's active Action, one being created if it has none.
+    pole_target : bpy.types.Object, optional
+        The chain bends toward this object, as with the pole target of Blender's IK constraint.
+    pole_angle : float
+        Radians, with the meaning of the IK constraint's Pole Angle: the root bone's X axis, turned toward
+        its Z axis by this angle, faces the pole.
+    use_stretch : bool
+        Let bones lengthen, each by its IK Stretch share, to reach a target beyond the chain's length, as
+        the IK constraint's Stretch option does; their Y scale is then keyed too.
+    progress : callable, optional
+        Called with the fraction done, from 0 to 1.
+
+    Returns
+    -------
+    BakeReport
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad input, with a message naming what is wrong. Nothing is written then: the bake either
+        completes or leaves the file as it was.
+
+    Notes
+    -----
+    Each bone's IK settings (Bone Properties, Inverse Kinematics: Lock, Limit and Stretch per axis) are
+    honoured as Blender's IK constraint honours them; with limits, a pole or stretch the bake solves on the
+    bones' rotations (``fabrik_addon.solver.solve_pose``; FABRIK only, not CCD).
+
+    Only the rotation channels of the chain's bones are keyed, in each bone's own rotation mode (and, with
+    ``use_stretch``, their Y scale). Their keys from ``frame_start`` to ``frame_end`` are replaced; every
+    other key and channel stays as it was.
+    """
+    # The keywords are the settings value's own (a test holds the signature to ``KEYWORDS`` and ``DEFAULTS``).
+    keywords = {name: value for name, value in locals().items() if name in KEYWORDS}
+    settings = BakeSettings.from_keywords(armature, target, **keywords)
+    return bake_settings(settings, progress).chains[0]
+
+
+def clear(
+    armature: bpy.types.Object,
+    *,
+    tip_bone: str,
+    chain_length: int = 0,
+    frame_start: int | None = None,
+    frame_end: int | None = None,
+) -> int:
+    """Remove the rotation and Y scale keys of a chain's bones from ``frame_start`` to ``frame_end``.
+
+    Parameters
+    ----------
+    armature : bpy.types.Object
+    tip_bone, chain_length
+        The chain, as for ``bake``.
+    frame_start, frame_end : int, optional
+        Both included; the scene's frame range by default.
+
+    Returns
+    -------
+    int
+        How many keys were removed (see ``fabrik_addon.blender.clear.clear``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad input, as ``bake`` raises them; nothing is removed then.
+    """
+    chain = ChainSettings(armature, None, tip_bone, chain_length)
+    return clear_settings(BakeSettings((chain,), FrameRange(frame_start, frame_end)))

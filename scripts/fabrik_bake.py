@@ -36,22 +36,15 @@ def main(argv: Sequence[str]) -> int:
     """Run the command line ``argv`` (``sys.argv``); returns the exit status."""
     try:
         request = parse_args(script_args(argv, inside_blender=INSIDE_BLENDER), open_file=_open_file())
+        jobs = load_jobs(request)
+        plans = plan_files(request.inputs, request.output, in_place=request.in_place)
     except UsageError as error:
         return _usage_error(error)
     except SystemExit as done:  # --help
         return done.code if isinstance(done.code, int) else 0
 
-    from fabrik_cli import bake_file  # imports bpy: after the arguments are known to be right
-
-    keywords = bake_file.bake_keywords()
-    try:
-        jobs = load_jobs(request, keywords)
-        plans = plan_files(request.inputs, request.output, in_place=request.in_place)
-    except UsageError as error:
-        return _usage_error(error)
-
     start = time.perf_counter()
-    results = _bake(plans, jobs, keywords, request)
+    results = _bake(plans, jobs, request)
     status = 0 if all(r.status == "ok" for r in results) else 1
     if request.report is not None:
         try:
@@ -64,9 +57,7 @@ def main(argv: Sequence[str]) -> int:
     return status
 
 
-def _bake(
-    plans: Sequence[FilePlan], jobs: Sequence[Job], keywords: dict[str, bool], request: Request
-) -> list[FileResult]:
+def _bake(plans: Sequence[FilePlan], jobs: Sequence[Job], request: Request) -> list[FileResult]:
     """Bake the files one after the other in this process, or shared out to ``-j N`` child processes."""
     bakeable = [plan for plan in plans if plan.problem is None]
     if request.processes > 1 and len(bakeable) > 1:
@@ -81,12 +72,12 @@ def _bake(
                 say(file_done(FileResult.failed(plan.input, plan.problem), 0.0))
         return bake_in_children(plans, jobs, request.processes, command, where)
 
-    from fabrik_cli.bake_file import bake_file
+    from fabrik_cli.bake_file import bake_file  # imports bpy: after the arguments are known to be right
 
     results = []
     for index, plan in enumerate(plans, start=1):
         start = time.perf_counter()
-        results.append(bake_file(plan, jobs, keywords))
+        results.append(bake_file(plan, jobs))
         counter = "" if request.child else f"[{index}/{len(plans)}] "
         say(file_done(results[-1], time.perf_counter() - start, counter))
         if request.child and request.report is not None:

@@ -1,4 +1,5 @@
-"""The pure core imports and solves in a Python where bpy and mathutils cannot be imported."""
+"""The pure core (the solver and the settings value) imports and works in a Python where bpy and mathutils
+cannot be imported."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ BLOCKED_RUN = textwrap.dedent(
 
     import fabrik_addon
     import fabrik_addon.solver
+    from fabrik_addon.settings import BakeSettings  # the command line checks its jobs before it imports bpy
+
+    assert BakeSettings.from_keywords("Rig", "Target", tip_bone="hand.L").solver.tolerance > 0
     from fabrik_addon.solver import solve, solve_frames
 
     result = solve([[0, 0, 0], [0, 0, 1], [0, 0, 2]], [1, 0, 1])

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import bpy
 
-from . import operators, panel, preview, settings
+from . import operators, panel, preview, properties
 
-CLASSES = (*settings.CLASSES, *operators.CLASSES, *panel.CLASSES)
+CLASSES = (*properties.CLASSES, *operators.CLASSES, *panel.CLASSES)
 
 
 def register() -> None:
     for cls in CLASSES:
         bpy.utils.register_class(cls)
     bpy.types.Object.fabrik = bpy.props.PointerProperty(  # type: ignore[attr-defined, func-returns-value]
-        type=settings.FABRIK_PG_settings, name="FABRIK", override={"LIBRARY_OVERRIDABLE"}
+        type=properties.FABRIK_PG_settings, name="FABRIK", override={"LIBRARY_OVERRIDABLE"}
     )
     preview.register()
 

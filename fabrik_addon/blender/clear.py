@@ -4,30 +4,22 @@ from __future__ import annotations
 
 import bpy
 
+from ..settings import BakeSettings
 from . import compat
-from .bake import _check_armature, _check_writable, _frames, _scene
 from .chain import chain_bone_names
 from .channels import ROTATION_PATHS
+from .checks import check_armature, check_writable, current_scene
 from .keys import remove_keys
 
 
-def clear(
-    armature: bpy.types.Object,
-    *,
-    tip_bone: str,
-    chain_length: int = 0,
-    frame_start: int | None = None,
-    frame_end: int | None = None,
-) -> int:
-    """Remove the rotation and Y scale keys of a chain's bones from ``frame_start`` to ``frame_end``.
+def clear(settings: BakeSettings[bpy.types.Object]) -> int:
+    """Remove the rotation and Y scale keys of the bones of every chain of ``settings`` in its frame range.
 
     Parameters
     ----------
-    armature : bpy.types.Object
-    tip_bone, chain_length
-        The chain, as for ``api.bake``.
-    frame_start, frame_end : int, optional
-        Both included; the scene's frame range by default.
+    settings : BakeSettings
+        The chains (their targets, poles and solver settings play no part) and the frames (their step
+        neither: every key from the first frame to the last goes).
 
     Returns
     -------
@@ -39,18 +31,22 @@ def clear(
     Raises
     ------
     TypeError, ValueError
-        For bad input, as ``api.bake`` raises them; nothing is removed then.
+        For bad input, as a bake raises them; nothing is removed then.
     """
-    frames = _frames(_scene(), frame_start, frame_end, 1)
-    _check_armature(armature)
-    names = chain_bone_names(armature, tip_bone, chain_length)
-    _check_writable(armature, None, remedy="make it single-user first to clear this armature's keys alone")
-    bones = [f'pose.bones["{bpy.utils.escape_identifier(name)}"]' for name in names]
-    paths = {f"{bone}.{prop}" for bone in bones for prop in ROTATION_PATHS}
-    stretch_paths = {f"{bone}.scale" for bone in bones}
-    chain_curves = [
-        fcurve
-        for fcurve in compat.assigned_fcurves(armature)
-        if fcurve.data_path in paths or (fcurve.data_path in stretch_paths and fcurve.array_index == 1)
-    ]
-    return sum(remove_keys(armature, fcurve, float(frames[0]), float(frames[-1])) for fcurve in chain_curves)
+    scene = current_scene()
+    frames = settings.frames.resolved(scene.frame_start, scene.frame_end)
+    first, last = float(frames.start), float(frames.stop - 1)
+    curves: list[tuple[bpy.types.Object, bpy.types.FCurve]] = []
+    for chain in settings.chains:  # every chain is checked before any key goes
+        armature = check_armature(chain.armature)
+        names = chain_bone_names(armature, chain.tip_bone, chain.chain_length)
+        check_writable(armature, None, remedy="make it single-user first to clear this armature's keys alone")
+        bones = [f'pose.bones["{bpy.utils.escape_identifier(name)}"]' for name in names]
+        paths = {f"{bone}.{prop}" for bone in bones for prop in ROTATION_PATHS}
+        stretch_paths = {f"{bone}.scale" for bone in bones}
+        curves += [
+            (armature, fcurve)
+            for fcurve in compat.assigned_fcurves(armature)
+            if fcurve.data_path in paths or (fcurve.data_path in stretch_paths and fcurve.array_index == 1)
+        ]
+    return sum(remove_keys(armature, fcurve, first, last) for armature, fcurve in dict.fromkeys(curves))

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import bpy
 
-from .. import api
+from ..settings import BakeSettings
+from .bake import bake
 from .clear import clear
-from .settings import FABRIK_PG_bake_summary, FABRIK_PG_settings, frame_range, settings_of
+from .properties import FABRIK_PG_bake_summary, bake_settings, settings_of
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -76,16 +76,6 @@ def summary_text(summary: FABRIK_PG_bake_summary, scene: bpy.types.Scene) -> str
     return f"{text}; on target on every frame"
 
 
-@dataclass(frozen=True)
-class _Job:
-    """What an operator acts on: the active armature, its settings and the frames they cover."""
-
-    armature: bpy.types.Object
-    settings: FABRIK_PG_settings
-    frame_start: int
-    frame_end: int
-
-
 class _ChainOperator(bpy.types.Operator):
     """What Bake and Clear share (not registered itself): the poll, reading the active armature's settings and
     frame range, and bad settings reported as an error, with nothing written."""
@@ -104,14 +94,15 @@ class _ChainOperator(bpy.types.Operator):
         armature = context.active_object
         assert armature is not None
         assert context.scene is not None
-        settings = settings_of(armature)
         try:
-            return self.act(context, _Job(armature, settings, *frame_range(settings, context.scene)))
+            return self.act(context, armature, bake_settings(armature, context.scene))
         except (TypeError, ValueError) as error:
             self.report({"ERROR"}, sentence(error))
             return {"CANCELLED"}
 
-    def act(self, context: bpy.types.Context, job: _Job) -> set[OperatorReturnItems]:
+    def act(
+        self, context: bpy.types.Context, armature: bpy.types.Object, settings: BakeSettings[bpy.types.Object]
+    ) -> set[OperatorReturnItems]:
         raise NotImplementedError
 
 
@@ -121,39 +112,25 @@ class FABRIK_OT_bake(_ChainOperator):
     bl_idname = "fabrik.bake"
     bl_label = "Bake"
 
-    def act(self, context: bpy.types.Context, job: _Job) -> set[OperatorReturnItems]:
+    def act(
+        self, context: bpy.types.Context, armature: bpy.types.Object, settings: BakeSettings[bpy.types.Object]
+    ) -> set[OperatorReturnItems]:
         window_manager = context.window_manager
         assert window_manager is not None
         assert context.scene is not None
-        settings = job.settings
         window_manager.progress_begin(0.0, 1.0)
         try:
-            report = api.bake(
-                job.armature,
-                settings.target,
-                tip_bone=settings.tip_bone,
-                chain_length=settings.chain_length,
-                frame_start=job.frame_start,
-                frame_end=job.frame_end,
-                frame_step=settings.frame_step,
-                tolerance=settings.tolerance,
-                max_iterations=settings.max_iterations,
-                method=settings.method.lower(),
-                warm_start=settings.warm_start,
-                pole_target=settings.pole_target,
-                pole_angle=settings.pole_angle,
-                use_stretch=settings.use_stretch,
-                progress=window_manager.progress_update,
-            )
+            report = bake(settings, progress=window_manager.progress_update).chains[0]
         finally:
             window_manager.progress_end()
-        summary = settings.last_bake
+        summary = settings_of(armature).last_bake
         summary.frames = len(report.frames)
-        summary.frame_start, summary.frame_end = job.frame_start, job.frame_end
+        frames = settings.frames.resolved(context.scene.frame_start, context.scene.frame_end)
+        summary.frame_start, summary.frame_end = frames.start, frames.stop - 1
         summary.bones = len(report.bones)
         summary.max_error = report.max_error
         summary.unreachable = len(report.unreachable_frames)
-        summary.unreachable_frames = frame_runs(report.unreachable_frames, settings.frame_step)
+        summary.unreachable_frames = frame_runs(report.unreachable_frames, settings.frames.step)
         summary.seconds = report.seconds
         self.report({"INFO"}, summary_text(summary, context.scene))
         return {"FINISHED"}
@@ -166,15 +143,13 @@ class FABRIK_OT_clear(_ChainOperator):
     bl_label = "Clear"
     needs_target = False
 
-    def act(self, context: bpy.types.Context, job: _Job) -> set[OperatorReturnItems]:
-        removed = clear(
-            job.armature,
-            tip_bone=job.settings.tip_bone,
-            chain_length=job.settings.chain_length,
-            frame_start=job.frame_start,
-            frame_end=job.frame_end,
-        )
-        frames = f"frames {job.frame_start}-{job.frame_end}"
+    def act(
+        self, context: bpy.types.Context, armature: bpy.types.Object, settings: BakeSettings[bpy.types.Object]
+    ) -> set[OperatorReturnItems]:
+        assert context.scene is not None
+        removed = clear(settings)
+        frame_range = settings.frames.resolved(context.scene.frame_start, context.scene.frame_end)
+        frames = f"frames {frame_range.start}-{frame_range.stop - 1}"
         if not removed:
             self.report({"INFO"}, f"The chain has no rotation keys in {frames}")
             return {"CANCELLED"}

@@ -7,7 +7,7 @@ import bpy
 
 from . import preview
 from .operators import length_text, sentence
-from .settings import settings_of
+from .properties import settings_of
 
 
 def _split(layout: bpy.types.UILayout | None) -> bpy.types.UILayout:
@@ -65,7 +65,7 @@ class FABRIK_PT_main(_Sidebar):
             column.prop(settings, "pole_angle")
         column.prop(settings, "use_stretch")
         column.prop(settings, "live_preview", icon="HIDE_OFF")
-        problem = preview.problems.get(armature.name) if settings.live_preview else None
+        problem = preview.problem(armature)
         if problem is not None:
             layout.label(text=sentence(problem), icon="ERROR")
         row = layout.row(align=True)

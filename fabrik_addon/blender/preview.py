@@ -18,18 +18,19 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from ..solver.validate import FloatArray
-from .bake import _check_objects, _check_target_independent, _pose_options, _solve
-from .chain import chain_bone_names, read_chain
+from ..solver import FloatArray
+from . import properties
+from .adapter import prepare_chain, solve_chain
+from .chain import chain_bone_names
 from .channels import rotation_property
+from .properties import chain_settings, settings_of, solver_settings
 from .sampling import current_inputs, walking_frames
-from .settings import settings_of
 
 #: A rotation channel that moves less than this (radians, or quaternion units) is left as it is.
 _UNCHANGED = 1e-6
 
-#: Why the preview of an armature cannot pose it, by armature name (for the panel); cleared when it can.
-problems: dict[str, str] = {}
+#: Why the preview of an armature cannot pose it, by armature name; cleared when it can.
+_problems: dict[str, str] = {}
 
 _busy = False
 
@@ -55,30 +56,18 @@ def follow(armature: bpy.types.Object, frame: int) -> bool:
     TypeError, ValueError
         When the settings or the chain cannot be solved, with the same messages as ``api.bake``.
     """
-    settings = settings_of(armature)
-    target: bpy.types.Object | None = settings.target
-    if target is None:
+    chain = chain_settings(armature)
+    if chain.target is None:
         raise ValueError("pick a target object")
-    if not settings.tip_bone:
+    if not chain.tip_bone:
         raise ValueError("pick a tip bone")
-    if _tip_distance(armature, settings.tip_bone, target) <= settings.tolerance:
+    solver = solver_settings(armature)
+    if _tip_distance(armature, chain.tip_bone, chain.target) <= solver.tolerance:
         return False
-    _check_objects(armature, target)
-    chain = read_chain(armature, settings.tip_bone, settings.chain_length)
-    _check_target_independent(target, chain)
-    pose = _pose_options(armature, target, chain, settings.pole_target, settings.pole_angle, settings.use_stretch)
-    solved = _solve(
-        chain,
-        current_inputs(chain, target, pose.pole_target),
-        np.array([frame]),
-        tolerance=settings.tolerance,
-        max_iterations=settings.max_iterations,
-        method=settings.method.lower(),
-        warm_start=False,
-        pose=pose,
-    )
+    prepared = prepare_chain(chain, solver)
+    solved = solve_chain(prepared, current_inputs(prepared), np.array([frame]), solver)
     changed = False
-    for k, (pose_bone, channels) in enumerate(zip(chain.pose_bones, solved.channels, strict=True)):
+    for k, (pose_bone, channels) in enumerate(zip(prepared.chain.pose_bones, solved.channels, strict=True)):
         changed |= _set(pose_bone, rotation_property(pose_bone.rotation_mode), channels[0])
         if solved.y_scales is not None:
             changed |= _set(pose_bone, "scale", np.array([1.0, solved.y_scales[0, k], 1.0]))
@@ -124,13 +113,22 @@ def _tip_distance(armature: bpy.types.Object, tip_bone: str, target: bpy.types.O
     return float((armature.matrix_world @ tip.tail - target.matrix_world.translation).length)
 
 
-def settings_changed(armature: bpy.types.Object, frame: int) -> None:
-    """The preview of ``armature`` was turned on or off, or a setting it uses changed: pose the chain at once
-    (settings are not scene data, so changing one does not update the scene), or forget its problem."""
-    if settings_of(armature).live_preview:
-        _follow_guarded([armature], frame)
+def problem(armature: bpy.types.Object) -> str | None:
+    """Why the live preview of ``armature`` cannot pose it now, or None (for the panel)."""
+    return _problems.get(armature.name) if settings_of(armature).live_preview else None
+
+
+def _setting_changed(armature: bpy.types.Object, name: str) -> None:
+    """A setting the preview uses changed (the property group's listener): turning Stretch off gives the
+    bones back their length; then the chain is posed at once, or its problem forgotten if the preview is off."""
+    settings = settings_of(armature)
+    if name == "use_stretch" and settings.live_preview and not settings.use_stretch:
+        unstretch(armature)
+    if settings.live_preview:
+        scene = bpy.context.scene
+        _follow_guarded([armature], scene.frame_current if scene is not None else 0)
     else:
-        problems.pop(armature.name, None)
+        _problems.pop(armature.name, None)
 
 
 def _follow_guarded(armatures: list[bpy.types.Object], frame: int) -> None:
@@ -144,9 +142,9 @@ def _follow_guarded(armatures: list[bpy.types.Object], frame: int) -> None:
             try:
                 follow(armature, frame)
             except (TypeError, ValueError) as error:
-                problems[armature.name] = str(error)
+                _problems[armature.name] = str(error)
             else:
-                problems.pop(armature.name, None)
+                _problems.pop(armature.name, None)
     finally:
         _busy = False
 
@@ -172,7 +170,7 @@ def _on_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
 
 @persistent  # type: ignore[untyped-decorator]
 def _on_load(*_: object) -> None:
-    problems.clear()
+    _problems.clear()
 
 
 _HANDLERS = (
@@ -183,6 +181,7 @@ _HANDLERS = (
 
 
 def register() -> None:
+    properties.subscribe(_setting_changed)
     for handlers, handler in _HANDLERS:
         if handler not in handlers:
             handlers.append(handler)
@@ -192,4 +191,5 @@ def unregister() -> None:
     for handlers, handler in _HANDLERS:
         while handler in handlers:
             handlers.remove(handler)
-    problems.clear()
+    properties.unsubscribe(_setting_changed)
+    _problems.clear()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 import bpy
 import numpy as np
@@ -47,31 +48,49 @@ class Inputs:
     poles: FloatArray | None = None
 
 
+class Goals(Protocol):
+    """A chain and the objects it follows, as the frame walks read them (``adapter.PreparedChain`` is one)."""
+
+    @property
+    def chain(self) -> ArmatureChain: ...
+    @property
+    def target(self) -> bpy.types.Object: ...
+    @property
+    def pole_target(self) -> bpy.types.Object | None: ...
+
+
 def sample_inputs(
     scene: bpy.types.Scene,
     frames: NDArray[np.int64],
-    chain: ArmatureChain,
-    target: bpy.types.Object,
+    chains: Sequence[Goals],
     progress: Callable[[int], None] | None = None,
-    pole: bpy.types.Object | None = None,
-) -> Inputs:
-    """Evaluate every frame and read the target (and pole), the chain's root frame and the chain's own pose."""
-    animated = chain_is_animated(chain.armature, chain.bone_names)
-    reading = _Reading.empty(len(frames), len(chain.bone_names), animated, pole is not None)
-    pose_bones = chain.pose_bones
+) -> list[Inputs]:
+    """Evaluate every frame once and read, for each chain, the target (and pole), the chain's root frame and
+    the chain's own pose."""
+    readings = [
+        _Reading.empty(
+            len(frames),
+            len(c.chain.bone_names),
+            chain_is_animated(c.chain.armature, c.chain.bone_names),
+            c.pole_target is not None,
+        )
+        for c in chains
+    ]
+    pose_bones = [c.chain.pose_bones for c in chains]
     with _walking():
         for i, frame in enumerate(frames.tolist()):
             scene.frame_set(frame)
-            reading.read(i, chain.armature, pose_bones, target, pole)
+            for reading, goals, bones in zip(readings, chains, pose_bones, strict=True):
+                reading.read(i, goals.chain.armature, bones, goals.target, goals.pole_target)
             if progress is not None:
                 progress(i)
-    return reading.inputs()
+    return [reading.inputs() for reading in readings]
 
 
-def current_inputs(chain: ArmatureChain, target: bpy.types.Object, pole: bpy.types.Object | None = None) -> Inputs:
+def current_inputs(goals: Goals) -> Inputs:
     """What ``sample_inputs`` reads on one frame, read as Blender last evaluated the scene (no frame change)."""
-    reading = _Reading.empty(1, len(chain.bone_names), True, pole is not None)
-    reading.read(0, chain.armature, chain.pose_bones, target, pole)
+    reading = _Reading.empty(1, len(goals.chain.bone_names), True, goals.pole_target is not None)
+    reading.read(0, goals.chain.armature, goals.chain.pose_bones, goals.target, goals.pole_target)
     return reading.inputs()
 
 
@@ -138,28 +157,29 @@ class _Reading:
 def sample_tips(
     scene: bpy.types.Scene,
     frames: NDArray[np.int64],
-    chain: ArmatureChain,
-    target: bpy.types.Object,
+    chains: Sequence[Goals],
     progress: Callable[[int], None] | None = None,
-) -> tuple[FloatArray, FloatArray]:
-    """Evaluate every frame and read the world positions of the tip bone's tail and of the target.
+) -> list[tuple[FloatArray, FloatArray]]:
+    """Evaluate every frame once and read, for each chain, the world positions of its tip bone's tail and of
+    its target.
 
     Returns
     -------
-    tips, targets : ndarray, shape (F, 3)
+    list of (tips, targets), each ndarray of shape (F, 3)
+        One pair per chain.
     """
-    armature = chain.armature
-    tip = chain.pose_bones[-1]
-    tips = np.empty((len(frames), 3))
-    targets = np.empty((len(frames), 3))
+    tips = [np.empty((len(frames), 3)) for _ in chains]
+    targets = [np.empty((len(frames), 3)) for _ in chains]
+    tip_bones = [c.chain.pose_bones[-1] for c in chains]
     with _walking():
         for i, frame in enumerate(frames.tolist()):
             scene.frame_set(frame)
-            tips[i] = armature.matrix_world @ tip.tail
-            targets[i] = target.matrix_world.translation
+            for k, (goals, tip) in enumerate(zip(chains, tip_bones, strict=True)):
+                tips[k][i] = goals.chain.armature.matrix_world @ tip.tail
+                targets[k][i] = goals.target.matrix_world.translation
             if progress is not None:
                 progress(i)
-    return tips, targets
+    return list(zip(tips, targets, strict=True))
 
 
 #: How many walks through frames are under way (the live preview leaves poses alone while one is).

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import inspect
 import traceback
-import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import bpy
 
@@ -17,26 +14,9 @@ from .files import FilePlan, write_atomically
 from .options import Job
 from .report import ChainResult, FileResult, say
 
-#: ``api.bake`` keywords that the command line supplies itself rather than a job.
-_NOT_FROM_JOBS = frozenset({"progress"})
-
 
 class FileError(Exception):
     """Why a file cannot be baked, in words for the person who runs the bake."""
-
-
-def bake_keywords(bake: Callable[..., object] = api.bake) -> dict[str, bool]:
-    """The keyword arguments of ``api.bake`` a job may set, each mapped to whether it takes an object.
-
-    Read from the signature, so a new option of the API is a new config key at once; one that takes an
-    Object is given by the object's name.
-    """
-    hints = typing.get_type_hints(bake)
-    return {
-        name: bpy.types.Object in (hints[name], *typing.get_args(hints[name]))
-        for name, parameter in inspect.signature(bake).parameters.items()
-        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name not in _NOT_FROM_JOBS
-    }
 
 
 def open_safely(path: Path) -> None:
@@ -56,7 +36,7 @@ def open_safely(path: Path) -> None:
         say(f"{path.name}: its scripts were not run ({bpy.app.autoexec_fail_message}); Python drivers stay still")
 
 
-def bake_file(plan: FilePlan, jobs: Sequence[Job], keywords: Mapping[str, bool]) -> FileResult:
+def bake_file(plan: FilePlan, jobs: Sequence[Job]) -> FileResult:
     """Bake every job that applies to the file and save the output; on any failure write nothing.
 
     Returns
@@ -72,7 +52,7 @@ def bake_file(plan: FilePlan, jobs: Sequence[Job], keywords: Mapping[str, bool])
         if not applicable:
             raise FileError("no job of the config applies to this file (see the jobs' 'files' patterns)")
         open_safely(plan.input)
-        chains = tuple(_bake_job(job, keywords, plan.input.name) for job in applicable)
+        chains = tuple(_bake_job(job, plan.input.name) for job in applicable)
         output = plan.output
         write_atomically(output, _save_copy)
     except FileError as error:
@@ -83,18 +63,14 @@ def bake_file(plan: FilePlan, jobs: Sequence[Job], keywords: Mapping[str, bool])
     return FileResult(str(plan.input), str(output), "ok", None, chains)
 
 
-def _bake_job(job: Job, keywords: Mapping[str, bool], file_name: str) -> ChainResult:
-    armature = _find_object(job.armature, "armature")
-    target = _find_object(job.target, "target")
-    options: dict[str, Any] = {
-        key: _find_object(value, key) if keywords.get(key, False) else value for key, value in job.options.items()
-    }
-    label = f"{file_name}: {job.armature}/{job.tip_bone}"
+def _bake_job(job: Job, file_name: str) -> ChainResult:
+    settings = job.settings.with_objects(_find_object)
+    label = f"{file_name}: {job.label}"
     say(f"{label}: baking")
     try:
-        result = api.bake(armature, target, tip_bone=job.tip_bone, progress=_progress(label), **options)
+        result = api.bake_settings(settings, _progress(label)).chains[0]
     except (ValueError, TypeError) as error:
-        raise FileError(f"{job.armature}/{job.tip_bone}: {error}") from None
+        raise FileError(f"{job.label}: {error}") from None
     return ChainResult(
         armature=result.armature,
         tip_bone=result.tip_bone,

@@ -1,7 +1,9 @@
 """The command line and config files of ``fabrik_bake.py``, checked before any .blend file is opened.
 
 Every mistake found here is a usage error (exit status 2): an unknown option, a missing required option, a
-reversed frame range, a config file that does not parse or names an unknown key.
+reversed frame range, a config file that does not parse or names an unknown key. Each chain to bake becomes a
+``fabrik_addon.settings.BakeSettings`` naming its objects, checked by that value's own rules (the same as the
+API's and the panel's); the objects are looked up once the file is open.
 """
 
 from __future__ import annotations
@@ -13,26 +15,15 @@ import json
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from fabrik_addon.settings import KEYWORDS, OBJECT_KEYWORDS, BakeSettings
 from fabrik_addon.solver import METHODS
 
-#: Job keys that name objects in the file, besides the keyword arguments of ``api.bake``.
+#: Job keys that name objects in the file, besides the keyword arguments of ``api.bake`` that do.
 OBJECT_KEYS = ("armature", "target")
-#: Types of the job keys the command line also sets; any other keyword of ``api.bake`` is passed through as
-#: given and checked by ``api.bake`` itself.
-_KEY_TYPES: dict[str, tuple[type, ...]] = {
-    "tip_bone": (str,),
-    "chain_length": (int,),
-    "frame_start": (int,),
-    "frame_end": (int,),
-    "frame_step": (int,),
-    "tolerance": (int, float),
-    "max_iterations": (int,),
-    "method": (str,),
-}
 _FRAMES = re.compile(r"^\s*(-?\d+)\s*(?:(?:-|\.\.)\s*(-?\d+)\s*)?$")
 
 
@@ -42,32 +33,32 @@ class UsageError(Exception):
 
 @dataclass(frozen=True)
 class Job:
-    """One chain to bake: ``api.bake(armature, target, tip_bone=..., **options)`` in each file it applies to.
+    """One chain to bake in each file it applies to.
 
     Attributes
     ----------
-    armature, target : str
-        Names of objects in the file.
-    tip_bone : str
-    options : mapping
-        Further keyword arguments of ``fabrik_addon.api.bake`` (``chain_length``, ``frame_start``...);
-        values that name objects are resolved in each file.
+    settings : BakeSettings
+        The chain and how to bake it, its objects given by name (looked up in each file).
     files : tuple of str
         Shell patterns (``shot_*.blend``) for the names of the files the job applies to; empty for all.
     """
 
-    armature: str
-    target: str
-    tip_bone: str
-    options: Mapping[str, Any] = field(default_factory=dict)
+    settings: BakeSettings[str]
     files: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The chain as the progress lines and errors name it: ``armature/tip_bone``."""
+        chain = self.settings.chains[0]
+        return f"{chain.armature}/{chain.tip_bone}"
 
     def applies_to(self, path: Path) -> bool:
         return not self.files or any(fnmatch.fnmatch(path.name, pattern) for pattern in self.files)
 
     def to_config(self) -> dict[str, Any]:
         """The job as an entry of a config file's ``jobs`` list."""
-        entry = {"armature": self.armature, "target": self.target, "tip_bone": self.tip_bone, **self.options}
+        chain = self.settings.chains[0]
+        entry = {"armature": chain.armature, "target": chain.target, **self.settings.keywords()}
         return entry | ({"files": list(self.files)} if self.files else {})
 
 
@@ -76,7 +67,8 @@ class Request:
     """What the command line asks for.
 
     ``chain`` is the job given by ``--armature/--tip/--chain-length/--target``, or None when ``config`` lists
-    the jobs; ``defaults`` holds the bake settings given as options, under ``api.bake``'s keyword names.
+    the jobs; ``defaults`` holds the bake settings given as options, under ``api.bake``'s keyword names
+    (already checked: a config job's keys may still replace them).
     """
 
     inputs: tuple[Path, ...]
@@ -134,8 +126,6 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
         missing = [flag for flag, value in chain_flags.items() if value is None]
         if missing:
             raise UsageError(f"missing {', '.join(missing)} (or give --config FILE to list the chains)")
-        options = {"chain_length": ns.chain_length} if ns.chain_length is not None else {}
-        chain = Job(ns.armature, ns.target, ns.tip, options)
     defaults: dict[str, Any] = {}
     if ns.frames is not None:
         defaults["frame_start"], defaults["frame_end"] = ns.frames
@@ -147,18 +137,22 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     ):
         if value is not None:
             defaults[key] = value
+    try:  # the options' own rules, before any job uses them
+        BakeSettings.from_keywords(None, None, tip_bone="", **defaults)
+    except (TypeError, ValueError) as error:
+        raise UsageError(_option_names(str(error))) from None
+    if ns.config is None:
+        options = {"chain_length": ns.chain_length} if ns.chain_length is not None else {}
+        entry = {"armature": ns.armature, "target": ns.target, "tip_bone": ns.tip, **options}
+        try:
+            chain = _job(entry, "", defaults)
+        except UsageError as error:
+            raise UsageError(_option_names(str(error).removeprefix(": "))) from None
     return Request(inputs, chain, ns.config, defaults, ns.output, ns.in_place, ns.report, ns.processes, ns.child)
 
 
-def load_jobs(request: Request, bake_keywords: Mapping[str, bool]) -> tuple[Job, ...]:
+def load_jobs(request: Request) -> tuple[Job, ...]:
     """The jobs to run on every file: the command line's chain, or the config file's jobs.
-
-    Parameters
-    ----------
-    request : Request
-    bake_keywords : mapping of str to bool
-        The keyword arguments ``api.bake`` accepts, each mapped to whether it takes an object (given in a
-        config file by name).
 
     Raises
     ------
@@ -166,8 +160,7 @@ def load_jobs(request: Request, bake_keywords: Mapping[str, bool]) -> tuple[Job,
         If the config file cannot be read or a job in it is wrong.
     """
     if request.chain is not None:
-        chain = request.chain
-        return (Job(chain.armature, chain.target, chain.tip_bone, {**request.defaults, **chain.options}),)
+        return (request.chain,)
     assert request.config is not None
     path = request.config
     data = _read_config(path)
@@ -177,15 +170,14 @@ def load_jobs(request: Request, bake_keywords: Mapping[str, bool]) -> tuple[Job,
     entries = data.get("jobs")
     if not isinstance(entries, list) or not entries:
         raise UsageError(f"{path}: 'jobs' must be a non-empty list of chains to bake")
-    return tuple(
-        _job(entry, f"{path}: job {i}", request.defaults, bake_keywords) for i, entry in enumerate(entries, start=1)
-    )
+    return tuple(_job(entry, f"{path}: job {i}", request.defaults) for i, entry in enumerate(entries, start=1))
 
 
-def _job(entry: object, where: str, defaults: Mapping[str, Any], bake_keywords: Mapping[str, bool]) -> Job:
+def _job(entry: object, where: str, defaults: Mapping[str, Any]) -> Job:
+    """A config file's job (or the command line's chain), its keys over the command line's ``defaults``."""
     if not isinstance(entry, dict):
         raise UsageError(f"{where}: must be a table of keys, got {entry!r}")
-    allowed = {*OBJECT_KEYS, "files", *bake_keywords}
+    allowed = {*OBJECT_KEYS, "files", *KEYWORDS}
     for key in entry:
         if key not in allowed:
             close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.5)
@@ -194,34 +186,36 @@ def _job(entry: object, where: str, defaults: Mapping[str, Any], bake_keywords: 
     missing = [key for key in ("armature", "tip_bone", "target") if key not in entry]
     if missing:
         raise UsageError(f"{where}: missing {', '.join(map(repr, missing))}")
-    for key, value in entry.items():
-        if key in OBJECT_KEYS or bake_keywords.get(key, False):
-            if not isinstance(value, str) or not value:
-                raise UsageError(f"{where}: '{key}' must be an object's name, got {value!r}")
-        elif key in _KEY_TYPES and (isinstance(value, bool) or not isinstance(value, _KEY_TYPES[key])):
-            kind = " or ".join(t.__name__ for t in _KEY_TYPES[key])
-            raise UsageError(f"{where}: '{key}' must be of type {kind}, got {value!r}")
+    for key in (*OBJECT_KEYS, *OBJECT_KEYWORDS):
+        if key in entry and (not isinstance(entry[key], str) or not entry[key]):
+            raise UsageError(f"{where}: '{key}' must be an object's name, got {entry[key]!r}")
     files = entry.get("files", [])
     if isinstance(files, str):
         files = [files]
     if not isinstance(files, list) or not all(isinstance(p, str) for p in files):
         raise UsageError(f"{where}: 'files' must be a list of file name patterns, got {files!r}")
-    options = {**defaults, **{k: v for k, v in entry.items() if k not in {*OBJECT_KEYS, "tip_bone", "files"}}}
-    _check_options(options, where)
-    return Job(entry["armature"], entry["target"], entry["tip_bone"], options, tuple(files))
+    keywords = {**defaults, **{key: value for key, value in entry.items() if key not in {*OBJECT_KEYS, "files"}}}
+    try:
+        settings = BakeSettings.from_keywords(entry["armature"], entry["target"], **keywords)
+    except (TypeError, ValueError) as error:
+        raise UsageError(f"{where}: {error}") from None
+    return Job(settings, tuple(files))
 
 
-def _check_options(options: Mapping[str, Any], where: str) -> None:
-    start, end = options.get("frame_start"), options.get("frame_end")
-    if start is not None and end is not None and end < start:
-        raise UsageError(f"{where}: the frame range is reversed: frame_end ({end}) is before frame_start ({start})")
-    if options.get("method", "fabrik") not in METHODS:
-        raise UsageError(f"{where}: 'method' must be one of {', '.join(sorted(METHODS))}")
-    for key, low in (("chain_length", 0), ("frame_step", 1), ("max_iterations", 1)):
-        if key in options and options[key] < low:
-            raise UsageError(f"{where}: '{key}' must be {low} or more, got {options[key]}")
-    if "tolerance" in options and not options["tolerance"] > 0:
-        raise UsageError(f"{where}: 'tolerance' must be more than 0, got {options['tolerance']}")
+def _option_names(message: str) -> str:
+    """A settings error in the command line's words: ``frame_step`` is ``--step`` there."""
+    for keyword, option in _OPTIONS.items():
+        message = message.replace(keyword, option)
+    return message
+
+
+#: The command line's name for each bake setting it sets.
+_OPTIONS = {
+    "frame_step": "--step",
+    "max_iterations": "--max-iterations",
+    "tolerance": "--tolerance",
+    "chain_length": "--chain-length",
+}
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -258,27 +252,27 @@ def _frames(text: str) -> tuple[int, int]:
     return start, end
 
 
-def _whole(low: int) -> Callable[[str], int]:
+def _whole(low: int | None = None) -> Callable[[str], int]:
+    """A whole number (at least ``low``, for the options that are not bake settings: those have their rules in
+    the settings)."""
+
     def convert(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < low:
+        if low is not None and value < low:
             raise argparse.ArgumentTypeError(f"must be {low} or more, got {value}")
         return value
 
     return convert
 
 
-def _positive_float(text: str) -> float:
+def _number(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -296,7 +290,7 @@ def _parser() -> argparse.ArgumentParser:
     chain.add_argument("--armature", metavar="NAME", help="the armature object")
     chain.add_argument("--tip", metavar="BONE", help="the chain's last bone, whose tail follows the target")
     chain.add_argument(
-        "--chain-length", type=_whole(0), metavar="N", help="bones up from the tip, as Blender's IK counts; 0: all"
+        "--chain-length", type=_whole(), metavar="N", help="bones up from the tip, as Blender's IK counts; 0: all"
     )
     chain.add_argument("--target", metavar="NAME", help="the object the tip follows")
     parser.add_argument(
@@ -304,9 +298,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     bake = parser.add_argument_group("bake settings (for every chain; a config job's own keys win)")
     bake.add_argument("--frames", type=_frames, metavar="A-B", help="frames to bake; default: the scene's range")
-    bake.add_argument("--step", type=_whole(1), metavar="N", help="key every N-th frame")
-    bake.add_argument("--tolerance", type=_positive_float, metavar="T", help="tip distance allowed, world units")
-    bake.add_argument("--max-iterations", type=_whole(1), metavar="N")
+    bake.add_argument("--step", type=_whole(), metavar="N", help="key every N-th frame")
+    bake.add_argument("--tolerance", type=_number, metavar="T", help="tip distance allowed, world units")
+    bake.add_argument("--max-iterations", type=_whole(), metavar="N")
     bake.add_argument("--method", choices=sorted(METHODS))
     out = parser.add_argument_group("output")
     where = out.add_mutually_exclusive_group()
@@ -321,7 +315,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     out.add_argument("--report", type=Path, metavar="FILE", help="write a JSON report of every file and chain")
     out.add_argument(
-        "-j", "--processes", type=_whole(1), default=1, metavar="N", help="bake files in N parallel processes"
+        "-j", "--processes", type=_whole(low=1), default=1, metavar="N", help="bake files in N parallel processes"
     )
     # A child process of -j N: its parent prints the results.
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)

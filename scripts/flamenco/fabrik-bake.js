@@ -9,6 +9,10 @@
 // Python turned off (Flamenco's default blenderArgs, "-b -y", would let Blender run it). A task fails when
 // its file fails to bake (exit status 1) or the options are wrong (exit status 2).
 //
+// The bake settings have no defaults here: a setting left empty is not passed, so the command's own default
+// applies (fabrik_bake.py --help), and the command checks every value it is given. Nothing is copied here
+// that could drift from the bake.
+//
 // Install: copy this file into the "scripts" folder next to the flamenco-manager executable. See the
 // README's "Render farms" section.
 
@@ -26,13 +30,13 @@ const JOB_TYPE = {
           description: "A TOML or JSON file listing the chains to bake (instead of armature, tip and target)" },
         { key: "armature", type: "string", description: "The armature object" },
         { key: "tip", type: "string", description: "The chain's last bone, whose tail follows the target" },
-        { key: "chain_length", type: "int32", default: 0, description: "Bones up from the tip; 0: to the root" },
+        { key: "chain_length", type: "int32", description: "Bones up from the tip; 0 or empty: to the root" },
         { key: "target", type: "string", description: "The object the tip follows" },
         { key: "frames", type: "string", description: "Frames to bake, START-END; empty: each scene's range" },
-        { key: "step", type: "int32", default: 1, description: "Key every N-th frame" },
-        { key: "tolerance", type: "float", default: 0.001, description: "Tip distance allowed, in world units" },
-        { key: "max_iterations", type: "int32", default: 200, description: "Solver iterations per frame at most" },
-        { key: "method", type: "string", choices: ["fabrik", "ccd"], default: "fabrik", description: "IK solver" },
+        { key: "step", type: "int32", description: "Key every N-th frame; empty: every frame" },
+        { key: "tolerance", type: "float", description: "Tip distance allowed, in world units; empty: the default" },
+        { key: "max_iterations", type: "int32", description: "Solver iterations per frame at most; empty: the default" },
+        { key: "method", type: "string", choices: ["fabrik", "ccd"], description: "IK solver; empty: FABRIK" },
         { key: "output", type: "string", subtype: "dir_path",
           description: "Folder for the baked files; empty: <name>_baked.blend beside each file" },
         { key: "in_place", type: "bool", default: false,
@@ -97,14 +101,7 @@ function bakeOptions(settings) {
             args.push("--chain-length", String(settings.chain_length));
         }
     }
-    if (given(settings.frames)) {
-        const range = /^\s*(-?\d+)\s*(?:-|\.\.)\s*(-?\d+)\s*$/.exec(settings.frames);
-        if (range === null || Number(range[2]) < Number(range[1])) {
-            throw `frames must be START-END with END not before START, got "${settings.frames}"`;
-        }
-        args.push("--frames", `${range[1]}-${range[2]}`);
-    }
-    for (const [key, flag] of [["step", "--step"], ["tolerance", "--tolerance"],
+    for (const [key, flag] of [["frames", "--frames"], ["step", "--step"], ["tolerance", "--tolerance"],
                                ["max_iterations", "--max-iterations"], ["method", "--method"]]) {
         if (given(settings[key])) {
             args.push(flag, String(settings[key]));

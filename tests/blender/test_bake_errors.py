@@ -44,7 +44,7 @@ CASES: list[tuple[str, Callable[..., dict[str, Any]], type[Exception], str]] = [
         "negative chain",
         lambda a, n, t: {"chain_length": -1},
         ValueError,
-        "chain_length must be an integer >= 0",
+        "chain_length must be a whole number >= 0",
     ),
     ("target is armature", lambda a, n, t: {"target": a}, ValueError, "cannot be the armature 'Rig' itself"),
     (
@@ -59,7 +59,7 @@ CASES: list[tuple[str, Callable[..., dict[str, Any]], type[Exception], str]] = [
         ValueError,
         r"frame_end \(5\) is before",
     ),
-    ("zero step", lambda a, n, t: {"frame_step": 0}, ValueError, "frame_step must be 1 or more"),
+    ("zero step", lambda a, n, t: {"frame_step": 0}, ValueError, "frame_step must be a whole number >= 1"),
     (
         "fractional frame",
         lambda a, n, t: {"frame_start": 1.5},
@@ -71,7 +71,7 @@ CASES: list[tuple[str, Callable[..., dict[str, Any]], type[Exception], str]] = [
         "bad iterations",
         lambda a, n, t: {"max_iterations": 0},
         ValueError,
-        "max_iterations must be an integer",
+        "max_iterations must be a whole number >= 1",
     ),
     ("bad method", lambda a, n, t: {"method": "jacobian"}, ValueError, "method must be one of"),
 ]

@@ -11,7 +11,6 @@ from mathutils import Euler, Quaternion
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
-from fabrik_addon.blender.clear import clear
 
 from .rigs import (
     LIMBS,
@@ -179,7 +178,7 @@ def test_stretch_reaches_beyond_the_chain_and_clear_takes_it_back() -> None:
     assert (stretched[:, beyond] > 1 + 1e-4).all()
     np.testing.assert_allclose(stretched[:, ~beyond], 1.0, atol=1e-6)
 
-    clear(armature, tip_bone=names[-1], frame_start=1, frame_end=40)
+    api.clear(armature, tip_bone=names[-1], frame_start=1, frame_end=40)
     assert not any(key[0].endswith(".scale") for key in fcurve_keys(armature))
 
 

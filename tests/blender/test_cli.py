@@ -146,26 +146,3 @@ def test_python_embedded_in_a_file_does_not_run(tmp_path: Path) -> None:
     assert not marker.exists(), "the command line ran the file's embedded script"
     assert "its scripts were not run" in run.stderr
     assert tip_errors(tmp_path / "evil_baked.blend").max() <= TOLERANCE * 1.001
-
-
-def test_every_keyword_of_api_bake_is_a_config_key_and_objects_go_by_name() -> None:
-    from fabrik_cli.bake_file import bake_keywords
-
-    keywords = bake_keywords()
-    assert "progress" not in keywords
-    assert {"tip_bone", "chain_length", "frame_start", "frame_end", "tolerance", "method", "action_name"} <= set(
-        keywords
-    )
-    assert {name for name, takes_object in keywords.items() if takes_object} == {"pole_target"}
-
-    def later_bake(
-        armature: bpy.types.Object,
-        target: bpy.types.Object,
-        *,
-        tip_bone: str,
-        pole_target: bpy.types.Object | None = None,
-        pole_angle: float = 0.0,
-    ) -> None:
-        """An API with an option that takes an object, as a pole target will."""
-
-    assert bake_keywords(later_bake) == {"tip_bone": False, "pole_target": True, "pole_angle": False}

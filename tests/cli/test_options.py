@@ -8,20 +8,8 @@ from pathlib import Path
 import pytest
 from fabrik_cli.options import Job, UsageError, load_jobs, parse_args, script_args
 
-# What bake_keywords() reads from api.bake, plus one option taking an object (as a pole target would).
-KEYWORDS = {
-    "tip_bone": False,
-    "chain_length": False,
-    "frame_start": False,
-    "frame_end": False,
-    "frame_step": False,
-    "tolerance": False,
-    "max_iterations": False,
-    "method": False,
-    "warm_start": False,
-    "action_name": False,
-    "pole_target": True,
-}
+from fabrik_addon.settings import BakeSettings
+
 CHAIN = ["--armature", "Rig", "--tip", "hand.L", "--target", "Empty"]
 
 
@@ -60,21 +48,27 @@ def test_chain_options_become_one_job_with_the_bake_settings() -> None:
     assert request.inputs == (Path("a.blend"), Path("dir"))
     assert request.processes == 2
     assert request.report == Path("r.json")
-    (job,) = load_jobs(request, KEYWORDS)
-    assert (job.armature, job.tip_bone, job.target) == ("Rig", "hand.L", "Empty")
-    assert job.options == {
-        "chain_length": 3,
-        "frame_start": 5,
-        "frame_end": 20,
-        "frame_step": 2,
-        "tolerance": 1e-4,
-        "max_iterations": 50,
-        "method": "ccd",
-    }
+    (job,) = load_jobs(request)
+    assert job.label == "Rig/hand.L"
+    assert job.settings == BakeSettings.from_keywords(
+        "Rig",
+        "Empty",
+        tip_bone="hand.L",
+        **{
+            "chain_length": 3,
+            "frame_start": 5,
+            "frame_end": 20,
+            "frame_step": 2,
+            "tolerance": 1e-4,
+            "max_iterations": 50,
+            "method": "ccd",
+        },
+    )
 
 
 def test_frames_accept_blender_notation_and_a_single_frame() -> None:
-    assert load_jobs(parse_args(["a.blend", *CHAIN, "--frames", "3..9"]), KEYWORDS)[0].options == {
+    assert load_jobs(parse_args(["a.blend", *CHAIN, "--frames", "3..9"]))[0].settings.keywords() == {
+        "tip_bone": "hand.L",
         "frame_start": 3,
         "frame_end": 9,
     }
@@ -92,8 +86,11 @@ def test_frames_accept_blender_notation_and_a_single_frame() -> None:
         ([*CHAIN], "no input"),
         (["a.blend", *CHAIN, "--config", "c.toml"], "leave out --armature, --tip, --target"),
         (["a.blend", "--chain-length", "0", "--config", "c.toml"], "leave out --chain-length"),
-        (["a.blend", *CHAIN, "--step", "0"], "must be 1 or more"),
-        (["a.blend", *CHAIN, "--tolerance", "-1"], "must be more than 0"),
+        (["a.blend", *CHAIN, "--step", "0"], "--step must be a whole number >= 1, got 0"),
+        (["a.blend", *CHAIN, "--tolerance", "-1"], "--tolerance must be a positive finite number, got -1"),
+        (["a.blend", *CHAIN, "--tolerance", "inf"], "--tolerance must be a positive finite number, got inf"),
+        (["a.blend", *CHAIN, "--max-iterations", "0"], "--max-iterations must be a whole number >= 1"),
+        (["a.blend", *CHAIN, "--chain-length", "-2"], "--chain-length must be a whole number >= 0"),
         (["a.blend", *CHAIN, "--method", "newton"], "invalid choice: 'newton'"),
         (["a.blend", *CHAIN, "--output", "o", "--in-place"], "not allowed with argument"),
         (["a.blend", *CHAIN, "-j", "0"], "must be 1 or more"),
@@ -131,11 +128,11 @@ pole_target = "Pole"
 def test_a_toml_config_lists_several_jobs_and_wins_over_the_options(tmp_path: Path) -> None:
     config = write(tmp_path, "chains.toml", TOML)
     request = parse_args(["a.blend", "--config", str(config), "--frames", "1-100", "--tolerance", "0.01"])
-    arm, tentacle = load_jobs(request, KEYWORDS)
-    assert arm == Job(
-        "Rig", "Hand.IK", "hand.L", {"frame_start": 10, "frame_end": 100, "tolerance": 0.01, "chain_length": 3}
-    )
-    assert tentacle.options == {
+    arm, tentacle = load_jobs(request)
+    arm_keywords = {"frame_start": 10, "frame_end": 100, "tolerance": 0.01, "chain_length": 3}
+    assert arm == Job(BakeSettings.from_keywords("Rig", "Hand.IK", tip_bone="hand.L", **arm_keywords))
+    assert tentacle.settings.keywords() == {
+        "tip_bone": "bone.031",
         "frame_start": 1,
         "frame_end": 100,
         "tolerance": 0.01,
@@ -148,9 +145,9 @@ def test_a_toml_config_lists_several_jobs_and_wins_over_the_options(tmp_path: Pa
 
 
 def test_a_json_config_reads_as_the_toml_one_and_jobs_round_trip(tmp_path: Path) -> None:
-    toml_jobs = load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.toml", TOML))]), KEYWORDS)
+    toml_jobs = load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.toml", TOML))]))
     text = json.dumps({"jobs": [job.to_config() for job in toml_jobs]})
-    json_jobs = load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.json", text))]), KEYWORDS)
+    json_jobs = load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.json", text))]))
     assert json_jobs == toml_jobs
 
 
@@ -159,12 +156,21 @@ def test_a_json_config_reads_as_the_toml_one_and_jobs_round_trip(tmp_path: Path)
     [
         ('[[jobs]]\narmature = "R"\ntip = "b"\ntarget = "E"\n', "unknown key 'tip' \\(did you mean 'tip_bone'\\?\\)"),
         ('[[jobs]]\narmature = "R"\ntarget = "E"\n', "job 1: missing 'tip_bone'"),
-        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nchain_length = "3"\n', "'chain_length' must be"),
-        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nchain_length = true\n', "'chain_length' must be"),
-        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nframe_start = 9\nframe_end = 2\n', "reversed"),
-        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nmethod = "x"\n', "'method' must be one of"),
+        (
+            '[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nchain_length = "3"\n',
+            "chain_length must be a whole number",
+        ),
+        (
+            '[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nchain_length = true\n',
+            "chain_length must be a whole number",
+        ),
+        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nframe_start = 9\nframe_end = 2\n', "is before"),
+        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nmethod = "x"\n', "method must be one of"),
         ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\npole_target = 3\n', "must be an object's name"),
-        ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nframe_step = 0\n', "'frame_step' must be 1"),
+        (
+            '[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nframe_step = 0\n',
+            "frame_step must be a whole number >= 1",
+        ),
         ("jobs = []\n", "'jobs' must be a non-empty list"),
         ('tolerance = 1\n[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\n', "unknown top-level key"),
         ("[[jobs]\n", "does not parse"),
@@ -173,11 +179,11 @@ def test_a_json_config_reads_as_the_toml_one_and_jobs_round_trip(tmp_path: Path)
 def test_config_mistakes_are_usage_errors(tmp_path: Path, text: str, message: str) -> None:
     request = parse_args(["a.blend", "--config", str(write(tmp_path, "c.toml", text))])
     with pytest.raises(UsageError, match=message):
-        load_jobs(request, KEYWORDS)
+        load_jobs(request)
 
 
 def test_a_missing_or_unknown_kind_of_config_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="cannot read the config file"):
-        load_jobs(parse_args(["a.blend", "--config", str(tmp_path / "none.toml")]), KEYWORDS)
+        load_jobs(parse_args(["a.blend", "--config", str(tmp_path / "none.toml")]))
     with pytest.raises(UsageError, match=r"must end in \.toml or \.json"):
-        load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.yaml", "jobs: []"))]), KEYWORDS)
+        load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.yaml", "jobs: []"))]))

@@ -17,4 +17,4 @@ def test_the_flamenco_job_type_compiles_the_expected_tasks() -> None:
     failed = re.search(r"^# fail (\d+)$", run.stdout, re.MULTILINE)
     assert passed is not None, run.stdout
     assert failed is not None, run.stdout
-    assert (int(passed[1]), int(failed[1])) == (5, 0), run.stdout
+    assert (int(passed[1]), int(failed[1])) == (6, 0), run.stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bpy
 
-from fabrik_addon.blender.settings import FABRIK_PG_settings, settings_of
+from fabrik_addon.blender.properties import FABRIK_PG_settings, settings_of
 
 from ..rigs import keyed_empty, loop_path, make_chain
 

@@ -12,7 +12,7 @@ import pytest
 from fabrik_addon import api
 from fabrik_addon.blender import compat
 from fabrik_addon.blender.operators import frame_runs
-from fabrik_addon.blender.settings import settings_of
+from fabrik_addon.blender.properties import settings_of
 
 from ..rigs import data_snapshot, evaluated, fcurve_keys, keyed_empty, loop_path, make_chain, rigify_metarig
 from ..rigs import world_location as target_path

@@ -12,7 +12,7 @@ import pytest
 
 from fabrik_addon import api
 from fabrik_addon.blender import preview
-from fabrik_addon.blender.settings import settings_of
+from fabrik_addon.blender.properties import settings_of
 
 from ..rigs import FloatArray, data_snapshot, fcurve_keys, keyed_empty, loop_path
 from .scenes import chain_scene
@@ -131,7 +131,7 @@ def test_with_stretch_the_chain_lengthens_to_a_target_beyond_it_and_gets_its_len
     assert (lengths() > 1.05).all()
     settings.use_stretch = False  # the bones get their length back, and the chain points at the target
     bpy.context.view_layer.update()
-    assert "Rig" not in preview.problems
+    assert preview.problem(armature) is None
     np.testing.assert_allclose(lengths(), 1.0, atol=1e-6)
     tip, goal = tip_and_target(armature, names[-1])
     root = np.array(armature.matrix_world @ armature.pose.bones[names[0]].head)
@@ -146,17 +146,39 @@ def test_a_problem_is_shown_instead_of_raised_and_clears_when_fixed() -> None:
     settings.live_preview = True
     target.location = SPOTS[1]
     bpy.context.view_layer.update()  # a handler that raised would print a traceback and carry on
-    assert preview.problems["Rig"].startswith("armature 'Rig' has no bone 'bone.9'")
+    assert str(preview.problem(armature)).startswith("armature 'Rig' has no bone 'bone.9'")
     settings.tip_bone = names[-1]
     bpy.context.view_layer.update()
-    assert "Rig" not in preview.problems
+    assert preview.problem(armature) is None
     tip, goal = tip_and_target(armature, names[-1])
     assert np.linalg.norm(tip - goal) <= TOLERANCE
     settings.target = None
     bpy.context.view_layer.update()
-    assert preview.problems["Rig"] == "pick a target object"
+    assert preview.problem(armature) == "pick a target object"
     settings.live_preview = False
-    assert "Rig" not in preview.problems
+    assert preview.problem(armature) is None
+
+
+def test_the_preview_follows_the_bakes_rules_ccd_is_refused_on_a_limited_chain() -> None:
+    """The preview checks its settings as a bake does: CCD cannot honour IK limits, so the preview shows the
+    bake's error instead of solving the chain some other way, and leaves the pose as it was."""
+    armature, names, target = still_target()
+    armature.pose.bones[names[1]].use_ik_limit_x = True
+    settings = settings_of(armature)
+    settings.method = "CCD"
+    with pytest.raises(ValueError, match="method 'ccd' does not support joint limits") as refused:
+        api.bake(armature, target, tip_bone=names[-1], method="ccd", frame_start=1, frame_end=1)
+    pose = {name: tuple(armature.pose.bones[name].rotation_quaternion) for name in names}
+    settings.live_preview = True
+    target.location = SPOTS[0]
+    bpy.context.view_layer.update()
+    assert preview.problem(armature) == str(refused.value)
+    assert {name: tuple(armature.pose.bones[name].rotation_quaternion) for name in names} == pose
+    settings.method = "FABRIK"  # the same chain with FABRIK follows
+    bpy.context.view_layer.update()
+    tip, goal = tip_and_target(armature, names[-1])
+    assert np.linalg.norm(tip - goal) <= TOLERANCE
+    assert preview.problem(armature) is None
 
 
 def test_the_preview_leaves_a_bake_alone() -> None:

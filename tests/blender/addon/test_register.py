@@ -8,7 +8,7 @@ import pytest
 
 import fabrik_addon
 from fabrik_addon.blender import addon
-from fabrik_addon.blender.settings import settings_of
+from fabrik_addon.blender.properties import settings_of
 
 from .scenes import chain_scene
 

@@ -1,0 +1,222 @@
+"""Between the scene and the solver: a chain's settings checked against the armature it names, the arrays read
+from the scene turned into the solver's input (in the chain's root frame), and the solved rotations turned
+into each bone's rotation channels. The bake and the live preview both go through here, so they follow the
+same rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+from ..settings import ChainSettings, SolverSettings
+from ..solver import FloatArray, solve_frames, solve_pose
+from ..solver.pose import forward_kinematics, inherited_stretch, local_rotations
+from ..solver.rotations import matrix_to_quat
+from .chain import ArmatureChain, read_chain
+from .channels import rotation_channels
+from .checks import check_armature, check_evaluated, check_goal, check_independent
+from .sampling import Inputs
+
+#: How far a matrix may be from a rotation times a uniform scale (Blender stores matrices in float32).
+_MATRIX_TOLERANCE = 1e-4
+#: Rotation error, in radians, that storing and evaluating one bone's rotation in float32 can add (a few
+#: units in the last place of 2**-24).
+_FLOAT32_ROUNDING = 2.5e-7
+
+
+@dataclass(frozen=True)
+class PreparedChain:
+    """A chain whose settings passed every check: ready to sample and solve.
+
+    Attributes
+    ----------
+    chain : ArmatureChain
+    target : bpy.types.Object
+    pole_target : bpy.types.Object or None
+    settings : ChainSettings
+        As given (``pole_angle``, ``use_stretch``...).
+    """
+
+    chain: ArmatureChain
+    target: bpy.types.Object
+    pole_target: bpy.types.Object | None
+    settings: ChainSettings[bpy.types.Object]
+
+    @property
+    def solves_pose(self) -> bool:
+        """Whether the chain is solved on its bones' rotations (``solve_pose``) rather than as points: it has IK
+        limits, a pole target, or stretch that some bone takes a share of."""
+        stretching = self.settings.use_stretch and bool(self.chain.limits.stretch.any())
+        return self.chain.limits.any or self.pole_target is not None or stretching
+
+
+def prepare_chain(settings: ChainSettings[bpy.types.Object], solver: SolverSettings) -> PreparedChain:
+    """Read the chain that ``settings`` name and check everything the bake needs of it and its goals.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the problem: not an armature, a target that is no object or is not evaluated, a missing bone,
+        a chain bone whose constraints would override the keys, a goal that moves with the chain, stretch
+        without full scale inheritance, a method that cannot honour the chain's limits, pole or stretch.
+    """
+    armature = check_armature(settings.armature)
+    target = check_goal(settings.target, "target", armature)
+    check_evaluated(armature, "armature")
+    pole = settings.pole_target
+    if pole is not None:
+        pole = check_goal(pole, "pole target", armature, target)
+    chain = read_chain(armature, settings.tip_bone, settings.chain_length)
+    check_independent(target, chain)
+    if pole is not None:
+        check_independent(pole, chain, "pole target")
+    if settings.use_stretch:
+        for pose_bone in chain.pose_bones[1:]:
+            if pose_bone.bone.inherit_scale != "FULL":
+                raise ValueError(
+                    f"use_stretch needs the chain's bones to inherit their parent's scale fully: bone "
+                    f"'{pose_bone.name}' has Inherit Scale '{pose_bone.bone.inherit_scale}' (set it to Full)"
+                )
+    prepared = PreparedChain(chain, target, pole, settings)
+    if solver.method != "fabrik" and prepared.solves_pose:
+        raise ValueError(
+            f"method {solver.method!r} does not support joint limits, a pole target or stretch (the chain has "
+            f"{'IK limits' if chain.limits.any else 'a pole target or stretch'}): use method 'fabrik'"
+        )
+    return prepared
+
+
+@dataclass(frozen=True)
+class Solved:
+    """A solved chain as the keys to write.
+
+    Attributes
+    ----------
+    channels : list of ndarray, shape (F, 3) or (F, 4)
+        Per bone, its rotation channel values in its own rotation mode.
+    y_scales : ndarray, shape (F, m), or None
+        Y scales to key, with stretch.
+    iterations : ndarray of int, shape (F,)
+    reached : ndarray of bool, shape (F,)
+    """
+
+    channels: list[FloatArray]
+    y_scales: FloatArray | None
+    iterations: NDArray[np.int64]
+    reached: NDArray[np.bool_]
+
+
+def solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int64], solver: SolverSettings) -> Solved:
+    """Solve in the chain's root frame and turn the result into each bone's rotation channel values.
+
+    Raises
+    ------
+    ValueError
+        For what the scene does on some frame that the solve cannot honour (naming the frame): a scaled or
+        moved chain bone, a non-uniform scale above the chain, a target that is not a number.
+    """
+    chain = prepared.chain
+    use_stretch = prepared.settings.use_stretch
+    _check_bone_bases(chain, inputs.bone_bases, frames, use_stretch)
+    scale, linear, origin = _split_root_frames(inputs.root_frames, frames, chain.bone_names[0])
+    bad = np.flatnonzero(~np.isfinite(inputs.targets).all(axis=1))
+    if bad.size:
+        raise ValueError(f"the target's location is not a number on frame {frames[bad[0]]}")
+
+    def to_root_frame(points: FloatArray) -> FloatArray:
+        """World points into the root frame: rotated back and scaled down to the chain's rest units, by the
+        root frame's inverse (not its transpose over its scale: Blender's float32 matrices are slightly
+        sheared, by a few 1e-6 where the root bone points nearly opposite its parent, and Blender poses the
+        chain with them as they are)."""
+        return np.asarray(np.linalg.solve(linear, (points - origin)[..., None])[..., 0], dtype=np.float64)
+
+    targets = to_root_frame(inputs.targets)
+    bases = inputs.bone_bases[..., :3, :3]
+    input_rotations = matrix_to_quat(bases / np.linalg.norm(bases, axis=-2, keepdims=True))  # (F or 1, m, 4)
+    # Blender keeps keys and evaluates poses in float32: aim inside the tolerance by what that can cost,
+    # a rounding of each bone's rotation moving the tip by up to the chain's reach (capped at half).
+    reach = float(chain.rest.lengths.sum() * scale.max())
+    margin = min(0.5 * solver.tolerance, _FLOAT32_ROUNDING * len(chain.bone_names) * reach)
+    solver_tolerance = (solver.tolerance - margin) / float(scale.max())
+    y_scales = None
+    if prepared.solves_pose:
+        solution = solve_pose(
+            chain.rest,
+            input_rotations,
+            targets,
+            limits=chain.limits,
+            poles=None if inputs.poles is None else to_root_frame(inputs.poles),
+            pole_angle=prepared.settings.pole_angle,
+            stretch=use_stretch,
+            tolerance=solver_tolerance,
+            max_iterations=solver.max_iterations,
+        )
+        rotations = solution.rotations
+        if use_stretch:
+            rotations, y_scales = inherited_stretch(chain.rest, rotations, solution.scales)
+        iterations, reached = solution.iterations, solution.reached
+    else:
+        start, _ = forward_kinematics(chain.rest, input_rotations[:1])
+        points = solve_frames(
+            start[0],
+            targets,
+            tolerance=solver_tolerance,
+            max_iterations=solver.max_iterations,
+            method=solver.method,
+            warm_start=solver.warm_start,
+        )
+        rotations = local_rotations(chain.rest, points.joints, input_rotations)
+        iterations, reached = points.iterations, points.reached
+    channels = [
+        rotation_channels(rotations[:, k], pose_bone.rotation_mode, inputs.first_channels[k])
+        for k, pose_bone in enumerate(chain.pose_bones)
+    ]
+    return Solved(channels, y_scales, iterations, reached)
+
+
+def _split_root_frames(
+    root_frames: FloatArray, frames: NDArray[np.int64], root_bone: str
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Uniform scale (F,), linear part (F, 3, 3) and origin (F, 3) of the chain's root frames.
+
+    The linear part is checked to be a rotation times the uniform scale, to within what float32 allows.
+    """
+    linear = root_frames[:, :3, :3]
+    determinant = np.einsum("fi,fi->f", linear[:, :, 0], np.cross(linear[:, :, 1], linear[:, :, 2]))
+    scale = np.cbrt(np.abs(determinant))
+    rotation = linear / np.where(scale > 0, scale, 1.0)[:, None, None]
+    deviation = np.abs(np.swapaxes(rotation, 1, 2) @ rotation - np.eye(3)).max(axis=(1, 2))
+    bad = np.flatnonzero((determinant <= 0) | (deviation > _MATRIX_TOLERANCE))
+    if bad.size:
+        raise ValueError(
+            f"the chain's root bone '{root_bone}' is scaled non-uniformly, mirrored or to zero on frame "
+            f"{frames[bad[0]]} (by the armature object or a parent bone): FABRIK needs a uniform scale"
+        )
+    return scale, linear, root_frames[:, :3, 3]
+
+
+def _check_bone_bases(chain: ArmatureChain, bases: FloatArray, frames: NDArray[np.int64], stretch: bool) -> None:
+    """Chain bones must have unit scale (but along Y when stretching, which replaces it), and (but for the
+    root) no location: the offsets between bones are rigid."""
+    scales = np.linalg.norm(bases[..., :3, :3], axis=-2)  # (F, m, 3): length of each basis column
+    if stretch:
+        scales[..., 1] = 1.0
+    locations = np.linalg.norm(bases[..., :3, 3], axis=-1)  # (F, m)
+    for k, pose_bone in enumerate(chain.pose_bones):
+        bad = np.flatnonzero(np.abs(scales[:, k] - 1.0).max(axis=1) > _MATRIX_TOLERANCE)
+        if bad.size:
+            raise ValueError(
+                f"bone '{pose_bone.name}' is scaled ({np.round(scales[bad[0], k], 4).tolist()}) on frame "
+                f"{frames[bad[0]]}: bones of the chain must keep a scale of 1 (but along Y with use_stretch)"
+            )
+        if k == 0 or pose_bone.bone.use_connect:
+            continue  # the root's location moves the whole chain; a connected bone ignores its location
+        bad = np.flatnonzero(locations[:, k] > _MATRIX_TOLERANCE * pose_bone.bone.length)
+        if bad.size:
+            raise ValueError(
+                f"bone '{pose_bone.name}' is moved from its rest position by its Location on frame "
+                f"{frames[bad[0]]}: the offsets between the chain's bones must stay rigid, clear it first"
+            )

@@ -1,0 +1,110 @@
+"""Checks on the objects and Actions a bake reads and writes, each raising an error that names what is wrong
+and what to do: the armature can be edited, the target and pole are objects Blender evaluates and that do
+not move with the chain, the keys can go into the Action."""
+
+from __future__ import annotations
+
+import bpy
+
+from . import compat
+from .chain import ArmatureChain, armature_data
+
+
+def current_scene() -> bpy.types.Scene:
+    """The scene a bake steps through."""
+    scene = bpy.context.scene
+    if scene is None:
+        raise RuntimeError("there is no active scene to bake in")
+    return scene
+
+
+def check_armature(armature: object) -> bpy.types.Object:
+    """An armature object whose pose and animation can be edited."""
+    armature_data(armature)
+    assert isinstance(armature, bpy.types.Object)
+    library: bpy.types.Library | None = armature.library
+    if library is not None:
+        raise ValueError(
+            f"armature '{armature.name}' is linked from the library '{library.filepath}' and cannot be "
+            "edited: make it local (or a library override) first"
+        )
+    override: bpy.types.IDOverrideLibrary | None = armature.override_library
+    if override is not None and override.is_system_override:
+        raise ValueError(
+            f"armature '{armature.name}' is a system library override and cannot be edited: make it editable first"
+        )
+    if armature.mode == "EDIT":
+        raise ValueError(f"armature '{armature.name}' is in Edit Mode: switch to Object or Pose Mode to bake")
+    return armature
+
+
+def check_goal(obj: object, role: str, armature: bpy.types.Object, *others: bpy.types.Object) -> bpy.types.Object:
+    """A target or pole (``role``): an object, not the armature itself nor one of ``others`` (the chain's other
+    goals), evaluated in the view layer."""
+    if not isinstance(obj, bpy.types.Object):
+        raise TypeError(f"{role.replace(' ', '_')} must be a Blender Object, got {type(obj).__name__}")
+    if obj == armature:
+        raise ValueError(f"the {role} cannot be the armature '{armature.name}' itself: pick an Empty or another object")
+    for other in others:
+        if obj == other:
+            raise ValueError(f"the {role} cannot be the target '{other.name}' too: the chain would not bend")
+    check_evaluated(obj, role)
+    return obj
+
+
+def check_evaluated(obj: bpy.types.Object, role: str) -> None:
+    """Blender only evaluates objects in the view layer that are not disabled in viewports (hidden with the
+    eye icon is fine): anything else would be read stale and baked wrong."""
+    view_layer = bpy.context.view_layer
+    assert view_layer is not None
+    # Asking for visibility first brings the view layer up to date with its collections: an object linked
+    # since the last update is not in ``view_layer.objects`` until then.
+    visible = obj.visible_get() or obj.hide_get()
+    in_layer = view_layer.objects.get(obj.name) == obj
+    if not in_layer or obj.hide_viewport or not visible:
+        raise ValueError(
+            f"the {role} '{obj.name}' is not evaluated in the view layer '{view_layer.name}': it is not in it, "
+            "or it or its collection is disabled in viewports; link it to the scene and enable it to bake"
+        )
+
+
+def check_independent(goal: bpy.types.Object, chain: ArmatureChain, role: str = "target") -> None:
+    """The target (or pole) must not move with the chain (it would run away from the bones following it)."""
+    descendants = set(chain.bone_names)
+    for bone in armature_data(chain.armature).bones:
+        if bone.parent is not None and bone.parent.name in descendants:
+            descendants.add(bone.name)
+    carrier: bpy.types.Object | None = goal
+    while carrier is not None:
+        if carrier.parent == chain.armature and carrier.parent_type == "BONE" and carrier.parent_bone in descendants:
+            raise ValueError(
+                f"the {role} '{goal.name}' is parented to the bone '{carrier.parent_bone}', which the chain "
+                "moves: the target would move with the bake"
+            )
+        carrier = carrier.parent
+
+
+def check_writable(
+    armature: bpy.types.Object, action_name: str | None, remedy: str = "bake into another action (action_name)"
+) -> None:
+    """The keys can go into the action: not linked, not shared with other objects (``remedy`` says what to do
+    then), the armature not in NLA tweak mode."""
+    anim = armature.animation_data
+    if anim is not None and anim.use_tweak_mode:
+        raise ValueError(f"armature '{armature.name}' is in NLA tweak mode: leave it before baking")
+    action = bpy.data.actions.get(action_name) if action_name else (anim.action if anim is not None else None)
+    if action is None:
+        return
+    library: bpy.types.Library | None = action.library
+    if library is not None:
+        raise ValueError(
+            f"the action '{action.name}' is linked from the library '{library.filepath}' and cannot take "
+            "new keys: make it local first"
+        )
+    sharing = compat.objects_sharing_channels(action, armature)
+    if sharing:
+        raise ValueError(
+            f"the action '{action.name}' also animates {', '.join(repr(name) for name in sharing)}: in this "
+            "Blender version an Action moves every object it is assigned to with all its channels; "
+            f"{remedy}"
+        )

@@ -1,0 +1,280 @@
+"""What to bake and how, as one frozen value checked once: every entry point builds it, the bake reads it.
+
+The panel's properties (``blender.properties``), the keyword arguments of ``api.bake``, and the command line's
+options and config jobs all end in a ``BakeSettings``; the bake, Clear and the live preview take it. The
+checks and defaults of plain values live here, once; what only Blender can tell (is this an armature, is the
+target evaluated) is checked by the Blender layer when it reads the objects.
+
+No ``bpy`` here: the command line checks its jobs before it imports Blender. The objects a value names are of
+a type parameter: ``bpy.types.Object`` in a bake, an object's name (``str``) in a command-line job until the
+job's file is open (``BakeSettings.with_objects``).
+
+>>> settings = BakeSettings.from_keywords("Rig", "Hand.IK", tip_bone="hand.L", chain_length=3, tolerance=1e-4)
+>>> settings.chains[0].chain_length, settings.solver.tolerance
+(3, 0.0001)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields, replace
+from typing import Any, Generic, TypeVar, cast
+
+from .solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, METHODS
+
+ObjectT = TypeVar("ObjectT")
+OtherT = TypeVar("OtherT")
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """How each frame is solved.
+
+    Attributes
+    ----------
+    tolerance : float
+        How close the tip must come to the target, in world units (> 0).
+    max_iterations : int
+        Solver iterations per frame at most (>= 1).
+    method : {"fabrik", "ccd"}
+        FABRIK, or Cyclic Coordinate Descent for comparison (chains without limits, pole or stretch only).
+    warm_start : bool
+        Start each frame from the frames before it (see ``fabrik_addon.solver.solve_frames``).
+    """
+
+    tolerance: float = DEFAULT_TOLERANCE
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    method: str = "fabrik"
+    warm_start: bool = True
+
+    def __post_init__(self) -> None:
+        _set(self, "tolerance", _positive(self.tolerance, "tolerance"))
+        _set(self, "max_iterations", whole_number(self.max_iterations, "max_iterations", low=1))
+        if not isinstance(self.method, str) or self.method not in METHODS:
+            raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
+        _flag(self.warm_start, "warm_start")
+
+
+@dataclass(frozen=True)
+class FrameRange:
+    """The frames to bake (or clear): from ``start`` to ``end``, both included, every ``step``-th.
+
+    ``start`` or ``end`` None stands for the scene's own first or last frame, known once a scene is at hand
+    (``resolved``).
+    """
+
+    start: int | None = None
+    end: int | None = None
+    step: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("start", "end"):
+            value = getattr(self, name)
+            if value is not None:
+                _set(self, name, whole_number(value, f"frame_{name}"))
+        _set(self, "step", whole_number(self.step, "frame_step", low=1))
+        if self.start is not None and self.end is not None:
+            _check_order(self.start, self.end)
+
+    def resolved(self, scene_start: int, scene_end: int) -> range:
+        """The frames, with the scene's range standing in for a missing start or end.
+
+        Raises
+        ------
+        ValueError
+            If the range ends before it starts.
+        """
+        start = scene_start if self.start is None else self.start
+        end = scene_end if self.end is None else self.end
+        _check_order(start, end)
+        return range(start, end + 1, self.step)
+
+
+@dataclass(frozen=True)
+class ChainSettings(Generic[ObjectT]):
+    """One chain of bones and what its tip follows.
+
+    Attributes
+    ----------
+    armature : object
+        The armature object.
+    target : object or None
+        The object whose world location the tip bone's tail follows (None: not picked yet; a bake refuses it).
+    tip_bone : str
+        The chain's last bone.
+    chain_length : int
+        Bones in the chain, counted from ``tip_bone`` up through its parents as Blender's IK constraint counts
+        them; 0 goes up to the root bone.
+    pole_target : object or None
+        The chain bends toward this object, as with the pole target of Blender's IK constraint.
+    pole_angle : float
+        Radians, with the meaning of the IK constraint's Pole Angle.
+    use_stretch : bool
+        Let bones lengthen by their IK Stretch share to reach farther.
+    """
+
+    armature: ObjectT
+    target: ObjectT | None
+    tip_bone: str
+    chain_length: int = 0
+    pole_target: ObjectT | None = None
+    pole_angle: float = 0.0
+    use_stretch: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tip_bone, str):
+            raise TypeError(f"tip_bone must be a bone's name (a string), got {self.tip_bone!r}")
+        _set(self, "chain_length", whole_number(self.chain_length, "chain_length", low=0, hint=" (0 = up to the root)"))
+        if not math.isfinite(_real(self.pole_angle)):
+            raise ValueError(f"pole_angle must be a finite number of radians, got {self.pole_angle!r}")
+        _set(self, "pole_angle", float(self.pole_angle))
+        _flag(self.use_stretch, "use_stretch")
+
+
+@dataclass(frozen=True)
+class BakeSettings(Generic[ObjectT]):
+    """Everything a bake needs: the chains, the frames, the solver and where the keys go.
+
+    Attributes
+    ----------
+    chains : tuple of ChainSettings
+        At least one.
+    frames : FrameRange
+    solver : SolverSettings
+    action_name : str or None
+        Bake into this Action (created if missing), made the armature's active one; None: the active Action.
+    """
+
+    chains: tuple[ChainSettings[ObjectT], ...]
+    frames: FrameRange = field(default_factory=FrameRange)
+    solver: SolverSettings = field(default_factory=SolverSettings)
+    action_name: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.chains, tuple) or not self.chains:
+            raise ValueError("a bake needs at least one chain")
+        if self.action_name is not None and not isinstance(self.action_name, str):
+            raise TypeError(f"action_name must be a string, got {type(self.action_name).__name__}")
+
+    @classmethod
+    def from_keywords(cls, armature: ObjectT, target: ObjectT | None, **keywords: Any) -> BakeSettings[ObjectT]:
+        """One chain's settings from the keyword arguments of ``api.bake`` (see ``KEYWORDS``).
+
+        Raises
+        ------
+        TypeError
+            For a keyword ``api.bake`` does not know, or a value of the wrong type.
+        ValueError
+            For a value out of its range.
+        """
+        unknown = sorted(set(keywords) - set(KEYWORDS))
+        if unknown:
+            raise TypeError(f"unknown bake option {', '.join(map(repr, unknown))}; known: {', '.join(KEYWORDS)}")
+
+        def picked(names: tuple[str, ...], prefix: str = "") -> dict[str, Any]:
+            return {name.removeprefix(prefix): keywords[name] for name in names if name in keywords}
+
+        return cls(
+            chains=(ChainSettings(armature, target, **picked(_CHAIN_KEYWORDS)),),
+            frames=FrameRange(**picked(_FRAME_KEYWORDS, prefix="frame_")),
+            solver=SolverSettings(**picked(_SOLVER_KEYWORDS)),
+            action_name=keywords.get("action_name"),
+        )
+
+    def keywords(self) -> dict[str, Any]:
+        """The keyword arguments (see ``KEYWORDS``) that ``from_keywords`` turns back into this value, those at
+        their default left out; for a value of one chain.
+
+        Raises
+        ------
+        ValueError
+            If the value holds several chains.
+        """
+        if len(self.chains) != 1:
+            raise ValueError(f"keywords stand for one chain, these settings hold {len(self.chains)}")
+        chain = self.chains[0]
+        values = {
+            **{name: getattr(chain, name) for name in _CHAIN_KEYWORDS},
+            **{name: getattr(self.frames, name.removeprefix("frame_")) for name in _FRAME_KEYWORDS},
+            **{name: getattr(self.solver, name) for name in _SOLVER_KEYWORDS},
+            "action_name": self.action_name,
+        }
+        return {name: value for name, value in values.items() if name not in DEFAULTS or value != DEFAULTS[name]}
+
+    def with_objects(self, find: Callable[[ObjectT, str], OtherT]) -> BakeSettings[OtherT]:
+        """The same settings with every object replaced by ``find(object, role)``, ``role`` being the field's
+        name (``"armature"``, ``"target"``, ``"pole_target"``): names looked up in an open file."""
+
+        def chain(settings: ChainSettings[ObjectT]) -> ChainSettings[OtherT]:
+            found: dict[str, Any] = {
+                role: None if getattr(settings, role) is None else find(getattr(settings, role), role)
+                for role in OBJECT_FIELDS
+            }
+            return cast(ChainSettings[OtherT], replace(settings, **found))  # the same fields, other objects
+
+        return BakeSettings(tuple(chain(c) for c in self.chains), self.frames, self.solver, self.action_name)
+
+
+#: The fields of ``ChainSettings`` that hold objects.
+OBJECT_FIELDS = ("armature", "target", "pole_target")
+_CHAIN_KEYWORDS = tuple(f.name for f in fields(ChainSettings) if f.name not in {"armature", "target"})
+_FRAME_KEYWORDS = tuple(f"frame_{f.name}" for f in fields(FrameRange))
+_SOLVER_KEYWORDS = tuple(f.name for f in fields(SolverSettings))
+#: The keyword arguments of ``api.bake`` after its armature and target: each is a field of one of the values
+#: above (``frame_*`` of ``FrameRange``), or ``action_name``.
+KEYWORDS = (*_CHAIN_KEYWORDS, *_FRAME_KEYWORDS, *_SOLVER_KEYWORDS, "action_name")
+#: Keywords whose value is an object (in a config file: the object's name).
+OBJECT_KEYWORDS = tuple(name for name in _CHAIN_KEYWORDS if name in OBJECT_FIELDS)
+#: Every keyword's default (``tip_bone`` has none), as ``api.bake`` and the command line apply it.
+DEFAULTS: Mapping[str, Any] = {
+    **{f.name: f.default for f in fields(ChainSettings) if f.name in _CHAIN_KEYWORDS and f.default is not MISSING},
+    **{f"frame_{f.name}": f.default for f in fields(FrameRange)},
+    **{f.name: f.default for f in fields(SolverSettings)},
+    "action_name": None,
+}
+
+
+def whole_number(value: object, name: str, *, low: int | None = None, hint: str = "") -> int:
+    """``value`` as an ``int`` if it is a whole number (not a bool) of at least ``low``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, the rule (with ``hint``) and the value.
+    """
+    rule = "a whole number" + ("" if low is None else f" >= {low}") + hint
+    number = _real(value)
+    if not number.is_integer() or (low is not None and number < low):  # NaN and infinity are not integers
+        raise ValueError(f"{name} must be {rule}, got {value!r}")
+    return int(number)
+
+
+def _positive(value: object, name: str) -> float:
+    number = _real(value)
+    if not (math.isfinite(number) and number > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return number
+
+
+def _real(value: object) -> float:
+    """``value`` as a float if it is a real number (not a bool), else NaN."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return math.nan
+    return float(value)
+
+
+def _flag(value: object, name: str) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
+def _check_order(start: int, end: int) -> None:
+    if end < start:
+        raise ValueError(f"frame_end ({end}) is before frame_start ({start})")
+
+
+def _set(value: object, name: str, checked: object) -> None:
+    """Store a checked field of a frozen dataclass (in its ``__post_init__``)."""
+    object.__setattr__(value, name, checked)

@@ -1,0 +1,116 @@
+"""The settings value every entry point builds: checks once, defaults once, keywords both ways."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from fabrik_addon.settings import (
+    DEFAULTS,
+    KEYWORDS,
+    OBJECT_KEYWORDS,
+    BakeSettings,
+    ChainSettings,
+    FrameRange,
+    SolverSettings,
+)
+from fabrik_addon.solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
+
+
+def test_defaults_are_the_solvers_and_the_keywords_cover_every_field() -> None:
+    settings = BakeSettings.from_keywords("Rig", "Target", tip_bone="hand.L")
+    assert settings.solver == SolverSettings(DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS, "fabrik", True)
+    assert settings.frames == FrameRange(None, None, 1)
+    assert settings.chains == (ChainSettings("Rig", "Target", "hand.L"),)
+    assert set(DEFAULTS) == set(KEYWORDS) - {"tip_bone"}
+    assert OBJECT_KEYWORDS == ("pole_target",)
+
+
+def test_keywords_round_trip_and_leave_defaults_out() -> None:
+    keywords: dict[str, Any] = {
+        "tip_bone": "hand.L",
+        "chain_length": 3,
+        "pole_target": "Pole",
+        "pole_angle": -1.5,
+        "use_stretch": True,
+        "frame_start": -4,
+        "frame_end": 40,
+        "frame_step": 2,
+        "tolerance": 1e-4,
+        "max_iterations": 30,
+        "method": "ccd",
+        "warm_start": False,
+        "action_name": "Baked",
+    }
+    settings = BakeSettings.from_keywords("Rig", "Target", **keywords)
+    assert settings.keywords() == keywords
+    assert BakeSettings.from_keywords("Rig", "Target", **settings.keywords()) == settings
+    assert BakeSettings.from_keywords("R", "T", tip_bone="b", chain_length=0).keywords() == {"tip_bone": "b"}
+
+
+def test_with_objects_replaces_every_object_and_nothing_else() -> None:
+    settings = BakeSettings.from_keywords("Rig", "Target", tip_bone="b", pole_target="Pole", tolerance=0.01)
+    found = settings.with_objects(lambda name, role: f"{role}={name}")
+    chain = found.chains[0]
+    assert (chain.armature, chain.target, chain.pole_target) == ("armature=Rig", "target=Target", "pole_target=Pole")
+    assert found.solver == settings.solver
+    assert found.frames == settings.frames
+    assert BakeSettings.from_keywords("R", None, tip_bone="b").with_objects(lambda n, r: 1).chains[0].target is None
+
+
+def test_frames_fall_back_on_the_scenes_range() -> None:
+    assert FrameRange().resolved(1, 250) == range(1, 251)
+    assert FrameRange(start=10, step=5).resolved(1, 30) == range(10, 31, 5)
+    assert FrameRange(end=12).resolved(1, 250) == range(1, 13)
+    with pytest.raises(ValueError, match=r"frame_end \(5\) is before frame_start \(20\)"):
+        FrameRange(start=20).resolved(1, 5)
+
+
+def test_whole_numbers_may_come_as_integral_floats_or_numpy_integers() -> None:
+    import numpy as np
+
+    settings = BakeSettings.from_keywords("R", "T", tip_bone="b", chain_length=3.0, frame_start=np.int64(7))
+    assert settings.chains[0].chain_length == 3
+    assert type(settings.chains[0].chain_length) is int
+    assert settings.frames.start == 7
+    assert type(settings.frames.start) is int
+
+
+BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
+    ({"chain_length": -1}, ValueError, r"chain_length must be a whole number >= 0 \(0 = up to the root\), got -1"),
+    ({"chain_length": math.inf}, ValueError, "chain_length must be a whole number >= 0"),
+    ({"chain_length": 2.5}, ValueError, "chain_length must be a whole number"),
+    ({"chain_length": True}, ValueError, "chain_length must be a whole number"),
+    ({"chain_length": "3"}, ValueError, "chain_length must be a whole number"),
+    ({"tip_bone": 3}, TypeError, "tip_bone must be a bone's name"),
+    ({"pole_angle": math.nan}, ValueError, "pole_angle must be a finite number of radians"),
+    ({"pole_angle": "1"}, ValueError, "pole_angle must be a finite number of radians"),
+    ({"use_stretch": 1}, TypeError, "use_stretch must be True or False"),
+    ({"frame_start": 1.5}, ValueError, "frame_start must be a whole number, got 1.5"),
+    ({"frame_end": None, "frame_step": 0}, ValueError, "frame_step must be a whole number >= 1"),
+    ({"frame_start": 9, "frame_end": 2}, ValueError, r"frame_end \(2\) is before frame_start \(9\)"),
+    ({"tolerance": 0}, ValueError, "tolerance must be a positive finite number, got 0"),
+    ({"tolerance": math.inf}, ValueError, "tolerance must be a positive finite number, got inf"),
+    ({"tolerance": "0.1"}, ValueError, "tolerance must be a positive finite number"),
+    ({"max_iterations": 0}, ValueError, "max_iterations must be a whole number >= 1, got 0"),
+    ({"method": "jacobian"}, ValueError, r"method must be one of \['ccd', 'fabrik'\], got 'jacobian'"),
+    ({"warm_start": "yes"}, TypeError, "warm_start must be True or False"),
+    ({"action_name": 3}, TypeError, "action_name must be a string, got int"),
+    ({"tolerence": 0.1}, TypeError, r"unknown bake option 'tolerence'"),
+]
+
+
+@pytest.mark.parametrize(("keywords", "error", "message"), BAD, ids=[str(k) for k, _, _ in BAD])
+def test_bad_values_are_named(keywords: dict[str, Any], error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
+        BakeSettings.from_keywords("Rig", "Target", **{"tip_bone": "b", **keywords})
+
+
+def test_a_bake_needs_a_chain() -> None:
+    with pytest.raises(ValueError, match="at least one chain"):
+        BakeSettings(())
+    two = BakeSettings((ChainSettings("A", "T", "a"), ChainSettings("B", "T", "b")))
+    with pytest.raises(ValueError, match="keywords stand for one chain"):
+        two.keywords()
