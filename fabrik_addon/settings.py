@@ -24,6 +24,10 @@ from typing import Any, Generic, TypeVar, cast
 
 from .solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, METHODS
 
+#: Blender's first and last frame (its MINAFRAME and MAXFRAME: the range of ``Scene.frame_current``). Keys
+#: past them could not be reached by the timeline, and frames are kept as float32, exact only to 2**24.
+FRAME_MIN, FRAME_MAX = -1_048_574, 1_048_574
+
 ObjectT = TypeVar("ObjectT")
 OtherT = TypeVar("OtherT")
 
@@ -73,7 +77,7 @@ class FrameRange:
         for name in ("start", "end"):
             value = getattr(self, name)
             if value is not None:
-                _set(self, name, whole_number(value, f"frame_{name}"))
+                _set(self, name, _frame(value, f"frame_{name}"))
         _set(self, "step", whole_number(self.step, "frame_step", low=1))
         if self.start is not None and self.end is not None:
             _check_order(self.start, self.end)
@@ -86,8 +90,8 @@ class FrameRange:
         ValueError
             If the range ends before it starts.
         """
-        start = scene_start if self.start is None else self.start
-        end = scene_end if self.end is None else self.end
+        start = _frame(scene_start, "the scene's frame_start") if self.start is None else self.start
+        end = _frame(scene_end, "the scene's frame_end") if self.end is None else self.end
         _check_order(start, end)
         return range(start, end + 1, self.step)
 
@@ -157,6 +161,8 @@ class BakeSettings(Generic[ObjectT]):
             raise ValueError("a bake needs at least one chain")
         if self.action_name is not None and not isinstance(self.action_name, str):
             raise TypeError(f"action_name must be a string, got {type(self.action_name).__name__}")
+        if self.action_name == "":
+            raise ValueError("action_name must name an Action, got '' (leave it out, None, for the active Action)")
 
     @classmethod
     def from_keywords(cls, armature: ObjectT, target: ObjectT | None, **keywords: Any) -> BakeSettings[ObjectT]:
@@ -249,6 +255,13 @@ def whole_number(value: object, name: str, *, low: int | None = None, hint: str 
     if not number.is_integer() or (low is not None and number < low):  # NaN and infinity are not integers
         raise ValueError(f"{name} must be {rule}, got {value!r}")
     return int(number)
+
+
+def _frame(value: object, name: str) -> int:
+    frame = whole_number(value, name)
+    if not FRAME_MIN <= frame <= FRAME_MAX:
+        raise ValueError(f"{name} must be one of Blender's frames, {FRAME_MIN} to {FRAME_MAX}, got {frame}")
+    return frame
 
 
 def _positive(value: object, name: str) -> float:

@@ -25,7 +25,7 @@ for _folder in (SCRIPT.parents[1], SCRIPT.parent):  # the repository (fabrik_add
     if str(_folder) not in sys.path:
         sys.path.insert(0, str(_folder))
 
-from fabrik_cli.files import FilePlan, plan_files  # noqa: E402
+from fabrik_cli.files import FilePlan, check_report, plan_files  # noqa: E402
 from fabrik_cli.options import Job, Request, UsageError, load_jobs, parse_args, script_args  # noqa: E402
 from fabrik_cli.report import FileResult, file_done, say, summary, write_report  # noqa: E402
 
@@ -38,6 +38,7 @@ def main(argv: Sequence[str]) -> int:
         request = parse_args(script_args(argv, inside_blender=INSIDE_BLENDER), open_file=_open_file())
         jobs = load_jobs(request)
         plans = plan_files(request.inputs, request.output, in_place=request.in_place)
+        check_report(request.report, plans, request.config)
     except UsageError as error:
         return _usage_error(error)
     except SystemExit as done:  # --help

@@ -17,7 +17,8 @@ from ..solver.pose import forward_kinematics, inherited_stretch, local_rotations
 from ..solver.rotations import matrix_to_quat
 from .chain import ArmatureChain, read_chain
 from .channels import rotation_channels
-from .checks import check_armature, check_evaluated, check_goal, check_independent
+from .checks import check_armature, check_evaluated, check_goal
+from .overrides import check_chain_alone, check_goal_independent
 from .sampling import Inputs
 
 #: How far a matrix may be from a rotation times a uniform scale (Blender stores matrices in float32).
@@ -70,9 +71,10 @@ def prepare_chain(settings: ChainSettings[bpy.types.Object], solver: SolverSetti
     if pole is not None:
         pole = check_goal(pole, "pole target", armature, target)
     chain = read_chain(armature, settings.tip_bone, settings.chain_length)
-    check_independent(target, chain)
+    check_chain_alone(chain, settings.use_stretch)
+    check_goal_independent(target, chain)
     if pole is not None:
-        check_independent(pole, chain, "pole target")
+        check_goal_independent(pole, chain, "pole target")
     if settings.use_stretch:
         for pose_bone in chain.pose_bones[1:]:
             if pose_bone.bone.inherit_scale != "FULL":
@@ -120,11 +122,9 @@ def solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int6
     """
     chain = prepared.chain
     use_stretch = prepared.settings.use_stretch
+    _check_finite(chain, inputs, frames)
     _check_bone_bases(chain, inputs.bone_bases, frames, use_stretch)
     scale, linear, origin = _split_root_frames(inputs.root_frames, frames, chain.bone_names[0])
-    bad = np.flatnonzero(~np.isfinite(inputs.targets).all(axis=1))
-    if bad.size:
-        raise ValueError(f"the target's location is not a number on frame {frames[bad[0]]}")
 
     def to_root_frame(points: FloatArray) -> FloatArray:
         """World points into the root frame: rotated back and scaled down to the chain's rest units, by the
@@ -177,6 +177,28 @@ def solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int6
     return Solved(channels, y_scales, iterations, reached)
 
 
+def _check_finite(chain: ArmatureChain, inputs: Inputs, frames: NDArray[np.int64]) -> None:
+    """Every number read from the scene is finite (NaN or infinity would pass the other checks, unnoticed, and
+    be keyed); else a ValueError naming what and on which frame."""
+
+    def first_bad(values: FloatArray) -> int | None:
+        bad = np.flatnonzero(~np.isfinite(values.reshape(len(values), -1)).all(axis=1))
+        return int(frames[bad[0]]) if bad.size else None
+
+    for k, name in enumerate(chain.bone_names):
+        frame = first_bad(inputs.bone_bases[:, k])
+        if frame is not None:
+            raise ValueError(f"bone '{name}' has a location, rotation or scale that is not a number on frame {frame}")
+    root = f"the transform above the chain's root bone '{chain.bone_names[0]}' (armature object or parent bones)"
+    checks = [(inputs.root_frames, root), (inputs.targets, "the target's location")]
+    if inputs.poles is not None:
+        checks.append((inputs.poles, "the pole target's location"))
+    for values, what in checks:
+        frame = first_bad(values)
+        if frame is not None:
+            raise ValueError(f"{what} is not a number on frame {frame}")
+
+
 def _split_root_frames(
     root_frames: FloatArray, frames: NDArray[np.int64], root_bone: str
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -206,7 +228,7 @@ def _check_bone_bases(chain: ArmatureChain, bases: FloatArray, frames: NDArray[n
         scales[..., 1] = 1.0
     locations = np.linalg.norm(bases[..., :3, 3], axis=-1)  # (F, m)
     for k, pose_bone in enumerate(chain.pose_bones):
-        bad = np.flatnonzero(np.abs(scales[:, k] - 1.0).max(axis=1) > _MATRIX_TOLERANCE)
+        bad = np.flatnonzero(~(np.abs(scales[:, k] - 1.0).max(axis=1) <= _MATRIX_TOLERANCE))  # NaN is bad too
         if bad.size:
             raise ValueError(
                 f"bone '{pose_bone.name}' is scaled ({np.round(scales[bad[0], k], 4).tolist()}) on frame "

@@ -19,8 +19,10 @@ from ..settings import BakeSettings
 from ..solver import FloatArray
 from .adapter import PreparedChain, Solved, prepare_chain, solve_chain
 from .channels import rotation_property
-from .checks import check_writable, current_scene
+from .checks import check_action_switch, check_writable, current_scene
 from .keys import KeyWriter
+from .overrides import check_blending
+from .pose_state import PoseSnapshot
 from .sampling import sample_inputs, sample_tips
 
 #: Shares of the progress bar: reading the scene, then (after solving and writing) checking the keys.
@@ -47,6 +49,11 @@ class BakeReport:
     unreachable_frames : tuple of int
         Frames where the solver could not bring the tip within tolerance of the target: the target was out
         of the chain's reach (or, rarely, the iterations ran out).
+    off_target_frames : tuple of int
+        Frames where ``error`` exceeds ``tolerance``, whatever the cause: the frames out of reach, and any
+        frame where the scene undoes what the keys say. Empty when the tip is on target on every frame.
+    tolerance : float
+        The tolerance the bake was given, in world units.
     max_error : float
         The largest of ``error``.
     seconds : float
@@ -64,10 +71,17 @@ class BakeReport:
     error: FloatArray
     iterations: NDArray[np.int64]
     unreachable_frames: tuple[int, ...]
+    off_target_frames: tuple[int, ...]
+    tolerance: float
     max_error: float
     seconds: float
     timings: dict[str, float]
     action: bpy.types.Action
+
+    @property
+    def on_target(self) -> bool:
+        """Whether the tip is within tolerance of the target on every baked frame, as Blender evaluates it."""
+        return not self.off_target_frames and not self.unreachable_frames
 
 
 @dataclass(frozen=True)
@@ -113,19 +127,33 @@ def bake(settings: BakeSettings[bpy.types.Object], progress: Callable[[float], N
     """
     started = time.perf_counter()
     scene = current_scene()
-    frames = np.array(settings.frames.resolved(scene.frame_start, scene.frame_end), dtype=np.int64)
+    frame_range = settings.frames.resolved(scene.frame_start, scene.frame_end)
+    frames = np.array(frame_range, dtype=np.int64)
+    span = (float(frame_range.start), float(frame_range.stop - 1))  # keys are replaced up to frame_end
     prepared = [prepare_chain(chain, settings.solver) for chain in settings.chains]
     armatures = list(dict.fromkeys(p.chain.armature for p in prepared))
     if settings.action_name is not None and len(armatures) > 1:
         raise ValueError(
             f"action_name names one Action, but the chains are on {len(armatures)} armatures: bake each on its own"
         )
+    chain_bones: dict[bpy.types.Object, set[str]] = {armature: set() for armature in armatures}
+    for chain in prepared:
+        chain_bones[chain.chain.armature].update(chain.chain.bone_names)
     for armature in armatures:
         check_writable(armature, settings.action_name)
+        check_action_switch(armature, settings.action_name, chain_bones[armature])
+        check_blending(armature)
 
     report_progress = progress or (lambda fraction: None)
     timings: dict[str, float] = {}
     original_frame = (scene.frame_current, scene.frame_subframe)
+    # Stepping through frames writes keyed values over poses set by hand: each armature's pose is put back
+    # afterwards, but for the chains' bones when the bake succeeds (they show their new keys).
+    snapshots = [PoseSnapshot.take(armature) for armature in armatures]
+    chain_bones = {
+        a: {name for p in prepared if p.chain.armature == a for name in p.chain.bone_names} for a in armatures
+    }
+    succeeded = False
     try:
         clock = time.perf_counter()
         inputs = sample_inputs(scene, frames, prepared, lambda i: report_progress(_READ_SHARE * (i + 1) / len(frames)))
@@ -139,7 +167,7 @@ def bake(settings: BakeSettings[bpy.types.Object], progress: Callable[[float], N
             writers = {a: undo.enter_context(KeyWriter(a, settings.action_name)) for a in armatures}
             clock = time.perf_counter()
             for chain, result in zip(prepared, solved, strict=True):
-                _write(writers[chain.chain.armature], chain, frames, result)
+                _write(writers[chain.chain.armature], chain, frames, span, result)
             timings["write keys"] = time.perf_counter() - clock
             report_progress(1.0 - _CHECK_SHARE)
 
@@ -151,25 +179,38 @@ def bake(settings: BakeSettings[bpy.types.Object], progress: Callable[[float], N
                 lambda i: report_progress(1.0 - _CHECK_SHARE + _CHECK_SHARE * (i + 1) / len(frames)),
             )
             timings["check keys"] = time.perf_counter() - clock
+        succeeded = True
     finally:
         scene.frame_set(original_frame[0], subframe=original_frame[1])
+        for snapshot in snapshots:
+            snapshot.restore(leave=chain_bones[snapshot.armature] if succeeded else ())
+        view_layer = bpy.context.view_layer
+        if view_layer is not None:
+            view_layer.update()  # evaluate the pose put back
 
     seconds = time.perf_counter() - started
     reports = tuple(
-        _report(chain, frames, result, tips, targets, seconds, timings, writers[chain.chain.armature].action)
+        _report(chain, frames, result, tips, targets, settings.solver.tolerance, seconds, timings, writers)
         for chain, result, (tips, targets) in zip(prepared, solved, checked, strict=True)
     )
     return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings)
 
 
-def _write(writer: KeyWriter, prepared: PreparedChain, frames: NDArray[np.int64], solved: Solved) -> None:
-    """Key each chain bone's rotation channels (and Y scale, with stretch) on ``frames``."""
+def _write(
+    writer: KeyWriter,
+    prepared: PreparedChain,
+    frames: NDArray[np.int64],
+    span: tuple[float, float],
+    solved: Solved,
+) -> None:
+    """Key each chain bone's rotation channels (and Y scale, with stretch) on ``frames``, replacing their keys
+    within ``span``."""
     for k, (pose_bone, channels) in enumerate(zip(prepared.chain.pose_bones, solved.channels, strict=True)):
         path = pose_bone.path_from_id(rotation_property(pose_bone.rotation_mode))
         for index in range(channels.shape[1]):
-            writer.replace(path, index, pose_bone.name, frames, channels[:, index])
+            writer.replace(path, index, pose_bone.name, frames, channels[:, index], span)
         if solved.y_scales is not None:
-            writer.replace(pose_bone.path_from_id("scale"), 1, pose_bone.name, frames, solved.y_scales[:, k])
+            writer.replace(pose_bone.path_from_id("scale"), 1, pose_bone.name, frames, solved.y_scales[:, k], span)
 
 
 def _report(
@@ -178,9 +219,10 @@ def _report(
     solved: Solved,
     tips: FloatArray,
     targets: FloatArray,
+    tolerance: float,
     seconds: float,
     timings: dict[str, float],
-    action: bpy.types.Action,
+    writers: dict[bpy.types.Object, KeyWriter],
 ) -> BakeReport:
     error = np.linalg.norm(tips - targets, axis=1)
     chain = prepared.chain
@@ -192,8 +234,10 @@ def _report(
         error=error,
         iterations=solved.iterations,
         unreachable_frames=tuple(int(f) for f in frames[~solved.reached]),
+        off_target_frames=tuple(int(f) for f in frames[~(error <= tolerance)]),
+        tolerance=tolerance,
         max_error=float(error.max()),
         seconds=seconds,
         timings=dict(timings),
-        action=action,
+        action=writers[chain.armature].action,
     )

@@ -85,7 +85,7 @@ def read_chain(armature: bpy.types.Object, tip_bone: str, chain_length: int) -> 
         ``armature`` is not an armature Object.
     ValueError
         A missing bone, a chain longer than the armature's, a bone with no length to point (its child's head
-        on its own head), or a chain bone whose constraints or inheritance would override the baked keys.
+        on its own head), or a chain bone that does not inherit its parent's rotation and scale.
     """
     names = chain_bone_names(armature, tip_bone, chain_length)
     bones = armature_data(armature).bones
@@ -135,14 +135,7 @@ def _check_pose_bones(armature: bpy.types.Object, names: tuple[str, ...]) -> Non
     pose = armature.pose
     assert pose is not None
     for position, name in enumerate(names):
-        pose_bone = pose.bones[name]
-        active = [c.name for c in pose_bone.constraints if c.enabled and c.influence > 0]
-        if active:
-            raise ValueError(
-                f"bone '{name}' has constraints that would override the baked rotation ({', '.join(active)}); "
-                "disable or remove them before baking"
-            )
-        bone = pose_bone.bone
+        bone = pose.bones[name].bone
         if position > 0 and not bone.use_inherit_rotation:
             raise ValueError(f"bone '{name}' does not inherit its parent's rotation (Inherit Rotation is off)")
         if position > 0 and bone.inherit_scale in {"NONE", "NONE_LEGACY"}:

@@ -1,13 +1,20 @@
 """Checks on the objects and Actions a bake reads and writes, each raising an error that names what is wrong
-and what to do: the armature can be edited, the target and pole are objects Blender evaluates and that do
-not move with the chain, the keys can go into the Action."""
+and what to do: the armature can be edited, the target and pole are objects Blender evaluates, the keys can
+go into the Action and play there. (What would override the keys or move a goal with the chain:
+``overrides``.)"""
 
 from __future__ import annotations
+
+from collections.abc import Collection, Iterable
 
 import bpy
 
 from . import compat
-from .chain import ArmatureChain, armature_data
+from .chain import armature_data
+from .channels import ROTATION_PATHS
+
+#: The channels a bake keys on a chain bone.
+_CHAIN_CHANNELS = (*ROTATION_PATHS, "scale")
 
 
 def current_scene() -> bpy.types.Scene:
@@ -20,8 +27,8 @@ def current_scene() -> bpy.types.Scene:
 
 def check_armature(armature: object) -> bpy.types.Object:
     """An armature object whose pose and animation can be edited."""
-    armature_data(armature)
-    assert isinstance(armature, bpy.types.Object)
+    data = armature_data(armature)
+    assert isinstance(armature, bpy.types.Object)  # armature_data raised the TypeError otherwise
     library: bpy.types.Library | None = armature.library
     if library is not None:
         raise ValueError(
@@ -33,8 +40,9 @@ def check_armature(armature: object) -> bpy.types.Object:
         raise ValueError(
             f"armature '{armature.name}' is a system library override and cannot be edited: make it editable first"
         )
-    if armature.mode == "EDIT":
-        raise ValueError(f"armature '{armature.name}' is in Edit Mode: switch to Object or Pose Mode to bake")
+    if armature.mode == "EDIT" or data.is_editmode:
+        through = "" if armature.mode == "EDIT" else f" (its Armature '{data.name}' is edited through another object)"
+        raise ValueError(f"armature '{armature.name}' is in Edit Mode{through}: switch to Object or Pose Mode to bake")
     return armature
 
 
@@ -68,22 +76,6 @@ def check_evaluated(obj: bpy.types.Object, role: str) -> None:
         )
 
 
-def check_independent(goal: bpy.types.Object, chain: ArmatureChain, role: str = "target") -> None:
-    """The target (or pole) must not move with the chain (it would run away from the bones following it)."""
-    descendants = set(chain.bone_names)
-    for bone in armature_data(chain.armature).bones:
-        if bone.parent is not None and bone.parent.name in descendants:
-            descendants.add(bone.name)
-    carrier: bpy.types.Object | None = goal
-    while carrier is not None:
-        if carrier.parent == chain.armature and carrier.parent_type == "BONE" and carrier.parent_bone in descendants:
-            raise ValueError(
-                f"the {role} '{goal.name}' is parented to the bone '{carrier.parent_bone}', which the chain "
-                "moves: the target would move with the bake"
-            )
-        carrier = carrier.parent
-
-
 def check_writable(
     armature: bpy.types.Object, action_name: str | None, remedy: str = "bake into another action (action_name)"
 ) -> None:
@@ -108,3 +100,36 @@ def check_writable(
             "Blender version an Action moves every object it is assigned to with all its channels; "
             f"{remedy}"
         )
+
+
+def check_action_switch(armature: bpy.types.Object, action_name: str | None, chain_bones: Collection[str]) -> None:
+    """Baking into ``action_name`` makes that Action the armature's active one: refused when the switch would
+    change more than the chains' channels (``chain_bones``' rotations and scales), stopping the current
+    Action's other channels or starting the named one's."""
+    if action_name is None:
+        return
+    anim = armature.animation_data
+    current = anim.action if anim is not None else None
+    named: bpy.types.Action | None = bpy.data.actions.get(action_name)
+    if current is not None and named != current:
+        stopped = _other_channels(compat.assigned_fcurves(armature), chain_bones)
+        if stopped:
+            raise ValueError(
+                f"baking into the Action '{action_name}' would make it active in place of '{current.name}', whose "
+                f"other channels ({stopped}) would stop playing: leave action_name out to bake into "
+                f"'{current.name}', or move those channels into '{action_name}' first"
+            )
+    if named is not None and named != current:
+        started = _other_channels(compat.fcurves_on_assignment(armature, named), chain_bones)
+        if started:
+            raise ValueError(
+                f"the Action '{action_name}' also animates {started}, which would start playing on armature "
+                f"'{armature.name}': bake into a new Action, or into the active one"
+            )
+
+
+def _other_channels(fcurves: Iterable[bpy.types.FCurve], chain_bones: Collection[str]) -> str:
+    """The F-curves that are not a chain bone's rotation or scale, named (the first few), or ""."""
+    chain = {f'pose.bones["{bpy.utils.escape_identifier(b)}"].{p}' for b in chain_bones for p in _CHAIN_CHANNELS}
+    others = sorted({fcurve.data_path for fcurve in fcurves if fcurve.data_path not in chain})
+    return ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")

@@ -29,6 +29,34 @@ def assigned_fcurves(obj: bpy.types.Object) -> Sequence[bpy.types.FCurve]:
     return tuple(channelbag.fcurves) if channelbag is not None else ()
 
 
+def action_fcurves(action: bpy.types.Action) -> list[bpy.types.FCurve]:
+    """Every F-curve of ``action``, for every slot (4.4+) it animates."""
+    if not SLOTTED_ACTIONS:
+        return list(action.fcurves)  # type: ignore[attr-defined]
+    return [
+        fcurve
+        for layer in action.layers
+        for strip in layer.strips
+        for channelbag in strip.channelbags  # type: ignore[attr-defined]
+        for fcurve in channelbag.fcurves
+    ]
+
+
+def fcurves_on_assignment(obj: bpy.types.Object, action: bpy.types.Action) -> list[bpy.types.FCurve]:
+    """The F-curves of ``action`` that would animate ``obj`` once it is assigned (``ensure_action_slot``): in
+    4.2 all of them; from 4.4 on those of the slot Blender would pick for it (the one it had last, or one
+    named for it), none if it would get a new slot."""
+    if not SLOTTED_ACTIONS:
+        return list(action.fcurves)  # type: ignore[attr-defined]
+    anim = obj.animation_data
+    wanted = {f"OB{obj.name}", *((anim.last_slot_identifier,) if anim is not None else ())}
+    for slot in action.slots:
+        if slot.identifier in wanted:
+            channelbag = _channelbag(action, slot, ensure=False)
+            return list(channelbag.fcurves) if channelbag is not None else []
+    return []
+
+
 def objects_sharing_channels(action: bpy.types.Action, obj: bpy.types.Object) -> list[str]:
     """Other objects that keys written for ``obj`` into ``action`` would also animate, and whose channels
     would animate ``obj``: in 4.2 every object the Action is assigned to; from 4.4 on none (each has its slot)."""

@@ -152,17 +152,24 @@ class KeyWriter:
         return created
 
     def replace(
-        self, data_path: str, index: int, group: str, frames: NDArray[np.int64], values: NDArray[np.float64]
+        self,
+        data_path: str,
+        index: int,
+        group: str,
+        frames: NDArray[np.int64],
+        values: NDArray[np.float64],
+        span: tuple[float, float] | None = None,
     ) -> None:
-        """Key ``data_path[index]`` with ``values`` on ``frames``, replacing its keys from the first to the
-        last of ``frames`` and keeping the others."""
+        """Key ``data_path[index]`` with ``values`` on ``frames``, replacing its keys within ``span`` (first and
+        last frame, both included; by default the first and last of ``frames``) and keeping the others."""
         fcurve, created = compat.ensure_fcurve(self.obj, data_path, index, group)
         old = Keys.read(fcurve)
         if created:
             self._undo.append(lambda: compat.remove_fcurve(self.obj, fcurve))
         else:
             self._undo.append(lambda: old.write(fcurve))
-        kept = old.outside(float(frames[0]), float(frames[-1]))
+        first, last = span if span is not None else (float(frames[0]), float(frames[-1]))
+        kept = old.outside(first, last)
         if len(kept.frames):
             kept.merged(Keys.baked(frames, values)).write(fcurve)
         else:  # nothing to keep: the baked keys alone, with Blender's defaults for all but these two

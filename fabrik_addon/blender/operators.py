@@ -66,14 +66,24 @@ def length_text(scene: bpy.types.Scene, value: float) -> str:
 
 
 def summary_text(summary: FABRIK_PG_bake_summary, scene: bpy.types.Scene) -> str:
-    """One line saying what a bake did."""
+    """One line saying what a bake did: "on target on every frame" only when Blender's evaluation of the keys
+    puts the tip within tolerance on every frame."""
     text = (
         f"Baked frames {summary.frame_start}-{summary.frame_end} ({summary.frames} keyed) of {summary.bones} bones "
         f"in {summary.seconds:.2f} s: max error {length_text(scene, summary.max_error)}"
     )
+    return f"{text}; {target_text(summary)}"
+
+
+def target_text(summary: FABRIK_PG_bake_summary) -> str:
+    """Whether the tip was on target, and where not: frames out of reach, or off target for some other cause
+    (the scene undoing the keys), or both."""
+    if summary.off_target and summary.off_target_frames != summary.unreachable_frames:
+        reach = f" ({summary.unreachable} out of reach)" if summary.unreachable else ""
+        return f"off target on {summary.off_target} frames{reach}: {summary.off_target_frames}"
     if summary.unreachable:
-        return f"{text}; out of reach on {summary.unreachable} frames: {summary.unreachable_frames}"
-    return f"{text}; on target on every frame"
+        return f"out of reach on {summary.unreachable} frames: {summary.unreachable_frames}"
+    return "on target on every frame"
 
 
 class _ChainOperator(bpy.types.Operator):
@@ -131,6 +141,8 @@ class FABRIK_OT_bake(_ChainOperator):
         summary.max_error = report.max_error
         summary.unreachable = len(report.unreachable_frames)
         summary.unreachable_frames = frame_runs(report.unreachable_frames, settings.frames.step)
+        summary.off_target = len(report.off_target_frames)
+        summary.off_target_frames = frame_runs(report.off_target_frames, settings.frames.step)
         summary.seconds = report.seconds
         self.report({"INFO"}, summary_text(summary, context.scene))
         return {"FINISHED"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import bpy
 
 from . import preview
-from .operators import length_text, sentence
+from .operators import length_text, sentence, target_text
 from .properties import settings_of
 
 
@@ -135,9 +135,10 @@ class FABRIK_PT_last_bake(_ArmatureSubpanel):
         column.label(text=f"Frames {summary.frame_start}-{summary.frame_end}: {summary.frames} keyed")
         column.label(text=f"{summary.bones} bones in {summary.seconds:.2f} s")
         column.label(text=f"Max error: {length_text(context.scene, summary.max_error)}")
-        if summary.unreachable:
-            column.label(text=f"Out of reach on {summary.unreachable} frames:", icon="ERROR")
-            column.label(text=summary.unreachable_frames)
+        if summary.off_target or summary.unreachable:
+            words, frames = target_text(summary).split(": ", 1)
+            column.label(text=f"{sentence(words)}:", icon="ERROR")
+            column.label(text=frames)
         else:
             column.label(text="On target on every frame", icon="CHECKMARK")
 

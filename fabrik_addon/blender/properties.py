@@ -67,6 +67,12 @@ class FABRIK_PG_bake_summary(bpy.types.PropertyGroup):
         override=_OVERRIDABLE,
     )
     unreachable: IntProperty(name="Out of Reach", description="Frames out of reach", override=_OVERRIDABLE)  # type: ignore[valid-type]
+    off_target: IntProperty(  # type: ignore[valid-type]
+        name="Off Target",
+        description="Frames where the tip misses the target by more than the tolerance, whatever the cause",
+        override=_OVERRIDABLE,
+    )
+    off_target_frames: StringProperty(name="Frames Off Target", override=_OVERRIDABLE)  # type: ignore[valid-type]
     unreachable_frames: StringProperty(name="Frames Out of Reach", override=_OVERRIDABLE)  # type: ignore[valid-type]
     seconds: FloatProperty(name="Time", unit="TIME_ABSOLUTE", override=_OVERRIDABLE)  # type: ignore[valid-type]
 

@@ -77,6 +77,7 @@ def _bake_job(job: Job, file_name: str) -> ChainResult:
         frames=(int(result.frames[0]), int(result.frames[-1])),
         max_error=float(result.max_error),
         unreachable_frames=tuple(int(f) for f in result.unreachable_frames),
+        off_target_frames=tuple(int(f) for f in result.off_target_frames),
         seconds=float(result.seconds),
     )
 

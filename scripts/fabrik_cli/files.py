@@ -55,12 +55,33 @@ def plan_files(inputs: Sequence[Path], output: Path | None, *, in_place: bool) -
     for plan in planned:
         if plan.output is None:
             continue
-        if plan.output == plan.input and not in_place:
+        where = plan.output.resolve()  # the file itself, through any link
+        if where == plan.input.resolve() and not in_place:
             raise UsageError(f"the output for {plan.input} would overwrite it: give another --output, or --in-place")
-        if plan.output in by_output:
-            raise UsageError(f"{by_output[plan.output]} and {plan.input} would both be saved as {plan.output}")
-        by_output[plan.output] = plan.input
+        if where in by_output:
+            raise UsageError(f"{by_output[where]} and {plan.input} would both be saved as {plan.output}")
+        by_output[where] = plan.input
     return planned
+
+
+def check_report(report: Path | None, plans: Sequence[FilePlan], config: Path | None) -> None:
+    """The report must not land on a file the bake reads or writes: an input, an output or the config file.
+
+    Raises
+    ------
+    UsageError
+        Naming the file the report would overwrite.
+    """
+    if report is None:
+        return
+    where = report.resolve()
+    for plan in plans:
+        if where == plan.input.resolve():
+            raise UsageError(f"--report {report} is the input {plan.input}: the report would overwrite it")
+        if plan.output is not None and where == plan.output.resolve():
+            raise UsageError(f"--report {report} is where {plan.input} is saved: give the report another path")
+    if config is not None and where == config.resolve():
+        raise UsageError(f"--report {report} is the config file: the report would overwrite it")
 
 
 def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
@@ -81,7 +102,7 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
 def _expand(inputs: Sequence[Path]) -> list[tuple[Path, str | None]]:
     found: list[tuple[Path, str | None]] = []
     for given in inputs:
-        path = given.resolve()
+        path = Path(os.path.abspath(given))  # absolute, but a symbolic link stays the link: outputs go beside it
         if path.is_dir():
             files = sorted(p for p in path.glob("*.blend") if p.is_file() and not p.stem.endswith(BAKED_SUFFIX))
             found.extend((p, None) for p in files)
@@ -98,9 +119,9 @@ def _expand(inputs: Sequence[Path]) -> list[tuple[Path, str | None]]:
 
 def _output(path: Path, output: Path | None, in_place: bool) -> Path:
     if in_place:
-        return path
+        return path.resolve()  # a linked file is replaced where it lives, and the link kept
     if output is None:
         return path.with_name(f"{path.stem}{BAKED_SUFFIX}{path.suffix}")
     if output.suffix.lower() == ".blend":
-        return output.resolve()
-    return output.resolve() / path.name
+        return Path(os.path.abspath(output))
+    return Path(os.path.abspath(output)) / path.name

@@ -4,10 +4,12 @@ The report's schema::
 
     {"files": [{"input": path, "output": path or null, "status": "ok" | "error", "error": message or null,
                 "chains": [{"armature": name, "tip_bone": name, "frames": [first, last], "max_error": number,
-                            "unreachable_frames": [frame, ...], "seconds": number}]}]}
+                            "unreachable_frames": [frame, ...], "off_target_frames": [frame, ...],
+                            "seconds": number}]}]}
 
 ``output`` is null when nothing was written for the file; a failed file lists no chains, since none of them
-was saved.
+was saved. ``off_target_frames`` are the frames where Blender's evaluation of the keys puts the tip farther
+from the target than the tolerance, whatever the cause (``unreachable_frames`` among them).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class ChainResult:
     frames: tuple[int, int]
     max_error: float
     unreachable_frames: tuple[int, ...]
+    off_target_frames: tuple[int, ...]
     seconds: float
 
 
@@ -64,6 +67,7 @@ def to_json(results: Sequence[FileResult]) -> dict[str, Any]:
                         "frames": list(c.frames),
                         "max_error": c.max_error,
                         "unreachable_frames": list(c.unreachable_frames),
+                        "off_target_frames": list(c.off_target_frames),
                         "seconds": c.seconds,
                     }
                     for c in r.chains
@@ -89,6 +93,7 @@ def from_json(data: dict[str, Any]) -> list[FileResult]:
                     (int(c["frames"][0]), int(c["frames"][1])),
                     float(c["max_error"]),
                     tuple(int(x) for x in c["unreachable_frames"]),
+                    tuple(int(x) for x in c["off_target_frames"]),
                     float(c["seconds"]),
                 )
                 for c in f["chains"]
@@ -99,7 +104,7 @@ def from_json(data: dict[str, Any]) -> list[FileResult]:
 
 
 def write_report(path: Path, results: Sequence[FileResult]) -> None:
-    text = json.dumps(to_json(results), indent=2) + "\n"
+    text = json.dumps(to_json(results), indent=2, allow_nan=False) + "\n"  # NaN is not JSON: never written
 
     def write(temporary: Path) -> None:
         temporary.write_text(text, encoding="utf-8")
@@ -123,8 +128,10 @@ def file_done(result: FileResult, seconds: float, counter: str = "") -> str:
     if result.status != "ok":
         return f"{head}: error: {result.error}"
     worst = max((c.max_error for c in result.chains), default=0.0)
+    off_target = sum(len(c.off_target_frames) for c in result.chains)
     unreachable = sum(len(c.unreachable_frames) for c in result.chains)
     out_of_reach = f", {unreachable} frames out of reach" if unreachable else ""
+    out_of_reach += f", {off_target} frames off target" if off_target else ""
     return (
         f"{head}: ok, {len(result.chains)} chain(s), max error {worst:.1e}{out_of_reach} ({seconds:.1f} s)"
         f" -> {result.output}"

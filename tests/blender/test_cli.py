@@ -21,9 +21,18 @@ def test_a_bake_reopened_is_on_target_and_the_report_says_so(tmp_path: Path) -> 
     (entry,) = report["files"]
     (chain,) = entry.pop("chains")
     assert entry == {"input": str(source), "output": str(output), "status": "ok", "error": None}
-    assert set(chain) == {"armature", "tip_bone", "frames", "max_error", "unreachable_frames", "seconds"}
+    assert set(chain) == {
+        "armature",
+        "tip_bone",
+        "frames",
+        "max_error",
+        "unreachable_frames",
+        "off_target_frames",
+        "seconds",
+    }
     assert (chain["armature"], chain["tip_bone"], chain["frames"]) == ("Rig", "bone.002", [1, 12])
     assert chain["unreachable_frames"] == []
+    assert chain["off_target_frames"] == []
     assert chain["seconds"] > 0
     assert digest(source) == before, "the input must not change"
     assert "shot.blend: Rig/bone.002: 100%" in run.stderr

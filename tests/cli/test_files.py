@@ -97,7 +97,7 @@ def test_a_failed_atomic_write_leaves_the_old_file_and_no_temporary(tmp_path: Pa
 def test_the_report_has_the_documented_schema_and_reads_back() -> None:
     results = [
         FileResult(
-            "/a.blend", "/a_baked.blend", "ok", None, (ChainResult("Rig", "hand.L", (1, 250), 3e-4, (7,), 0.5),)
+            "/a.blend", "/a_baked.blend", "ok", None, (ChainResult("Rig", "hand.L", (1, 250), 3e-4, (7,), (7, 9), 0.5),)
         ),
         FileResult.failed("/b.blend", "armature 'Rig' not found"),
     ]
@@ -116,6 +116,7 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
                         "frames": [1, 250],
                         "max_error": 3e-4,
                         "unreachable_frames": [7],
+                        "off_target_frames": [7, 9],
                         "seconds": 0.5,
                     }
                 ],

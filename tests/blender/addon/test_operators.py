@@ -11,7 +11,7 @@ import pytest
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
-from fabrik_addon.blender.operators import frame_runs
+from fabrik_addon.blender.operators import frame_runs, summary_text, target_text
 from fabrik_addon.blender.properties import settings_of
 
 from ..rigs import data_snapshot, evaluated, fcurve_keys, keyed_empty, loop_path, make_chain, rigify_metarig
@@ -126,6 +126,20 @@ def test_frames_out_of_reach_are_summarised(capsys: pytest.CaptureFixture[str]) 
     assert summary.unreachable == len(far)
     assert summary.unreachable_frames == frame_runs(far, 2) == f"{far[0]}-{far[-1]}"
     assert f"out of reach on {len(far)} frames: {far[0]}-{far[-1]}" in capsys.readouterr().out
+
+
+def test_the_summary_says_on_target_only_when_every_frame_is() -> None:
+    *_, settings = chain_scene(bones=3)
+    summary = settings.last_bake
+    summary.frames, summary.frame_start, summary.frame_end, summary.bones = 20, 1, 20, 3
+    assert summary_text(summary, bpy.context.scene).endswith("; on target on every frame")
+    summary.off_target, summary.off_target_frames = 2, "4, 9"  # missed, though the solver reached
+    assert target_text(summary) == "off target on 2 frames: 4, 9"
+    summary.unreachable, summary.unreachable_frames = 1, "9"
+    assert target_text(summary) == "off target on 2 frames (1 out of reach): 4, 9"
+    summary.off_target, summary.off_target_frames = 1, "9"  # missed only where out of reach
+    assert target_text(summary) == "out of reach on 1 frames: 9"
+    assert "on target" not in summary_text(summary, bpy.context.scene)
 
 
 def test_frame_runs() -> None:

@@ -1,0 +1,246 @@
+"""What would override a chain's baked keys, or move its goals with it: refused before anything is written.
+
+A chain's keys decide its pose only if nothing else does: no constraint on its bones (on any frame: one whose
+influence or mute is animated counts), no driver on their rotation, no IK constraint lower down whose chain
+reaches into them, no NLA blending that mixes the Action with strips beneath it. And a goal (target, pole)
+must not follow the chain's bones: through parents, constraints or drivers, of objects and of bones, however
+indirectly; it would run away from the bones following it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import bpy
+
+from . import compat
+from .chain import ArmatureChain
+from .channels import ROTATION_PATHS
+
+#: The constraint properties whose animation can switch a constraint on (on some frame).
+_SWITCHES = ("influence", "mute", "enabled")
+#: Constraints that turn bones above the one that owns them.
+_CHAIN_CONSTRAINTS = {"IK": "IK", "SPLINE_IK": "Spline IK"}
+
+
+def check_chain_alone(chain: ArmatureChain, use_stretch: bool) -> None:
+    """Nothing but the keys poses the chain's bones: no constraint on them or reaching into them, no driver on
+    what the bake keys.
+
+    Raises
+    ------
+    ValueError
+        Naming the bone and the constraint or driver, and what to do.
+    """
+    armature = chain.armature
+    animated = _animated_paths(armature)
+    pose = armature.pose
+    assert pose is not None
+    keyed = (*ROTATION_PATHS, "rotation_mode", *(("scale",) if use_stretch else ()))
+    for name in chain.bone_names:
+        pose_bone = pose.bones[name]
+        active = [c.name for c in pose_bone.constraints if c.enabled and c.influence > 0]
+        if active:
+            raise ValueError(
+                f"bone '{name}' has constraints that would override the baked rotation ({', '.join(active)}); "
+                "disable or remove them before baking"
+            )
+        switched = [c.name for c in pose_bone.constraints if _switched(pose_bone, c, animated)]
+        if switched:
+            raise ValueError(
+                f"bone '{name}' has constraints switched on by animation or drivers on some frames "
+                f"({', '.join(switched)}: their influence or mute is animated), which would override the baked "
+                "rotation there; remove them, or their animation, before baking"
+            )
+        for driver in armature.animation_data.drivers if armature.animation_data else ():
+            if driver.data_path in {pose_bone.path_from_id(prop) for prop in keyed}:
+                raise ValueError(
+                    f"bone '{name}' has a driver on its {driver.data_path.rsplit('.', 1)[1]}[{driver.array_index}], "
+                    "which would override the baked keys: remove the driver before baking"
+                )
+    inside = set(chain.bone_names)
+    for pose_bone in pose.bones:
+        for constraint in pose_bone.constraints:
+            kind = _CHAIN_CONSTRAINTS.get(constraint.type)
+            if kind is None or pose_bone.name in inside:
+                continue
+            if not (constraint.enabled and constraint.influence > 0) and not _switched(pose_bone, constraint, animated):
+                continue
+            reached = [b for b in _constraint_chain(pose_bone, constraint) if b in inside]
+            if reached:
+                raise ValueError(
+                    f"the {kind} constraint '{constraint.name}' of bone '{pose_bone.name}' turns the chain's bones "
+                    f"{', '.join(map(repr, reached))} and would override the baked keys: mute it before baking"
+                )
+
+
+def check_goal_independent(goal: bpy.types.Object, chain: ArmatureChain, role: str = "target") -> None:
+    """The goal does not move with the chain's bones, through any parent, constraint or driver.
+
+    Raises
+    ------
+    ValueError
+        Naming how the goal follows a bone of the chain.
+    """
+    path = _follow_path(_Node(goal, ""), chain)
+    if path is not None:
+        raise ValueError(f"the {role} '{goal.name}' {path}, which the chain moves: the {role} would move with the bake")
+
+
+def check_blending(armature: bpy.types.Object) -> None:
+    """The Action's keys replace what NLA strips beneath it do, in full.
+
+    Raises
+    ------
+    ValueError
+        If the Action is blended (not Replace, or influence below 1) over NLA strips that Blender plays.
+    """
+    anim = armature.animation_data
+    if anim is None or not anim.use_nla or not any(not t.mute and len(t.strips) for t in anim.nla_tracks):
+        return  # without strips to blend with, Blender plays the Action as it is
+    if anim.action_blend_type != "REPLACE" or anim.action_influence < 1.0:
+        raise ValueError(
+            f"armature '{armature.name}' blends its Action over its NLA strips ({anim.action_blend_type.title()}, "
+            f"influence {anim.action_influence:g}): the baked keys would be mixed with the strips; set the "
+            "Action's blending to Replace with influence 1 (NLA editor, Animated Influence off) to bake"
+        )
+
+
+@dataclass(frozen=True)
+class _Node:
+    """An object, or one of its bones: what a goal can follow."""
+
+    obj: bpy.types.Object
+    bone: str
+
+    def words(self) -> str:
+        return f"the bone '{self.bone}' of '{self.obj.name}'" if self.bone else f"'{self.obj.name}'"
+
+
+def _follow_path(start: _Node, chain: ArmatureChain) -> str | None:
+    """How ``start`` follows a bone of the chain, in words (the first way found), or None if it does not."""
+    reached: dict[_Node, tuple[_Node, str] | None] = {start: None}
+    waiting = [start]
+    while waiting:
+        node = waiting.pop()
+        if node.obj == chain.armature and node.bone in chain.bone_names:
+            return _describe(node, reached, chain)
+        for verb, after in _leads(node):
+            if after not in reached:
+                reached[after] = (node, verb)
+                waiting.append(after)
+    return None
+
+
+def _describe(end: _Node, reached: dict[_Node, tuple[_Node, str] | None], chain: ArmatureChain) -> str:
+    steps: list[str] = []
+    node = end
+    while (link := reached[node]) is not None:
+        before, verb = link
+        bone = f"the bone '{node.bone}'" if node.obj == chain.armature and node.bone else node.words()
+        steps.append(f"{verb} {bone}")
+        node = before
+    return ", which ".join(reversed(steps))
+
+
+def _leads(node: _Node) -> Iterator[tuple[str, _Node]]:
+    """What ``node`` follows, each with the verb that says how: parents, constraint targets, driver targets."""
+    obj = node.obj
+    if node.bone:
+        pose = obj.pose
+        assert pose is not None
+        pose_bone: bpy.types.PoseBone | None = pose.bones.get(node.bone)
+        if pose_bone is None:
+            return
+        if pose_bone.parent is not None:
+            yield "is a child of", _Node(obj, pose_bone.parent.name)
+        yield from _constraint_leads(pose_bone.constraints)
+        yield from _driver_leads(obj, f"{pose_bone.path_from_id()}.")
+        yield "belongs to", _Node(obj, "")
+        return
+    parent: bpy.types.Object | None = obj.parent
+    if parent is not None:
+        bone = obj.parent_bone if obj.parent_type == "BONE" and parent.type == "ARMATURE" else ""
+        yield "is parented to", _Node(parent, bone)
+    yield from _constraint_leads(obj.constraints)
+    yield from _driver_leads(obj, "")
+
+
+def _constraint_leads(
+    constraints: bpy.types.bpy_prop_collection[bpy.types.Constraint],
+) -> Iterator[tuple[str, _Node]]:
+    for constraint in constraints:
+        if not constraint.enabled:
+            continue
+        targets = getattr(constraint, "targets", None)  # the Armature constraint has several
+        pairs = (
+            [(t.target, t.subtarget) for t in targets]
+            if targets is not None
+            else [(getattr(constraint, "target", None), getattr(constraint, "subtarget", ""))]
+        )
+        pole = getattr(constraint, "pole_target", None)
+        if pole is not None:
+            pairs.append((pole, getattr(constraint, "pole_subtarget", "")))
+        for target, subtarget in pairs:
+            if isinstance(target, bpy.types.Object):
+                bone = subtarget if target.type == "ARMATURE" and subtarget else ""
+                yield f"has the constraint '{constraint.name}' on", _Node(target, bone)
+
+
+def _driver_leads(obj: bpy.types.Object, prefix: str) -> Iterator[tuple[str, _Node]]:
+    """The objects and bones read by ``obj``'s drivers of data paths starting with ``prefix``."""
+    anim = obj.animation_data
+    if anim is None:
+        return
+    for fcurve in anim.drivers:
+        if not fcurve.data_path.startswith(prefix) or (not prefix and fcurve.data_path.startswith("pose.bones[")):
+            continue
+        driver = fcurve.driver
+        for variable in driver.variables if driver is not None else ():
+            for target in variable.targets:
+                source = target.id
+                if not isinstance(source, bpy.types.Object):
+                    continue
+                bone = target.bone_target or _bone_in_path(target.data_path)
+                yield "has a driver reading", _Node(source, bone if source.type == "ARMATURE" else "")
+
+
+def _bone_in_path(data_path: str) -> str:
+    """The bone a data path such as ``pose.bones["hand"].location`` reads, or ""."""
+    if not data_path.startswith('pose.bones["'):
+        return ""
+    return data_path[len('pose.bones["') :].split('"]', 1)[0].replace('\\"', '"').replace("\\\\", "\\")
+
+
+def _constraint_chain(pose_bone: bpy.types.PoseBone, constraint: bpy.types.Constraint) -> list[str]:
+    """The bones an IK or Spline IK constraint turns, from the one it starts at up ``chain_count`` bones (0: to
+    the root), as Blender's IK counts them: without Use Tail, from the owner's parent."""
+    bone: bpy.types.PoseBone | None = pose_bone
+    if constraint.type == "IK" and not getattr(constraint, "use_tail", True):
+        bone = pose_bone.parent
+    count = int(getattr(constraint, "chain_count", 0))
+    names: list[str] = []
+    while bone is not None and (count == 0 or len(names) < count):
+        names.append(bone.name)
+        bone = bone.parent
+    return names
+
+
+def _switched(pose_bone: bpy.types.PoseBone, constraint: bpy.types.Constraint, animated: set[str]) -> bool:
+    """Whether the constraint's influence or mute is animated (by keys, NLA strips or drivers)."""
+    prefix = f"{constraint.path_from_id()}."
+    return any(f"{prefix}{switch}" in animated for switch in _SWITCHES)
+
+
+def _animated_paths(obj: bpy.types.Object) -> set[str]:
+    """Every data path of ``obj`` that its Action, its NLA strips' Actions or its drivers animate."""
+    anim = obj.animation_data
+    if anim is None:
+        return set()
+    curves = [*compat.assigned_fcurves(obj), *anim.drivers]
+    for track in anim.nla_tracks:
+        for strip in track.strips:
+            if strip.action is not None:
+                curves += compat.action_fcurves(strip.action)
+    return {fcurve.data_path for fcurve in curves}

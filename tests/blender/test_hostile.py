@@ -1,0 +1,285 @@
+"""Setups whose keys could not take effect, and the data-loss holes hostile input found: each is refused with
+an error naming what is wrong, and the saved file is byte for byte what it was before."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+
+from fabrik_addon import api
+from fabrik_addon.blender import compat
+from fabrik_addon.settings import FRAME_MAX
+
+from .addon.scenes import activate
+from .rigs import data_snapshot, evaluated, fcurve_keys, keyed_empty, loop_path, make_chain
+
+FRAMES = range(1, 21)
+TOLERANCE = 1e-3
+
+
+def file_digest() -> str:
+    """A hash of the whole file as Blender would save it now: saving is deterministic, so any change to the
+    file's data (keys, Actions, poses, settings, datablocks) changes it. The file also holds what was last
+    evaluated, so the scene is evaluated at its frame first: the hash then depends on the data alone."""
+    scene = bpy.context.scene
+    scene.frame_set(scene.frame_current)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "state.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True, check_existing=False)
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def rig() -> tuple[bpy.types.Object, list[str], bpy.types.Object]:
+    """A 4-bone chain with keys on one bone (an Action to keep intact) and an Empty on a path within reach."""
+    armature, names = make_chain(4)
+    armature.pose.bones[names[1]].keyframe_insert("rotation_quaternion", frame=3)
+    target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 2.2), (1.0, 0.8, 0.6)))
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
+    return armature, names, target
+
+
+def refused(message: str, bake: Callable[[], object], error: type[Exception] = ValueError) -> None:
+    """``bake`` raises ``error`` matching ``message``, and the file is as it was."""
+    before = file_digest()
+    with pytest.raises(error, match=message):
+        bake()
+    assert file_digest() == before
+
+
+Rig = tuple[bpy.types.Object, list[str], bpy.types.Object]
+
+
+def test_a_driver_on_a_chain_bones_rotation_is_refused(rig: Rig) -> None:
+    armature, names, target = rig
+    driver = armature.pose.bones[names[2]].driver_add("rotation_quaternion", 1).driver
+    driver.type, driver.expression = "SCRIPTED", "0.1"
+    refused(
+        r"bone 'bone.002' has a driver on its rotation_quaternion\[1\], which would override the baked keys",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+
+
+def test_an_ik_constraint_below_the_chain_that_reaches_into_it_is_refused(rig: Rig) -> None:
+    armature, names, target = rig
+    elsewhere = keyed_empty("Elsewhere", [(1, (2.0, 0.0, 1.0))])
+    ik = armature.pose.bones[names[3]].constraints.new("IK")
+    ik.target, ik.chain_count = elsewhere, 2
+    refused(
+        r"the IK constraint 'IK' of bone 'bone.003' turns the chain's bones 'bone.002' and would override",
+        lambda: api.bake(armature, target, tip_bone=names[2], chain_length=3),
+    )
+    ik.use_tail = False  # then it turns bone.002 and bone.001: its chain starts at the owner's parent
+    refused("turns the chain's bones 'bone.002', 'bone.001'", lambda: api.bake(armature, target, tip_bone=names[2]))
+    ik.chain_count = 1
+    ik.use_tail = True  # only its own bone, below the chain: the chain bakes
+    report = api.bake(armature, target, tip_bone=names[2], chain_length=3)
+    assert report.bones == tuple(names[:3])
+    assert set(report.off_target_frames) <= set(report.unreachable_frames)
+
+
+def test_a_constraint_whose_influence_is_animated_is_refused_even_when_off_now(rig: Rig) -> None:
+    armature, names, target = rig
+    constraint = armature.pose.bones[names[1]].constraints.new("COPY_ROTATION")
+    constraint.target = keyed_empty("Turner", [(1, (0.0, 0.0, 0.0))])
+    constraint.influence = 0.0
+    constraint.keyframe_insert("influence", frame=1)
+    constraint.influence = 1.0
+    constraint.keyframe_insert("influence", frame=15)
+    bpy.context.scene.frame_set(1)
+    assert constraint.influence == 0.0
+    refused(
+        r"bone 'bone.001' has constraints switched on by animation or drivers on some frames \(Copy Rotation",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+
+
+def test_a_target_that_follows_a_chain_bone_through_a_constraint_or_a_driver_is_refused(rig: Rig) -> None:
+    armature, names, target = rig
+    child_of = target.constraints.new("CHILD_OF")
+    child_of.target, child_of.subtarget = armature, names[1]
+    refused(
+        r"the target 'Target' has the constraint 'Child Of' on the bone 'bone.001', which the chain moves",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+    target.constraints.remove(child_of)
+    # Indirectly: the target is parented to an Empty whose X follows a bone below the chain's root.
+    carrier = keyed_empty("Carrier", [(1, (0.0, 0.0, 0.0))])
+    target.parent = carrier
+    variable = carrier.driver_add("location", 0).driver.variables.new()
+    variable.type = "TRANSFORMS"
+    variable.targets[0].id, variable.targets[0].bone_target = armature, names[3]
+    carrier.animation_data.drivers[0].driver.expression = variable.name
+    refused(
+        r"the target 'Target' is parented to 'Carrier', which has a driver reading the bone 'bone.003', which is "
+        r"a child of the bone 'bone.002', which the chain moves",
+        lambda: api.bake(armature, target, tip_bone=names[2], chain_length=2),
+    )
+    # A bone above the chain does not move with it: the same driver on the chain's root's parent is fine.
+    variable.targets[0].bone_target = names[0]
+    report = api.bake(armature, target, tip_bone=names[-1], chain_length=3, frame_start=1, frame_end=4)
+    assert report.bones == tuple(names[1:])
+
+
+def test_an_action_blended_over_nla_strips_is_refused(rig: Rig) -> None:
+    armature, names, target = rig
+    anim = armature.animation_data
+    strip_action = bpy.data.actions.new("Walk")
+    track = anim.nla_tracks.new()
+    track.strips.new("Walk", 1, strip_action)
+    anim.action_blend_type = "ADD"
+    refused(
+        r"armature 'Rig' blends its Action over its NLA strips \(Add, influence 1\)",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+    anim.action_blend_type, anim.action_influence = "REPLACE", 0.5
+    refused(r"\(Replace, influence 0.5\)", lambda: api.bake(armature, target, tip_bone=names[-1]))
+    anim.action_influence = 1.0  # replacing in full, the keys decide the chain's pose over the strip
+    assert api.bake(armature, target, tip_bone=names[-1]).on_target
+
+
+def test_nan_in_a_chain_bones_keyed_scale_is_refused_naming_the_frame(rig: Rig) -> None:
+    armature, names, target = rig
+    bone = armature.pose.bones[names[2]]
+    bone.keyframe_insert("scale", frame=1)
+    bone.scale = (1.0, math.nan, 1.0)
+    bone.keyframe_insert("scale", frame=7)
+    for fcurve in compat.assigned_fcurves(armature):
+        for key in fcurve.keyframe_points:
+            key.interpolation = "CONSTANT"  # NaN from frame 7 on only
+    refused(
+        "bone 'bone.002' has a location, rotation or scale that is not a number on frame 7",
+        lambda: api.bake(armature, target, tip_bone=names[-1], frame_start=5, frame_end=9),
+    )
+
+
+def test_frames_beyond_blenders_are_refused(rig: Rig) -> None:
+    armature, names, target = rig
+    refused(
+        f"frame_end must be one of Blender's frames, -1048574 to {FRAME_MAX}, got 10000000",
+        lambda: api.bake(armature, target, tip_bone=names[-1], frame_end=10_000_000),
+    )
+    frame_current = bpy.types.Scene.bl_rna.properties["frame_current"]
+    assert (frame_current.hard_min, frame_current.hard_max) == (-FRAME_MAX, FRAME_MAX)
+
+
+def test_a_new_action_that_would_stop_the_objects_own_keys_is_refused(rig: Rig) -> None:
+    armature, names, target = rig
+    armature.keyframe_insert("location", frame=1)  # the object's own keys, in the active Action
+    refused(
+        r"baking into the Action 'Baked' would make it active in place of 'RigAction', whose other channels "
+        r"\(location, pose.bones\[\"bone.001\"\].rotation_quaternion\) would stop playing",
+        lambda: api.bake(armature, target, tip_bone=names[-1], chain_length=2, action_name="Baked"),
+    )
+    refused("action_name must name an Action, got ''", lambda: api.bake(armature, target, tip_bone="x", action_name=""))
+
+
+def test_an_action_whose_other_channels_would_start_playing_is_refused() -> None:
+    armature, names = make_chain(3)
+    target = keyed_empty("Target", [(1, (0.5, 0.0, 2.0))])
+    armature.animation_data_create().action = bpy.data.actions.new("Other")
+    armature.location.z = 0.5
+    armature.keyframe_insert("location", frame=1)  # keys for this armature, in an Action it then lets go
+    armature.animation_data.action = None
+    refused(
+        r"the Action 'Other' also animates location, which would start playing on armature 'Rig'",
+        lambda: api.bake(armature, target, tip_bone=names[-1], action_name="Other"),
+    )
+    report = api.bake(armature, target, tip_bone=names[-1], action_name="Baked")  # a new one is fine
+    assert report.action.name == "Baked"
+
+
+def test_a_cancelled_bake_puts_back_the_pose_set_by_hand(rig: Rig) -> None:
+    armature, names, target = rig
+    by_hand = armature.pose.bones[names[3]]  # not keyed: posed by hand
+    by_hand.rotation_quaternion = (0.9, 0.3, 0.2, 0.1)
+    elsewhere = make_chain(2, name="Other")[0].pose.bones["bone.001"]
+    before = data_snapshot()
+
+    def cancel(fraction: float) -> None:
+        if fraction > 0.8:  # while Blender checks the written keys
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        api.bake(armature, target, tip_bone=names[-1], progress=cancel)
+    # Not byte for byte: taking the keys back leaves Blender's update tags (not data) set on the Action.
+    assert data_snapshot() == before
+    assert tuple(by_hand.rotation_quaternion) == pytest.approx((0.9, 0.3, 0.2, 0.1), abs=1e-6)
+    assert elsewhere.rotation_quaternion[0] == 1.0
+
+
+def test_a_successful_bake_keeps_the_unkeyed_pose_of_the_other_bones() -> None:
+    armature, names = make_chain(4)
+    target = keyed_empty("Target", loop_path(FRAMES, (0.3, 0, 1.5), (0.4, 0.3, 0.3)))
+    above = armature.pose.bones[names[0]]
+    above.keyframe_insert("rotation_quaternion", frame=1)
+    above.rotation_quaternion = (0.99, 0.1, 0.0, 0.0)  # a keyed bone turned by hand, not keyed again
+    report = api.bake(armature, target, tip_bone=names[-1], chain_length=3, frame_start=1, frame_end=20)
+    assert tuple(above.rotation_quaternion) == pytest.approx((0.99, 0.1, 0.0, 0.0), abs=1e-6)
+    assert report.bones == tuple(names[1:])
+
+
+def test_a_stepped_rebake_replaces_every_key_up_to_frame_end(rig: Rig) -> None:
+    armature, names, target = rig
+    api.bake(armature, target, tip_bone=names[-1], frame_start=1, frame_end=20)
+    target.animation_data_clear()
+    target.location = (-0.5, 0.5, 2.5)
+    api.bake(armature, target, tip_bone=names[-1], frame_start=1, frame_end=20, frame_step=5)
+    frames = {
+        frame
+        for key, keys in fcurve_keys(armature).items()
+        if key[0].startswith('pose.bones["bone.003"]')
+        for frame, _ in keys
+    }
+    assert frames == {1.0, 6.0, 11.0, 16.0}
+    tips = evaluated(armature, [17, 20], names)["tails"][:, -1]
+    np.testing.assert_allclose(tips, [target.location] * 2, atol=TOLERANCE)
+
+
+def test_bad_numbers_are_value_errors_and_write_nothing(rig: Rig) -> None:
+    armature, _, target = rig
+    refused(
+        "chain_length must be a whole number", lambda: api.bake(armature, target, tip_bone="x", chain_length=math.inf)
+    )
+    refused(
+        "tolerance must be a positive finite number",
+        lambda: api.bake(armature, target, tip_bone="x", tolerance=math.inf),
+    )
+
+
+def test_an_object_linked_in_the_same_script_bakes_without_an_update() -> None:
+    armature, names = make_chain(3)
+    target = bpy.data.objects.new("Fresh", None)
+    bpy.context.scene.collection.objects.link(target)  # no view_layer.update() in between
+    target.location = (0.5, 0.0, 2.0)
+    assert api.bake(armature, target, tip_bone=names[-1], frame_start=1, frame_end=2).on_target
+
+
+def test_edit_mode_through_another_object_sharing_the_armature_is_refused(rig: Rig) -> None:
+    armature, names, target = rig
+    twin = bpy.data.objects.new("Twin", armature.data)
+    bpy.context.scene.collection.objects.link(twin)
+    activate(twin, "EDIT")
+    with pytest.raises(ValueError, match=r"armature 'Rig' is in Edit Mode \(its Armature 'Rig' is edited through"):
+        api.bake(armature, target, tip_bone=names[-1])
+    activate(twin)
+    assert armature.animation_data.action.name == "RigAction"
+
+
+def test_float32_rounding_beyond_a_tiny_tolerance_is_reported_off_target() -> None:
+    """The solver reaches in float64; Blender keys and evaluates in float32. A tolerance below what float32
+    can hold is missed on Blender's evaluation, and the report says so: off target, though never out of reach."""
+    armature, names = make_chain(6, length=0.5)
+    target = keyed_empty("Target", loop_path(FRAMES, (0.4, 0.2, 1.8), (0.5, 0.4, 0.3)))
+    report = api.bake(armature, target, tip_bone=names[-1], tolerance=1e-9)
+    assert report.unreachable_frames == ()
+    assert report.off_target_frames == tuple(int(f) for f in report.frames[report.error > 1e-9])
+    assert report.off_target_frames
+    assert not report.on_target
