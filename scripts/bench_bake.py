@@ -29,9 +29,10 @@ from pathlib import Path
 
 import bpy
 import numpy as np
-from mathutils import Vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import rigs
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
@@ -40,7 +41,6 @@ from fabrik_addon.solver import JointLimits
 from fabrik_addon.solver.validate import FloatArray
 
 TOLERANCE = 1e-3
-Point = tuple[float, float, float]
 
 
 @dataclass(frozen=True)
@@ -72,100 +72,46 @@ class Result:
     reach: float  # the chain's length
 
 
-def new_file(frames: int) -> None:
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, frames
-    bpy.context.preferences.edit.keyframe_new_interpolation_type = "LINEAR"
-
-
-def keyed_loop(name: str, frames: int, center: Point, radius: Point) -> bpy.types.Object:
-    """An Empty keyed on every frame along a smooth closed path (a Lissajous figure)."""
-    empty = bpy.data.objects.new(name, None)
-    bpy.context.scene.collection.objects.link(empty)
-    for frame in range(1, frames + 1):
-        t = 2 * math.pi * (frame - 1) / frames
-        empty.location = (
-            center[0] + radius[0] * math.sin(2 * t),
-            center[1] + radius[1] * math.cos(3 * t),
-            center[2] + radius[2] * math.sin(t),
-        )
-        empty.keyframe_insert("location", frame=frame)
-    return empty
-
-
-def chain_armature(bones: int) -> bpy.types.Object:
-    """An armature with a chain of unit bones up +Z (rolled bones)."""
-    data = bpy.data.armatures.new("Chain")
-    armature = bpy.data.objects.new("Chain", data)
-    bpy.context.scene.collection.objects.link(armature)
-    bpy.context.view_layer.objects.active = armature
-    armature.select_set(True)
-    bpy.ops.object.mode_set(mode="EDIT")
-    parent = None
-    for i in range(bones):
-        bone = data.edit_bones.new(f"bone.{i:03d}")
-        bone.head, bone.tail = Vector((0, 0, i)), Vector((0, 0, i + 1))
-        bone.roll = 0.7 * i
-        if parent is not None:
-            bone.parent, bone.use_connect = parent, True
-        parent = bone
-    bpy.ops.object.mode_set(mode="OBJECT")
+def chain_file(bones: int, span: range) -> bpy.types.Object:
+    """A fresh file over the frames ``span`` with an armature "Chain": ``bones`` unit bones up +Z, each rolled."""
+    rigs.new_file(span)
+    armature, _ = rigs.make_chain(bones, name="Chain", rolls=[0.7 * i for i in range(bones)])
     return armature
 
 
 def free_chain(bones: int, frames: int) -> Setup:
     """A chain of unit bones and a target sweeping most of its reach."""
-    new_file(frames)
-    armature = chain_armature(bones)
-    target = keyed_loop("Target", frames, (0.0, 0.0, 0.35 * bones), (0.5 * bones, 0.4 * bones, 0.25 * bones))
+    span = range(1, frames + 1)
+    armature = chain_file(bones, span)
+    target = rigs.keyed_empty("Target", rigs.reach_loop(bones, span))
     return Setup(armature, armature.pose.bones[-1].name, 0, target, JointLimits.free(bones))
 
 
 def cone_chain(bones: int, cone_deg: float, frames: int) -> Setup:
     """A chain of unit bones whose joints each swing at most ``cone_deg`` about X and Z and never twist (the
     root too), and a target that keeps within what the cones let the tip reach."""
-    new_file(frames)
-    armature = chain_armature(bones)
+    span = range(1, frames + 1)
+    armature = chain_file(bones, span)
     for pose_bone in armature.pose.bones:
         pose_bone.lock_ik_y = True
         pose_bone.use_ik_limit_x = pose_bone.use_ik_limit_z = True
         pose_bone.ik_min_x = pose_bone.ik_min_z = -math.radians(cone_deg)
         pose_bone.ik_max_x = pose_bone.ik_max_z = math.radians(cone_deg)
-    target = keyed_loop("Target", frames, (0.0, 0.0, 0.6 * bones), (0.35 * bones, 0.3 * bones, 0.15 * bones))
+    path = rigs.loop_path(span, (0.0, 0.0, 0.6 * bones), (0.35 * bones, 0.3 * bones, 0.15 * bones))
+    target = rigs.keyed_empty("Target", path)
     tip = armature.pose.bones[-1].name
     return Setup(armature, tip, 0, target, read_chain(armature, tip, 0).limits)
-
-
-#: Rigify limbs: (tip bone, its parent, the world direction the joint bends the tip toward).
-LIMBS = {"leg": ("shin.L", "thigh.L", (0.0, 1.0, 0.0)), "arm": ("forearm.R", "upper_arm.R", (0.0, -1.0, 0.0))}
 
 
 def rigify_limb(limb: str, frames: int) -> Setup:
     """Rigify's human metarig; the limb's knee (elbow) a hinge about X from 0 to 150 degrees the way it
     bends; a target looping about a point 70 % of the way down the limb, so the joint bends; a pole looping
-    in front of the joint. Pole angle -90 degrees: the bend (the joint's Z axis) faces the pole."""
-    new_file(frames)
-    bpy.ops.preferences.addon_enable(module="rigify")
-    bpy.ops.object.armature_human_metarig_add()  # type: ignore[attr-defined]  # registered by Rigify
-    armature = bpy.context.object
-    assert armature is not None
-    bpy.ops.object.mode_set(mode="OBJECT")
-    tip, upper, bend = LIMBS[limb]
-    bones = armature.data.bones
-    joint = armature.pose.bones[tip]
-    joint.lock_ik_y = joint.lock_ik_z = joint.use_ik_limit_x = True
-    bends_positive = np.dot(bones[tip].matrix_local.col[2][:3], bend) > 0  # +X turns the tail toward +Z
-    joint.ik_min_x, joint.ik_max_x = (0.0, math.radians(150)) if bends_positive else (-math.radians(150), 0.0)
-    top, knee, end = (
-        np.array(armature.matrix_world @ point)
-        for point in (bones[upper].head_local, bones[tip].head_local, bones[tip].tail_local)
-    )
-    length = bones[upper].length + bones[tip].length
-    center = top + 0.7 * (end - top) + 0.1 * length * np.array(bend)
-    target = keyed_loop("Target", frames, tuple(center), (0.12 * length, 0.1 * length, 0.1 * length))
-    pole_center = knee - 0.6 * length * np.array(bend)
-    pole = keyed_loop("Pole", frames, tuple(pole_center), (0.3 * length, 0.05 * length, 0.1 * length))
+    in front of the joint (``rigs.limb_rig``, ``rigs.limb_paths``). Pole angle -90 degrees: the bend (the
+    joint's Z axis) faces the pole."""
+    span = range(1, frames + 1)
+    rigs.new_file(span)
+    armature, tip, _, _ = rigs.limb_rig(limb)
+    target, pole = rigs.limb_paths(armature, limb, span)
     return Setup(armature, tip, 2, target, read_chain(armature, tip, 2).limits, pole, -math.pi / 2)
 
 

@@ -30,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import rigs
 from bench_bake import free_chain
 
 import fabrik_addon
@@ -44,10 +45,7 @@ def scene(bones: int, steps: int) -> tuple[bpy.types.Object, bpy.types.Object, F
     """A fresh file with the chain and a still target, and the target's path: one location per update."""
     chain = free_chain(bones, steps)
     armature, target = chain.armature, chain.target
-    path = np.empty((steps, 3))
-    for i in range(steps):
-        bpy.context.scene.frame_set(i + 1)
-        path[i] = target.matrix_world.translation
+    path = rigs.world_location(target, range(1, steps + 1))
     target.animation_data_clear()
     bpy.context.scene.frame_set(1)
     return armature, target, path
@@ -108,8 +106,7 @@ def idle(bones: int, steps: int, live: bool) -> float:
     settings = settings_of(armature)
     settings.target, settings.tip_bone = target, armature.pose.bones[-1].name
     settings.live_preview = live
-    other = bpy.data.objects.new("Other", None)
-    bpy.context.scene.collection.objects.link(other)
+    other = rigs.link(bpy.data.objects.new("Other", None))
     return drag(armature, other, path)[0]
 
 

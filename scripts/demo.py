@@ -25,15 +25,17 @@ from typing import Any
 import bpy
 import numpy as np
 from mathutils import Vector
-from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import demo_scene as ds
+import rigs
 
 from fabrik_addon import api
 
-FRAMES = 120
+FRAMES = range(1, 121)
+#: The targets' closed paths go round once in x and twice in y and z over the frames.
+PATH_FREQUENCIES = (1, 2, 2)
 TENTACLE_BONES = 48
 TENTACLE_LENGTH = 2.4
 TOLERANCE = 1e-3
@@ -44,7 +46,7 @@ HUMAN_SCALE = 1.3
 
 def build() -> tuple[list[ds.Chain], ds.Chain]:
     """The scene; returns the chains FABRIK bakes and the tentacle left to Blender's IK constraint."""
-    ds.new_scene(FRAMES)
+    rigs.new_file(FRAMES)
     red = ds.material("Target", (0.85, 0.08, 0.05))
     ink = ds.material("Label", (0.02, 0.02, 0.03))
 
@@ -55,7 +57,7 @@ def build() -> tuple[list[ds.Chain], ds.Chain]:
     shoulder = human.matrix_world @ human.data.bones["upper_arm.L"].head_local
     center = shoulder + Vector((0.22, -0.25, -0.12)) * HUMAN_SCALE
     radius = (0.14 * HUMAN_SCALE, 0.12 * HUMAN_SCALE, 0.16 * HUMAN_SCALE)
-    arm_path = ds.loop(FRAMES, (center.x, center.y, center.z), radius)
+    arm_path = rigs.loop_path(FRAMES, (center.x, center.y, center.z), radius, PATH_FREQUENCIES)
     arm = ds.Chain("Rigify arm", human, "hand.L", 3, ds.moving_target("Hand.target", arm_path, red))
 
     def taper(bone: bpy.types.Bone) -> float:
@@ -65,7 +67,7 @@ def build() -> tuple[list[ds.Chain], ds.Chain]:
     for name, x, color in (("Tentacle", 1.7, (0.95, 0.45, 0.08)), ("BlenderIK", 3.8, (0.42, 0.44, 0.48))):
         rig = ds.tentacle(name, x, TENTACLE_BONES, TENTACLE_LENGTH)
         ds.skin(rig, taper, ds.material(name, color))
-        path = ds.loop(FRAMES, (x + 0.2, 0.0, 1.4), (0.8, 0.6, 0.5))
+        path = rigs.loop_path(FRAMES, (x + 0.2, 0.0, 1.4), (0.8, 0.6, 0.5), PATH_FREQUENCIES)
         chains.append(ds.Chain(name, rig, rig.data.bones[-1].name, 0, ds.moving_target(f"{name}.target", path, red)))
     native = chains.pop()
     ik = native.armature.pose.bones[native.tip_bone].constraints.new("IK")
@@ -78,19 +80,9 @@ def build() -> tuple[list[ds.Chain], ds.Chain]:
     return chains, native
 
 
-def tip_errors(chain: ds.Chain) -> NDArray[np.float64]:
-    """Blender's evaluation on every frame: the distance from the tip bone's tail to the target."""
-    errors = []
-    tip = chain.armature.pose.bones[chain.tip_bone]
-    for frame in range(1, FRAMES + 1):
-        ds.scene().frame_set(frame)
-        errors.append((chain.armature.matrix_world @ tip.tail - chain.target.matrix_world.translation).length)
-    return np.array(errors)
-
-
 def render_contact_sheet(path: Path, frames: Sequence[int], samples: int, percentage: int) -> None:
     """Render ``frames`` with Cycles on the CPU and lay them out in a grid, left to right, top to bottom."""
-    scene = ds.scene()
+    scene = rigs.scene()
     scene.render.engine = "CYCLES"  # type: ignore[assignment]  # the stubs list only EEVEE
     scene.cycles.device = "CPU"
     scene.cycles.samples = samples
@@ -157,7 +149,7 @@ def main(argv: Sequence[str]) -> int:
     blend, picture = args.output_dir / "fabrik_demo.blend", args.output_dir / "fabrik_demo.png"
 
     chains, native = build()
-    print(f"FABRIK demo with Blender {bpy.app.version_string}: {FRAMES} frames, tolerance {TOLERANCE}")
+    print(f"FABRIK demo with Blender {bpy.app.version_string}: {len(FRAMES)} frames, tolerance {TOLERANCE}")
     for chain in chains:
         report = api.bake(
             chain.armature, chain.target, tip_bone=chain.tip_bone, chain_length=chain.chain_length, tolerance=TOLERANCE
@@ -166,14 +158,14 @@ def main(argv: Sequence[str]) -> int:
             f"  {chain.label:<11} {len(report.bones):>2} bones baked in {report.seconds:.2f} s: max tip error "
             f"{report.max_error:.1e}, {len(report.unreachable_frames)} frames out of reach"
         )
-    native_errors = tip_errors(native)
+    native_errors = rigs.tip_errors(native.armature, native.tip_bone, native.target, FRAMES)
     print(
         f"  Blender's IK constraint on the same {TENTACLE_BONES}-bone tentacle: max tip error "
         f"{native_errors.max():.2f}, within tolerance on {np.mean(native_errors <= TOLERANCE):.0%} of frames"
     )
     if "rigify" in bpy.context.preferences.addons:
         bpy.ops.preferences.addon_disable(module="rigify")  # Rigify left enabled crashes bpy 4.2 at exit
-    ds.scene().frame_set(1)
+    rigs.scene().frame_set(1)
     bpy.ops.wm.save_as_mainfile(filepath=str(blend), copy=True)
 
     render_start = time.perf_counter()

@@ -1,5 +1,7 @@
 """The demo's scene: two long tentacles (one for FABRIK, one left to Blender's IK constraint), a Rigify metarig
-whose left arm reaches for a moving target, skins that make the bones visible, a camera and lights."""
+whose left arm reaches for a moving target, skins that make the bones visible, a camera and lights. The rigs
+and the keyed targets come from the builders the tests and benchmarks share (``rigs``); what only the demo
+shows (materials, skins, labels, the stage) is here."""
 
 from __future__ import annotations
 
@@ -10,8 +12,7 @@ from dataclasses import dataclass
 import bmesh
 import bpy
 from mathutils import Euler, Matrix, Vector
-
-Point = tuple[float, float, float]
+from rigs import Keys, Point, keyed_empty, link, make_chain, rigify_metarig, scene
 
 
 @dataclass(frozen=True)
@@ -25,18 +26,6 @@ class Chain:
     target: bpy.types.Object
 
 
-def scene() -> bpy.types.Scene:
-    current = bpy.context.scene
-    assert current is not None
-    return current
-
-
-def new_scene(frames: int) -> None:
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    scene().frame_start, scene().frame_end = 1, frames
-    bpy.context.preferences.edit.keyframe_new_interpolation_type = "LINEAR"
-
-
 def material(name: str, color: Sequence[float], roughness: float = 0.45) -> bpy.types.Material:
     mat = bpy.data.materials.new(name)
     mat.use_nodes = True
@@ -46,35 +35,19 @@ def material(name: str, color: Sequence[float], roughness: float = 0.45) -> bpy.
     return mat
 
 
-def link(obj: bpy.types.Object) -> bpy.types.Object:
-    scene().collection.objects.link(obj)
-    return obj
-
-
 def tentacle(name: str, x: float, bones: int, length: float) -> bpy.types.Object:
-    """An armature of ``bones`` connected bones standing up +Z from (x, 0, 0), each a little rolled."""
-    armature = link(bpy.data.objects.new(name, bpy.data.armatures.new(name)))
+    """An armature ``name`` of ``bones`` connected bones ("<name>.000"...) standing up +Z from (x, 0, 0),
+    ``length`` long in all, each a little rolled."""
+    armature, _ = make_chain(
+        bones, name=name, length=length / bones, rolls=[0.3 * i for i in range(bones)], bone_prefix=name
+    )
     armature.location = (x, 0.0, 0.0)
-    bpy.context.view_layer.objects.active = armature
-    bpy.ops.object.mode_set(mode="EDIT")
-    parent = None
-    step = length / bones
-    for i in range(bones):
-        bone = armature.data.edit_bones.new(f"{name}.{i:03d}")
-        bone.head, bone.tail = Vector((0, 0, i * step)), Vector((0, 0, (i + 1) * step))
-        bone.roll = 0.3 * i
-        bone.parent, bone.use_connect = parent, parent is not None
-        parent = bone
-    bpy.ops.object.mode_set(mode="OBJECT")
     return armature
 
 
 def rigify_human(x: float) -> bpy.types.Object:
-    """Rigify's basic human metarig (Rigify ships with Blender), standing at (x, 0, 0)."""
-    bpy.ops.preferences.addon_enable(module="rigify")
-    bpy.ops.object.armature_basic_human_metarig_add()  # type: ignore[attr-defined]  # registered by Rigify
-    human = bpy.context.object
-    assert human is not None
+    """Rigify's basic human metarig, "Human", standing at (x, 0, 0)."""
+    human = rigify_metarig("basic_human")
     human.name = "Human"
     human.location = (x, 0.0, 0.0)
     return human
@@ -110,14 +83,11 @@ def skin(armature: bpy.types.Object, radius: Callable[[bpy.types.Bone], float], 
     modifier.object = armature
 
 
-def moving_target(name: str, path: Sequence[tuple[int, Point]], mat: bpy.types.Material) -> bpy.types.Object:
-    """An Empty keyed along ``path`` with a small ball parented to it, so the render shows where it is."""
-    empty = link(bpy.data.objects.new(name, None))
+def moving_target(name: str, keys: Keys, mat: bpy.types.Material) -> bpy.types.Object:
+    """An Empty keyed at ``keys`` with a small ball parented to it, so the render shows where it is."""
+    empty = keyed_empty(name, keys)
     empty.empty_display_type = "SPHERE"
     empty.empty_display_size = 0.05
-    for frame, location in path:
-        empty.location = location
-        empty.keyframe_insert("location", frame=frame)
     ball_mesh = bpy.data.meshes.new(f"{name}.ball")
     bm = bmesh.new()
     bmesh.ops.create_uvsphere(bm, u_segments=16, v_segments=8, radius=0.06)
@@ -127,24 +97,6 @@ def moving_target(name: str, path: Sequence[tuple[int, Point]], mat: bpy.types.M
     ball = link(bpy.data.objects.new(ball_mesh.name, ball_mesh))
     ball.parent = empty
     return empty
-
-
-def loop(frames: int, center: Point, radius: Point, phase: float = 0.0) -> list[tuple[int, Point]]:
-    """A smooth closed path (a Lissajous figure) over ``frames`` frames."""
-    path = []
-    for frame in range(1, frames + 1):
-        t = 2 * math.pi * (frame - 1) / frames + phase
-        path.append(
-            (
-                frame,
-                (
-                    center[0] + radius[0] * math.sin(t),
-                    center[1] + radius[1] * math.cos(2 * t),
-                    center[2] + radius[2] * math.sin(2 * t),
-                ),
-            )
-        )
-    return path
 
 
 def label(text: str, location: Point, mat: bpy.types.Material) -> None:

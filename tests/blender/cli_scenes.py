@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import bpy
-import numpy as np
+import rigs
 
-from .rigs import FloatArray, keyed_empty, loop_path, make_chain, scene
+from .oracle import FloatArray
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "fabrik_bake.py"
@@ -23,13 +23,12 @@ CHAIN = ("--armature", "Rig", "--tip", "bone.002", "--target", "Target")
 def save_scene(path: Path, *, armature: str = "Rig", second_chain: bool = False) -> Path:
     """A file with a 3-bone chain ``armature`` and an Empty "Target" looping within its reach (12 frames);
     with ``second_chain`` also a 2-bone "Arm" and its "Target2"."""
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    scene().frame_start, scene().frame_end = FRAMES.start, FRAMES.stop - 1
-    make_chain(3, name=armature)
-    keyed_empty("Target", loop_path(FRAMES, (0.5, 0.3, 2.0), (0.6, 0.5, 0.4)))
+    rigs.new_file(FRAMES)
+    rigs.make_chain(3, name=armature)
+    rigs.keyed_empty("Target", rigs.loop_path(FRAMES, (0.5, 0.3, 2.0), (0.6, 0.5, 0.4)))
     if second_chain:
-        make_chain(2, name="Arm")
-        keyed_empty("Target2", loop_path(FRAMES, (0.3, 0.2, 1.2), (0.3, 0.3, 0.3)))
+        rigs.make_chain(2, name="Arm")
+        rigs.keyed_empty("Target2", rigs.loop_path(FRAMES, (0.3, 0.2, 1.2), (0.3, 0.3, 0.3)))
     path.parent.mkdir(parents=True, exist_ok=True)
     bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
     return path
@@ -53,9 +52,4 @@ def digest(path: Path) -> str:
 def tip_errors(path: Path, armature: str = "Rig", tip: str = "bone.002", target: str = "Target") -> FloatArray:
     """Open a baked file (scripts off) and let Blender evaluate it: the tip-to-target distance per frame."""
     bpy.ops.wm.open_mainfile(filepath=str(path), load_ui=False, use_scripts=False)
-    rig, goal = bpy.data.objects[armature], bpy.data.objects[target]
-    errors = []
-    for frame in FRAMES:
-        scene().frame_set(frame)
-        errors.append((rig.matrix_world @ rig.pose.bones[tip].tail - goal.matrix_world.translation).length)
-    return np.array(errors)
+    return rigs.tip_errors(bpy.data.objects[armature], tip, bpy.data.objects[target], FRAMES)

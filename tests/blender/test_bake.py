@@ -9,11 +9,12 @@ import bpy
 import numpy as np
 import pytest
 from mathutils import Quaternion
+from rigs import keyed_empty, loop_path, make_chain, reach_loop, rigify_metarig, world_location
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
 
-from .rigs import FloatArray, evaluated, fcurve_keys, keyed_empty, loop_path, make_chain, rigify_metarig, world_location
+from .oracle import FloatArray, evaluated, fcurve_keys
 
 FRAMES = range(1, 61)
 TOLERANCE = 1e-3
@@ -85,8 +86,7 @@ def tip_rest_world(armature: bpy.types.Object, bone: str) -> tuple[float, float,
 @pytest.mark.parametrize("bones", [2, 3, 16, 64])
 def test_generated_chains_follow_the_target(bones: int) -> None:
     armature, names = make_chain(bones)
-    reach = float(bones)
-    target = keyed_empty("Target", loop_path(FRAMES, (0, 0, 0.35 * reach), (0.5 * reach, 0.4 * reach, 0.25 * reach)))
+    target = keyed_empty("Target", reach_loop(float(bones), FRAMES))
     report, _ = bake_and_check(armature, names, target)
     assert report.bones == tuple(names)
     assert report.unreachable_frames == ()

@@ -8,11 +8,12 @@ from typing import Any
 
 import bpy
 import pytest
+from rigs import keyed_empty, loop_path, make_chain
 
 from fabrik_addon import api
 from fabrik_addon.blender import keys
 
-from .rigs import data_snapshot, keyed_empty, loop_path, make_chain
+from .oracle import data_snapshot
 
 
 @pytest.fixture

@@ -8,23 +8,12 @@ import bpy
 import numpy as np
 import pytest
 from mathutils import Euler, Quaternion
+from rigs import LIMBS, hinge, keyed_empty, limb_paths, limb_rig, link, loop_path, make_chain, world_location
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
 
-from .rigs import (
-    LIMBS,
-    bake_limb,
-    evaluated,
-    fcurve_keys,
-    keyed_empty,
-    limb_paths,
-    limb_rig,
-    link,
-    loop_path,
-    make_chain,
-    world_location,
-)
+from .oracle import bake_limb, evaluated, fcurve_keys
 
 FRAMES = range(1, 41)
 DEG = math.pi / 180
@@ -126,8 +115,7 @@ def test_a_longer_hinged_chain_bends_in_the_plane_blenders_ik_bends_it_in(pole_a
         pose_bone = armature.pose.bones[name]
         pose_bone.rotation_quaternion = Quaternion((1.0, 0.0, 0.0), 10 * DEG)
         if name != names[0]:
-            pose_bone.lock_ik_y = pose_bone.lock_ik_z = pose_bone.use_ik_limit_x = True
-            pose_bone.ik_min_x, pose_bone.ik_max_x = 0.0, 120 * DEG
+            hinge(pose_bone, 0.0, 120 * DEG)
     target = keyed_empty("Target", loop_path(FRAMES, (0.3, 0.6, 1.6), (0.5, 0.3, 0.3)))
     pole = keyed_empty("Pole", loop_path(FRAMES, (0.0, 3.0, 1.5), (1.5, 0.3, 0.5)))
     reference = _blender_ik(armature, names[-1], target, pole, pole_angle_deg * DEG, chain_count=4)

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import bpy
-
-from .rigs import scene
+from rigs import scene
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,11 +9,12 @@ import math
 import bpy
 import numpy as np
 import pytest
+from rigs import keyed_empty, limb_paths, limb_rig, loop_path, rigify_metarig, world_location
 
 from fabrik_addon import api
 from fabrik_addon.blender.chain import read_chain
 
-from .rigs import bake_limb, evaluated, keyed_empty, limb_paths, limb_rig, loop_path, rigify_metarig, world_location
+from .oracle import bake_limb, evaluated
 
 FRAMES = range(1, 41)
 

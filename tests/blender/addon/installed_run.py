@@ -2,7 +2,7 @@
 install the extension zip with Blender's own installer, bake through its operator, disable it, enable it
 again. Prints what it saw as one JSON line and leaves through os._exit (bpy's teardown may crash).
 
-    python -m tests.blender.addon.installed_run PATH/TO/fabrik_addon-X.Y.Z.zip
+    PYTHONPATH=scripts python -m tests.blender.addon.installed_run PATH/TO/fabrik_addon-X.Y.Z.zip
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import Any
 
 import bpy
 import numpy as np
-
-from ..rigs import keyed_empty, loop_path, make_chain
+from rigs import keyed_empty, loop_path, make_chain
 
 MODULE = "bl_ext.user_default.fabrik_addon"
 HANDLER_LISTS = ("depsgraph_update_post", "frame_change_post", "load_post")

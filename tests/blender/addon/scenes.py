@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import bpy
+from rigs import keyed_empty, make_chain, reach_loop
 
 from fabrik_addon.blender.properties import FABRIK_PG_settings, settings_of
-
-from ..rigs import keyed_empty, loop_path, make_chain
 
 
 def activate(obj: bpy.types.Object | None, mode: str = "OBJECT") -> None:
@@ -28,8 +27,7 @@ def chain_scene(
 ) -> tuple[bpy.types.Object, list[str], bpy.types.Object, FABRIK_PG_settings]:
     """A generated chain up +Z, active, with its settings pointing at an Empty keyed on a path within reach."""
     armature, names = make_chain(bones)
-    reach = float(bones)
-    target = keyed_empty("Target", loop_path(frames, (0, 0, 0.35 * reach), (0.5 * reach, 0.4 * reach, 0.25 * reach)))
+    target = keyed_empty("Target", reach_loop(float(bones), frames))
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = frames.start, frames.stop - 1
     activate(armature)

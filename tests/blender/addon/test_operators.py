@@ -8,14 +8,15 @@ from typing import Any
 import bpy
 import numpy as np
 import pytest
+from rigs import keyed_empty, loop_path, make_chain, rigify_metarig
+from rigs import world_location as target_path
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
 from fabrik_addon.blender.operators import frame_runs, summary_text, target_text
 from fabrik_addon.blender.properties import settings_of
 
-from ..rigs import data_snapshot, evaluated, fcurve_keys, keyed_empty, loop_path, make_chain, rigify_metarig
-from ..rigs import world_location as target_path
+from ..oracle import data_snapshot, evaluated, fcurve_keys
 from .scenes import activate, chain_scene, summary_values
 
 TOLERANCE = 1e-3

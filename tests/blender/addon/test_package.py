@@ -58,7 +58,9 @@ def test_the_zip_holds_the_manifest_and_the_add_on_only(package: Path) -> None:
 
 
 def test_install_bake_disable_and_enable_again(package: Path, tmp_path: Path) -> None:
-    environment = os.environ | {"BLENDER_USER_RESOURCES": str(tmp_path / "user")}
+    # The run builds its scene with the shared builders in scripts/, put on the path as pytest's own (pyproject.toml).
+    python_path = os.pathsep.join(filter(None, [str(REPO / "scripts"), os.environ.get("PYTHONPATH")]))
+    environment = os.environ | {"BLENDER_USER_RESOURCES": str(tmp_path / "user"), "PYTHONPATH": python_path}
     run = [sys.executable, "-m", "tests.blender.addon.installed_run", str(package)]
     done = subprocess.run(run, cwd=REPO, env=environment, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -9,12 +9,13 @@ from pathlib import Path
 import bpy
 import numpy as np
 import pytest
+from rigs import keyed_empty, loop_path
 
 from fabrik_addon import api
 from fabrik_addon.blender import preview
 from fabrik_addon.blender.properties import settings_of
 
-from ..rigs import FloatArray, data_snapshot, fcurve_keys, keyed_empty, loop_path
+from ..oracle import FloatArray, data_snapshot, fcurve_keys
 from .scenes import chain_scene
 
 TOLERANCE = 1e-3

@@ -1,0 +1,216 @@
+"""Rigs and scenes shared by the Blender tests, the benchmarks and the demo: a fresh file, generated chains,
+Rigify's metarigs and their limbs, Empties keyed along closed paths, and where things are on each frame as
+Blender evaluates them.
+
+Everything here drives Blender through ``bpy`` and nothing imports the add-on, so the test of the installed
+extension builds its scene with it too. Lengths are in scene units, angles in radians.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import bpy
+import numpy as np
+from mathutils import Vector
+from numpy.typing import NDArray
+
+Point = tuple[float, float, float]
+#: Where an Empty is keyed: (frame, location) pairs.
+Keys = list[tuple[int, Point]]
+
+
+def scene() -> bpy.types.Scene:
+    """The current scene."""
+    current = bpy.context.scene
+    assert current is not None
+    return current
+
+
+def new_file(frames: range) -> None:
+    """A fresh empty file (Blender's factory settings) whose scene runs over ``frames``."""
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene().frame_start, scene().frame_end = frames.start, frames.stop - 1
+
+
+def link(obj: bpy.types.Object) -> bpy.types.Object:
+    """``obj``, put in the current scene."""
+    scene().collection.objects.link(obj)
+    return obj
+
+
+def make_chain(
+    bones: int,
+    *,
+    name: str = "Rig",
+    length: float | Sequence[float] = 1.0,
+    rolls: Sequence[float] | None = None,
+    connected: bool = True,
+    gap: Sequence[float] = (0.0, 0.0, 0.0),
+    parent_bone: bool = False,
+    bone_prefix: str = "bone",
+) -> tuple[bpy.types.Object, list[str]]:
+    """An armature ``name`` (object and data) with a chain of ``bones`` bones up +Z from its origin, named
+    "<bone_prefix>.000", "<bone_prefix>.001"...; returns it (active, the only object selected, in Object
+    Mode) and the chain's bone names.
+
+    Parameters
+    ----------
+    length : float or sequence of float, shape (bones,)
+        Each bone's length: one for all, or one per bone.
+    rolls : sequence of float, shape (bones,), optional
+        Each bone's roll in radians; by default a different one per bone (0.7 i - 1).
+    connected : bool
+        Each bone starts at its parent's tail; when False, ``gap`` (x, y, z) beyond it.
+    parent_bone : bool
+        The chain hangs from an extra bone "parent" one unit long below the origin (not among the names
+        returned).
+    """
+    data = bpy.data.armatures.new(name)
+    obj = link(bpy.data.objects.new(name, data))
+    lengths = [length] * bones if isinstance(length, (int, float)) else list(length)
+    rolls = [0.7 * i - 1.0 for i in range(bones)] if rolls is None else list(rolls)
+    _edit(obj)
+    # The joints are summed in double precision and rounded once, as Blender stores them in single precision.
+    head: Point = (0.0, 0.0, 0.0)
+    parent = None
+    if parent_bone:
+        parent = data.edit_bones.new("parent")
+        parent.head, parent.tail = Vector((0.0, 0.0, -1.0)), Vector(head)
+    names = []
+    for i in range(bones):
+        bone = data.edit_bones.new(f"{bone_prefix}.{i:03d}")
+        if i > 0 and not connected:
+            head = (head[0] + gap[0], head[1] + gap[1], head[2] + gap[2])
+        tail = (head[0], head[1], head[2] + lengths[i])
+        bone.head, bone.tail = Vector(head), Vector(tail)
+        bone.roll = rolls[i]
+        if parent is not None:
+            bone.parent = parent
+            bone.use_connect = connected and (i > 0 or parent_bone)
+        head = tail
+        parent = bone
+        names.append(bone.name)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return obj, names
+
+
+def _edit(obj: bpy.types.Object) -> None:
+    """Edit Mode on ``obj`` alone (Edit Mode takes in every selected armature)."""
+    for other in bpy.context.view_layer.objects:
+        other.select_set(False)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    bpy.ops.object.mode_set(mode="EDIT")
+
+
+def rigify_metarig(kind: str = "human") -> bpy.types.Object:
+    """One of Rigify's metarigs (Rigify ships with Blender, the bpy module too): human, basic_human, cat, wolf,
+    horse, bird, shark...; Rigify is enabled first."""
+    bpy.ops.preferences.addon_enable(module="rigify")
+    getattr(bpy.ops.object, f"armature_{kind}_metarig_add")()
+    obj = bpy.context.object
+    assert obj is not None
+    assert obj.type == "ARMATURE"
+    return obj
+
+
+def hinge(pose_bone: bpy.types.PoseBone, low: float, high: float) -> None:
+    """Make ``pose_bone`` a hinge for IK: it turns about its X axis only, from ``low`` to ``high`` radians."""
+    pose_bone.lock_ik_y = pose_bone.lock_ik_z = True
+    pose_bone.use_ik_limit_x = True
+    pose_bone.ik_min_x, pose_bone.ik_max_x = low, high
+
+
+#: Rigify's human limbs: (tip bone, its parent, the world direction the joint bends its tip toward: a knee
+#: back, an elbow forward).
+LIMBS = {"leg": ("shin.L", "thigh.L", (0.0, 1.0, 0.0)), "arm": ("forearm.R", "upper_arm.R", (0.0, -1.0, 0.0))}
+
+
+def limb_rig(limb: str) -> tuple[bpy.types.Object, str, str, tuple[float, float]]:
+    """Rigify's human metarig whose knee (``limb`` "leg") or elbow ("arm") is a hinge about X bending 0 to 150
+    degrees the natural way. Returns the rig, the tip and root bone names, and the hinge's range in radians."""
+    armature = rigify_metarig("human")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    tip, root, bend = LIMBS[limb]
+    # A turn about X by a positive angle moves the bone's tail toward its own Z axis.
+    z_axis = np.array(armature.data.bones[tip].matrix_local.col[2][:3])
+    sign = 1.0 if np.dot(z_axis, bend) > 0 else -1.0
+    low, high = sorted((0.0, sign * math.radians(150)))
+    hinge(armature.pose.bones[tip], low, high)
+    return armature, tip, root, (low, high)
+
+
+def limb_paths(armature: bpy.types.Object, limb: str, frames: range) -> tuple[bpy.types.Object, bpy.types.Object]:
+    """A target "Target" moving near the limb's rest tip, pulled in so the joint bends, and a pole "Pole" moving
+    in front of the joint on the side it bends away from, keyed on ``frames``."""
+    tip, root, bend = LIMBS[limb]
+    bones = armature.data.bones
+    hip = np.array(armature.matrix_world @ bones[root].head_local)
+    joint = np.array(armature.matrix_world @ bones[tip].head_local)
+    end = np.array(armature.matrix_world @ bones[tip].tail_local)
+    length = bones[root].length + bones[tip].length
+    center = hip + 0.7 * (end - hip) + 0.1 * length * np.array(bend)
+    target = keyed_empty("Target", loop_path(frames, tuple(center), (0.12 * length, 0.1 * length, 0.1 * length)))
+    pole_center = joint - 0.6 * length * np.array(bend)
+    pole = keyed_empty("Pole", loop_path(frames, tuple(pole_center), (0.3 * length, 0.05 * length, 0.1 * length)))
+    return target, pole
+
+
+def keyed_empty(name: str, keys: Iterable[tuple[int, Sequence[float]]]) -> bpy.types.Object:
+    """An Empty ``name`` keyed at each (frame, location) of ``keys``, linearly interpolated."""
+    bpy.context.preferences.edit.keyframe_new_interpolation_type = "LINEAR"
+    empty = link(bpy.data.objects.new(name, None))
+    for frame, location in keys:
+        empty.location = location
+        empty.keyframe_insert("location", frame=frame)
+    return empty
+
+
+def loop_path(
+    frames: range, center: Sequence[float], radius: Sequence[float], frequencies: tuple[int, int, int] = (2, 3, 1)
+) -> Keys:
+    """A smooth closed path (a Lissajous figure) through ``frames``, a point per frame: about ``center``, as far
+    as ``radius`` (x, y, z) from it, x and z a sine and y a cosine going round ``frequencies`` times."""
+    points: Keys = []
+    for frame in frames:
+        t = 2 * math.pi * (frame - frames.start) / len(frames)
+        points.append(
+            (
+                frame,
+                (
+                    center[0] + radius[0] * math.sin(frequencies[0] * t),
+                    center[1] + radius[1] * math.cos(frequencies[1] * t),
+                    center[2] + radius[2] * math.sin(frequencies[2] * t),
+                ),
+            )
+        )
+    return points
+
+
+def reach_loop(reach: float, frames: range) -> Keys:
+    """A closed path over ``frames`` sweeping most of what a chain ``reach`` long standing up +Z from the origin
+    can reach, and never out of it."""
+    return loop_path(frames, (0.0, 0.0, 0.35 * reach), (0.5 * reach, 0.4 * reach, 0.25 * reach))
+
+
+def world_location(obj: bpy.types.Object, frames: Iterable[int]) -> NDArray[np.float64]:
+    """Where Blender puts ``obj`` on each of ``frames``, shape (F, 3); leaves the scene on the last frame."""
+    points: list[tuple[float, ...]] = []
+    for frame in frames:
+        scene().frame_set(frame)
+        points.append(obj.matrix_world.translation.to_tuple())
+    return np.array(points)
+
+
+def tip_errors(
+    armature: bpy.types.Object, tip_bone: str, target: bpy.types.Object, frames: Iterable[int]
+) -> NDArray[np.float64]:
+    """As Blender evaluates each of ``frames``: the distance from ``tip_bone``'s tail to ``target``, shape (F,)."""
+    errors = []
+    tip = armature.pose.bones[tip_bone]
+    for frame in frames:
+        scene().frame_set(frame)
+        errors.append((armature.matrix_world @ tip.tail - target.matrix_world.translation).length)
+    return np.array(errors)

@@ -1,0 +1,92 @@
+"""What the Blender tests hold a bake to: Blender's own evaluation as the oracle (step a frame, read the
+evaluated pose), every key a bake could write, and the bake of a Rigify limb that the limit tests share. The
+scenes themselves come from the shared builders, ``scripts/rigs.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+from rigs import LIMBS, scene
+
+if TYPE_CHECKING:
+    from fabrik_addon.blender.bake import BakeReport
+
+FloatArray = NDArray[np.float64]
+
+
+def bake_limb(
+    armature: bpy.types.Object,
+    limb: str,
+    target: bpy.types.Object,
+    pole: bpy.types.Object,
+    pole_angle: float,
+    frames: range,
+    **options: Any,
+) -> BakeReport:
+    """``api.bake`` of the limb's two bones (see ``rigs.limb_rig``) over ``frames``, bending toward ``pole``."""
+    from fabrik_addon import api
+
+    return api.bake(
+        armature,
+        target,
+        tip_bone=LIMBS[limb][0],
+        chain_length=2,
+        frame_start=frames.start,
+        frame_end=frames.stop - 1,
+        pole_target=pole,
+        pole_angle=pole_angle,
+        **options,
+    )
+
+
+def evaluated(obj: bpy.types.Object, frames: Iterable[int], bones: Sequence[str]) -> dict[str, FloatArray]:
+    """Blender's evaluation, the oracle: per frame the world heads and tails of ``bones`` (F, m, 3), the
+    world matrices of all pose bones (F, all, 4, 4) and each bone's local rotation quaternion (F, m, 4)."""
+    heads, tails, matrices, quats = [], [], [], []
+    for frame in frames:
+        scene().frame_set(frame)
+        world = obj.matrix_world
+        heads.append([tuple(world @ obj.pose.bones[b].head) for b in bones])
+        tails.append([tuple(world @ obj.pose.bones[b].tail) for b in bones])
+        matrices.append([np.array(world @ pb.matrix) for pb in obj.pose.bones])
+        quats.append([tuple(obj.pose.bones[b].matrix_basis.to_quaternion()) for b in bones])
+    return {
+        "heads": np.array(heads),
+        "tails": np.array(tails),
+        "matrices": np.array(matrices),
+        "quats": np.array(quats),
+    }
+
+
+def fcurve_keys(obj: bpy.types.Object) -> dict[tuple[str, int], list[tuple[float, float]]]:
+    """Every key of the object's active Action, by (data path, index)."""
+    from fabrik_addon.blender import compat
+
+    return {
+        (fc.data_path, fc.array_index): [tuple(k.co) for k in fc.keyframe_points] for fc in compat.assigned_fcurves(obj)
+    }
+
+
+def data_snapshot() -> dict[str, object]:
+    """A summary of everything a bake could write: Actions, their F-curves and keys, object animation."""
+    from fabrik_addon.blender import compat
+
+    snapshot: dict[str, object] = {"actions": sorted(a.name for a in bpy.data.actions)}
+    for obj in bpy.data.objects:
+        anim = obj.animation_data
+        snapshot[obj.name] = (
+            None
+            if anim is None
+            else (
+                anim.action.name if anim.action else None,
+                sorted(
+                    (fc.data_path, fc.array_index, tuple(tuple(k.co) for k in fc.keyframe_points))
+                    for fc in compat.assigned_fcurves(obj)
+                ),
+            )
+        )
+    return snapshot
