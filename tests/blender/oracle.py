@@ -4,7 +4,10 @@ scenes themselves come from the shared builders, ``scripts/rigs.py``."""
 
 from __future__ import annotations
 
+import hashlib
+import tempfile
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import bpy
@@ -90,3 +93,15 @@ def data_snapshot() -> dict[str, object]:
             )
         )
     return snapshot
+
+
+def file_digest() -> str:
+    """A hash of the whole file as Blender would save it now: saving is deterministic, so any change to the
+    file's data (keys, Actions, poses, settings, datablocks) changes it. The file also holds what was last
+    evaluated, so the scene is evaluated at its frame first: the hash then depends on the data alone."""
+    scene = bpy.context.scene
+    scene.frame_set(scene.frame_current)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "state.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True, check_existing=False)
+        return hashlib.sha256(path.read_bytes()).hexdigest()

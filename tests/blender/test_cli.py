@@ -137,6 +137,20 @@ def test_usage_errors_exit_2_before_opening_anything(tmp_path: Path, args: list[
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.toml", "shot.blend"], "nothing may be written"
 
 
+@pytest.mark.parametrize("clash", ["input", "output", "config"])
+def test_a_report_on_a_file_the_bake_reads_or_writes_is_a_usage_error(tmp_path: Path, clash: str) -> None:
+    source = save_scene(tmp_path / "shot.blend")
+    config = tmp_path / "c.toml"
+    config.write_text('[[jobs]]\narmature = "Rig"\ntip_bone = "bone.002"\ntarget = "Target"\n')
+    (tmp_path / "out.blend").write_bytes(b"old")
+    before = {path.name: digest(path) for path in tmp_path.iterdir()}
+    report = {"input": source, "output": tmp_path / "out.blend", "config": config}[clash]
+    run = run_cli(source, "--config", config, "--output", tmp_path / "out.blend", "--report", report)
+    assert run.returncode == 2
+    assert f"--report {report} is" in run.stderr
+    assert {path.name: digest(path) for path in tmp_path.iterdir()} == before, "nothing may be written"
+
+
 def test_python_embedded_in_a_file_does_not_run(tmp_path: Path) -> None:
     marker = tmp_path / "script-ran.txt"
     save_scene(tmp_path / "evil.blend")

@@ -3,37 +3,23 @@ an error naming what is wrong, and the saved file is byte for byte what it was b
 
 from __future__ import annotations
 
-import hashlib
 import math
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
 import bpy
 import numpy as np
 import pytest
+from rigs import keyed_empty, loop_path, make_chain
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
 from fabrik_addon.settings import FRAME_MAX
 
 from .addon.scenes import activate
-from .rigs import data_snapshot, evaluated, fcurve_keys, keyed_empty, loop_path, make_chain
+from .oracle import data_snapshot, evaluated, fcurve_keys, file_digest
 
 FRAMES = range(1, 21)
 TOLERANCE = 1e-3
-
-
-def file_digest() -> str:
-    """A hash of the whole file as Blender would save it now: saving is deterministic, so any change to the
-    file's data (keys, Actions, poses, settings, datablocks) changes it. The file also holds what was last
-    evaluated, so the scene is evaluated at its frame first: the hash then depends on the data alone."""
-    scene = bpy.context.scene
-    scene.frame_set(scene.frame_current)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "state.blend"
-        bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True, check_existing=False)
-        return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @pytest.fixture

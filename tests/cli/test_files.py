@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fabrik_cli.files import FilePlan, plan_files, write_atomically
+from fabrik_cli.files import FilePlan, check_report, plan_files, write_atomically
 from fabrik_cli.options import UsageError
 from fabrik_cli.report import ChainResult, FileResult, from_json, to_json
 
@@ -29,6 +29,35 @@ def test_folders_expand_to_their_blend_files_and_outputs_go_beside_them(tmp_path
         FilePlan(b, tmp_path / "shots" / "b_baked.blend"),
         FilePlan(single, tmp_path / "single_baked.blend"),
     ]
+
+
+def test_a_linked_blend_file_is_baked_beside_the_link_and_replaced_where_it_lives(tmp_path: Path) -> None:
+    (real,) = blends(tmp_path / "library", "rig.blend")
+    (tmp_path / "shots").mkdir()
+    link = tmp_path / "shots" / "shot.blend"
+    link.symlink_to(real)
+    for given in (tmp_path / "shots", link):  # found in a folder, or named
+        assert plan_files([given], None, in_place=False) == [FilePlan(link, tmp_path / "shots" / "shot_baked.blend")]
+    assert plan_files([link], None, in_place=True) == [FilePlan(link, real)]
+    same_name = tmp_path / "shots" / "rig.blend"
+    same_name.symlink_to(real)
+    with pytest.raises(UsageError, match="would overwrite it"):  # its output would be the file it points at
+        plan_files([same_name], real.parent, in_place=False)
+
+
+def test_the_report_must_not_land_on_an_input_an_output_or_the_config(tmp_path: Path) -> None:
+    (shot,) = blends(tmp_path, "shot.blend")
+    plans = plan_files([tmp_path], tmp_path / "out", in_place=False)
+    config = tmp_path / "jobs.toml"
+    for report, message in [
+        (shot, "is the input"),
+        (tmp_path / "out" / "shot.blend", "is where"),
+        (config, "is the config file"),
+        (tmp_path / "sub" / ".." / "shot.blend", "is the input"),  # the same file by another path
+    ]:
+        with pytest.raises(UsageError, match=message):
+            check_report(report, plans, config)
+    check_report(tmp_path / "report.json", plans, config)  # anywhere else is fine
 
 
 def test_missing_and_wrong_inputs_are_planned_as_failures(tmp_path: Path) -> None:
