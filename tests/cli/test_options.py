@@ -90,6 +90,7 @@ def test_frames_accept_blender_notation_and_a_single_frame() -> None:
         (["a.blend", *CHAIN, "--tolerance", "-1"], "--tolerance must be a positive finite number, got -1"),
         (["a.blend", *CHAIN, "--tolerance", "inf"], "--tolerance must be a positive finite number, got inf"),
         (["a.blend", *CHAIN, "--max-iterations", "0"], "--max-iterations must be a whole number >= 1"),
+        (["a.blend", *CHAIN, "--frames", "1-10000000"], "frame_end must be one of Blender's frames"),
         (["a.blend", *CHAIN, "--chain-length", "-2"], "--chain-length must be a whole number >= 0"),
         (["a.blend", *CHAIN, "--method", "newton"], "invalid choice: 'newton'"),
         (["a.blend", *CHAIN, "--output", "o", "--in-place"], "not allowed with argument"),
