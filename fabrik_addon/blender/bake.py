@@ -20,6 +20,7 @@ from ..solver import FloatArray
 from .adapter import PreparedChain, Solved, prepare_chain, solve_chain
 from .channels import rotation_property
 from .checks import check_action_switch, check_writable, current_scene
+from .evaluation import evaluation
 from .keys import KeyWriter
 from .overrides import check_blending
 from .pose_state import PoseSnapshot
@@ -97,15 +98,24 @@ class RigBakeReport:
         Wall time of the whole bake.
     timings : dict of str to float
         Seconds spent reading the scene, solving, writing keys and checking them, for all chains.
+    evaluation : str
+        Where the frames were evaluated: ``"sandbox"`` (a scene holding only what the chains need), or
+        ``"scene: <why>"`` when the sandbox could not give the scene's answer (or was not asked for).
     """
 
     chains: tuple[BakeReport, ...]
     max_error: float
     seconds: float
     timings: dict[str, float]
+    evaluation: str
 
 
-def bake(settings: BakeSettings[bpy.types.Object], progress: Callable[[float], None] | None = None) -> RigBakeReport:
+def bake(
+    settings: BakeSettings[bpy.types.Object],
+    progress: Callable[[float], None] | None = None,
+    *,
+    sandbox: bool = True,
+) -> RigBakeReport:
     """Key the rotations of every chain of ``settings`` so that its tip follows its target on every frame.
 
     Parameters
@@ -114,6 +124,9 @@ def bake(settings: BakeSettings[bpy.types.Object], progress: Callable[[float], N
         The chains (on one or more armatures), frames, solver and Action.
     progress : callable, optional
         Called with the fraction done, from 0 to 1.
+    sandbox : bool
+        Evaluate frames in a sandbox scene holding only what the chains need (see ``evaluation``); False
+        steps the whole scene (the same keys, slower in a heavy scene).
 
     Returns
     -------
@@ -131,54 +144,46 @@ def bake(settings: BakeSettings[bpy.types.Object], progress: Callable[[float], N
     frames = np.array(frame_range, dtype=np.int64)
     span = (float(frame_range.start), float(frame_range.stop - 1))  # keys are replaced up to frame_end
     prepared = [prepare_chain(chain, settings.solver) for chain in settings.chains]
-    armatures = list(dict.fromkeys(p.chain.armature for p in prepared))
-    if settings.action_name is not None and len(armatures) > 1:
-        raise ValueError(
-            f"action_name names one Action, but the chains are on {len(armatures)} armatures: bake each on its own"
-        )
-    chain_bones: dict[bpy.types.Object, set[str]] = {armature: set() for armature in armatures}
-    for chain in prepared:
-        chain_bones[chain.chain.armature].update(chain.chain.bone_names)
-    for armature in armatures:
-        check_writable(armature, settings.action_name)
-        check_action_switch(armature, settings.action_name, chain_bones[armature])
-        check_blending(armature)
+    chain_bones = _check_armatures(prepared, settings.action_name)
 
     report_progress = progress or (lambda fraction: None)
+
+    def reading(i: int) -> None:
+        report_progress(_READ_SHARE * (i + 1) / len(frames))
+
+    def checking(i: int) -> None:
+        report_progress(1.0 - _CHECK_SHARE + _CHECK_SHARE * (i + 1) / len(frames))
+
     timings: dict[str, float] = {}
     original_frame = (scene.frame_current, scene.frame_subframe)
-    # Stepping through frames writes keyed values over poses set by hand: each armature's pose is put back
-    # afterwards, but for the chains' bones when the bake succeeds (they show their new keys).
-    snapshots = [PoseSnapshot.take(armature) for armature in armatures]
-    chain_bones = {
-        a: {name for p in prepared if p.chain.armature == a for name in p.chain.bone_names} for a in armatures
-    }
+    # Stepping through frames can write keyed values over poses set by hand: each armature's pose is put
+    # back afterwards, but for the chains' bones when the bake succeeds (they show their new keys).
+    snapshots = [PoseSnapshot.take(armature) for armature in chain_bones]
+    goals = [goal for p in prepared for goal in (p.target, p.pole_target) if goal is not None]
     succeeded = False
     try:
-        clock = time.perf_counter()
-        inputs = sample_inputs(scene, frames, prepared, lambda i: report_progress(_READ_SHARE * (i + 1) / len(frames)))
-        timings["read scene"] = time.perf_counter() - clock
-
-        clock = time.perf_counter()
-        solved = [solve_chain(p, i, frames, settings.solver) for p, i in zip(prepared, inputs, strict=True)]
-        timings["solve"] = time.perf_counter() - clock
-
-        with ExitStack() as undo:  # from here on, a failure undoes every key of every armature
-            writers = {a: undo.enter_context(KeyWriter(a, settings.action_name)) for a in armatures}
+        with evaluation(scene, [*chain_bones, *goals], sandbox) as stepping:
             clock = time.perf_counter()
-            for chain, result in zip(prepared, solved, strict=True):
-                _write(writers[chain.chain.armature], chain, frames, span, result)
-            timings["write keys"] = time.perf_counter() - clock
-            report_progress(1.0 - _CHECK_SHARE)
-
-            clock = time.perf_counter()
-            checked = sample_tips(
-                scene,
-                frames,
-                prepared,
-                lambda i: report_progress(1.0 - _CHECK_SHARE + _CHECK_SHARE * (i + 1) / len(frames)),
+            inputs = sample_inputs(
+                stepping, frames, prepared, lambda i: report_progress(_READ_SHARE * (i + 1) / len(frames))
             )
-            timings["check keys"] = time.perf_counter() - clock
+            timings["read scene"] = time.perf_counter() - clock
+
+            clock = time.perf_counter()
+            solved = [solve_chain(p, i, frames, settings.solver) for p, i in zip(prepared, inputs, strict=True)]
+            timings["solve"] = time.perf_counter() - clock
+
+            with ExitStack() as undo:  # from here on, a failure undoes every key of every armature
+                writers = {a: undo.enter_context(KeyWriter(a, settings.action_name)) for a in chain_bones}
+                clock = time.perf_counter()
+                for chain, result in zip(prepared, solved, strict=True):
+                    _write(writers[chain.chain.armature], chain, frames, span, result)
+                timings["write keys"] = time.perf_counter() - clock
+                report_progress(1.0 - _CHECK_SHARE)
+
+                clock = time.perf_counter()
+                checked = sample_tips(stepping, frames, prepared, checking)
+                timings["check keys"] = time.perf_counter() - clock
         succeeded = True
     finally:
         scene.frame_set(original_frame[0], subframe=original_frame[1])
@@ -193,7 +198,23 @@ def bake(settings: BakeSettings[bpy.types.Object], progress: Callable[[float], N
         _report(chain, frames, result, tips, targets, settings.solver.tolerance, seconds, timings, writers)
         for chain, result, (tips, targets) in zip(prepared, solved, checked, strict=True)
     )
-    return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings)
+    return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, stepping.mode)
+
+
+def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> dict[bpy.types.Object, set[str]]:
+    """Each armature's keys can go into the Action and play from there; returns the chains' bones of each."""
+    chain_bones: dict[bpy.types.Object, set[str]] = {}
+    for chain in prepared:
+        chain_bones.setdefault(chain.chain.armature, set()).update(chain.chain.bone_names)
+    if action_name is not None and len(chain_bones) > 1:
+        raise ValueError(
+            f"action_name names one Action, but the chains are on {len(chain_bones)} armatures: bake each on its own"
+        )
+    for armature, bones in chain_bones.items():
+        check_writable(armature, action_name)
+        check_action_switch(armature, action_name, bones)
+        check_blending(armature)
+    return chain_bones
 
 
 def _write(

@@ -9,14 +9,12 @@ indirectly; it would run away from the bones following it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-
 import bpy
 
 from . import compat
 from .chain import ArmatureChain
 from .channels import ROTATION_PATHS
+from .dependencies import Node, path_to
 
 #: The constraint properties whose animation can switch a constraint on (on some frame).
 _SWITCHES = ("influence", "mute", "enabled")
@@ -83,7 +81,8 @@ def check_goal_independent(goal: bpy.types.Object, chain: ArmatureChain, role: s
     ValueError
         Naming how the goal follows a bone of the chain.
     """
-    path = _follow_path(_Node(goal, ""), chain)
+    moved = set(chain.bone_names)
+    path = path_to(Node(goal, ""), lambda node: node.obj == chain.armature and node.bone in moved, chain.armature)
     if path is not None:
         raise ValueError(f"the {role} '{goal.name}' {path}, which the chain moves: the {role} would move with the bake")
 
@@ -105,112 +104,6 @@ def check_blending(armature: bpy.types.Object) -> None:
             f"influence {anim.action_influence:g}): the baked keys would be mixed with the strips; set the "
             "Action's blending to Replace with influence 1 (NLA editor, Animated Influence off) to bake"
         )
-
-
-@dataclass(frozen=True)
-class _Node:
-    """An object, or one of its bones: what a goal can follow."""
-
-    obj: bpy.types.Object
-    bone: str
-
-    def words(self) -> str:
-        return f"the bone '{self.bone}' of '{self.obj.name}'" if self.bone else f"'{self.obj.name}'"
-
-
-def _follow_path(start: _Node, chain: ArmatureChain) -> str | None:
-    """How ``start`` follows a bone of the chain, in words (the first way found), or None if it does not."""
-    reached: dict[_Node, tuple[_Node, str] | None] = {start: None}
-    waiting = [start]
-    while waiting:
-        node = waiting.pop()
-        if node.obj == chain.armature and node.bone in chain.bone_names:
-            return _describe(node, reached, chain)
-        for verb, after in _leads(node):
-            if after not in reached:
-                reached[after] = (node, verb)
-                waiting.append(after)
-    return None
-
-
-def _describe(end: _Node, reached: dict[_Node, tuple[_Node, str] | None], chain: ArmatureChain) -> str:
-    steps: list[str] = []
-    node = end
-    while (link := reached[node]) is not None:
-        before, verb = link
-        bone = f"the bone '{node.bone}'" if node.obj == chain.armature and node.bone else node.words()
-        steps.append(f"{verb} {bone}")
-        node = before
-    return ", which ".join(reversed(steps))
-
-
-def _leads(node: _Node) -> Iterator[tuple[str, _Node]]:
-    """What ``node`` follows, each with the verb that says how: parents, constraint targets, driver targets."""
-    obj = node.obj
-    if node.bone:
-        pose = obj.pose
-        assert pose is not None
-        pose_bone: bpy.types.PoseBone | None = pose.bones.get(node.bone)
-        if pose_bone is None:
-            return
-        if pose_bone.parent is not None:
-            yield "is a child of", _Node(obj, pose_bone.parent.name)
-        yield from _constraint_leads(pose_bone.constraints)
-        yield from _driver_leads(obj, f"{pose_bone.path_from_id()}.")
-        yield "belongs to", _Node(obj, "")
-        return
-    parent: bpy.types.Object | None = obj.parent
-    if parent is not None:
-        bone = obj.parent_bone if obj.parent_type == "BONE" and parent.type == "ARMATURE" else ""
-        yield "is parented to", _Node(parent, bone)
-    yield from _constraint_leads(obj.constraints)
-    yield from _driver_leads(obj, "")
-
-
-def _constraint_leads(
-    constraints: bpy.types.bpy_prop_collection[bpy.types.Constraint],
-) -> Iterator[tuple[str, _Node]]:
-    for constraint in constraints:
-        if not constraint.enabled:
-            continue
-        targets = getattr(constraint, "targets", None)  # the Armature constraint has several
-        pairs = (
-            [(t.target, t.subtarget) for t in targets]
-            if targets is not None
-            else [(getattr(constraint, "target", None), getattr(constraint, "subtarget", ""))]
-        )
-        pole = getattr(constraint, "pole_target", None)
-        if pole is not None:
-            pairs.append((pole, getattr(constraint, "pole_subtarget", "")))
-        for target, subtarget in pairs:
-            if isinstance(target, bpy.types.Object):
-                bone = subtarget if target.type == "ARMATURE" and subtarget else ""
-                yield f"has the constraint '{constraint.name}' on", _Node(target, bone)
-
-
-def _driver_leads(obj: bpy.types.Object, prefix: str) -> Iterator[tuple[str, _Node]]:
-    """The objects and bones read by ``obj``'s drivers of data paths starting with ``prefix``."""
-    anim = obj.animation_data
-    if anim is None:
-        return
-    for fcurve in anim.drivers:
-        if not fcurve.data_path.startswith(prefix) or (not prefix and fcurve.data_path.startswith("pose.bones[")):
-            continue
-        driver = fcurve.driver
-        for variable in driver.variables if driver is not None else ():
-            for target in variable.targets:
-                source = target.id
-                if not isinstance(source, bpy.types.Object):
-                    continue
-                bone = target.bone_target or _bone_in_path(target.data_path)
-                yield "has a driver reading", _Node(source, bone if source.type == "ARMATURE" else "")
-
-
-def _bone_in_path(data_path: str) -> str:
-    """The bone a data path such as ``pose.bones["hand"].location`` reads, or ""."""
-    if not data_path.startswith('pose.bones["'):
-        return ""
-    return data_path[len('pose.bones["') :].split('"]', 1)[0].replace('\\"', '"').replace("\\\\", "\\")
 
 
 def _constraint_chain(pose_bone: bpy.types.PoseBone, constraint: bpy.types.Constraint) -> list[str]:

@@ -19,6 +19,7 @@ from ..solver.validate import FloatArray
 from . import compat
 from .chain import ArmatureChain
 from .channels import rotation_property
+from .evaluation import Evaluation
 
 
 @dataclass(frozen=True)
@@ -60,13 +61,13 @@ class Goals(Protocol):
 
 
 def sample_inputs(
-    scene: bpy.types.Scene,
+    evaluation: Evaluation,
     frames: NDArray[np.int64],
     chains: Sequence[Goals],
     progress: Callable[[int], None] | None = None,
 ) -> list[Inputs]:
     """Evaluate every frame once and read, for each chain, the target (and pole), the chain's root frame and
-    the chain's own pose."""
+    the chain's own pose, from the evaluated objects."""
     readings = [
         _Reading.empty(
             len(frames),
@@ -76,12 +77,14 @@ def sample_inputs(
         )
         for c in chains
     ]
-    pose_bones = [c.chain.pose_bones for c in chains]
+    looked_up = _Evaluated(evaluation)
     with _walking():
         for i, frame in enumerate(frames.tolist()):
-            scene.frame_set(frame)
-            for reading, goals, bones in zip(readings, chains, pose_bones, strict=True):
-                reading.read(i, goals.chain.armature, bones, goals.target, goals.pole_target)
+            evaluation.step(frame)
+            for reading, goals in zip(readings, chains, strict=True):
+                pole = None if goals.pole_target is None else looked_up.object(goals.pole_target)
+                armature, bones = looked_up.bones(goals.chain)
+                reading.read(i, armature, bones, looked_up.object(goals.target), pole)
             if progress is not None:
                 progress(i)
     return [reading.inputs() for reading in readings]
@@ -155,7 +158,7 @@ class _Reading:
 
 
 def sample_tips(
-    scene: bpy.types.Scene,
+    evaluation: Evaluation,
     frames: NDArray[np.int64],
     chains: Sequence[Goals],
     progress: Callable[[int], None] | None = None,
@@ -170,16 +173,38 @@ def sample_tips(
     """
     tips = [np.empty((len(frames), 3)) for _ in chains]
     targets = [np.empty((len(frames), 3)) for _ in chains]
-    tip_bones = [c.chain.pose_bones[-1] for c in chains]
+    looked_up = _Evaluated(evaluation)
     with _walking():
         for i, frame in enumerate(frames.tolist()):
-            scene.frame_set(frame)
-            for k, (goals, tip) in enumerate(zip(chains, tip_bones, strict=True)):
-                tips[k][i] = goals.chain.armature.matrix_world @ tip.tail
-                targets[k][i] = goals.target.matrix_world.translation
+            evaluation.step(frame)
+            for k, goals in enumerate(chains):
+                armature, bones = looked_up.bones(goals.chain)
+                tips[k][i] = armature.matrix_world @ bones[-1].tail
+                targets[k][i] = looked_up.object(goals.target).matrix_world.translation
             if progress is not None:
                 progress(i)
     return list(zip(tips, targets, strict=True))
+
+
+class _Evaluated:
+    """The evaluated copies of objects and of a chain's pose bones, looked up again only when Blender has
+    made a new copy (after a change to the depsgraph's relations)."""
+
+    def __init__(self, evaluation: Evaluation) -> None:
+        self.evaluation = evaluation
+        self._bones: dict[tuple[int, tuple[str, ...]], list[bpy.types.PoseBone]] = {}
+
+    def object(self, obj: bpy.types.Object) -> bpy.types.Object:
+        return self.evaluation.evaluated(obj)
+
+    def bones(self, chain: ArmatureChain) -> tuple[bpy.types.Object, list[bpy.types.PoseBone]]:
+        armature = self.evaluation.evaluated(chain.armature)
+        key = (armature.as_pointer(), chain.bone_names)
+        if key not in self._bones:
+            pose = armature.pose
+            assert pose is not None
+            self._bones[key] = [pose.bones[name] for name in chain.bone_names]
+        return armature, self._bones[key]
 
 
 #: How many walks through frames are under way (the live preview leaves poses alone while one is).

@@ -1,0 +1,96 @@
+"""Where a bake's frame walks evaluate: in a sandbox scene that holds only what the chains need, so that the
+cost of a frame is the chains' own and not the whole shot's.
+
+The sandbox is a scene of our own into which the armatures, targets and poles are linked (an object can be
+in several scenes). Blender's depsgraph for it pulls in what those objects depend on (parents, constraint
+and driver targets, even objects in no scene of the file) and nothing that merely depends on them: the
+skinned meshes, their modifiers, the rest of the shot. The walks read the evaluated copies from the
+sandbox's depsgraph. The sandbox is removed whatever happens, leaving no datablock behind.
+
+Where the sandbox cannot give the scene's answer, the walks step the scene itself, and the report says so:
+a driver that reads a scene (its frame, its settings), a Python driver (it may read the context's scene),
+a rigid body (simulated by the scene's own rigid body world).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import bpy
+
+from .dependencies import Node, closure
+
+#: The sandbox scene's name (Blender adds a number if a scene of this name exists).
+SANDBOX_NAME = "FABRIK bake sandbox"
+#: Scene settings that change what a frame number means for animation, copied into the sandbox.
+_TIMING = ("fps", "fps_base", "frame_map_old", "frame_map_new")
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The scene a walk steps through frames, and how: ``"sandbox"``, or ``"scene"`` with the reason the
+    sandbox could not be used.
+
+    Attributes
+    ----------
+    scene : bpy.types.Scene
+    mode : str
+        ``"sandbox"``, or ``"scene: <why>"``.
+    """
+
+    scene: bpy.types.Scene
+    mode: str
+
+    def step(self, frame: int) -> None:
+        """Evaluate ``frame``."""
+        self.scene.frame_set(frame)
+
+    def evaluated(self, obj: bpy.types.Object) -> bpy.types.Object:
+        """``obj`` as this scene's depsgraph evaluated it last."""
+        view_layer = self.scene.view_layers[0] if self.mode == "sandbox" else bpy.context.view_layer
+        depsgraph = view_layer.depsgraph if view_layer is not None else None
+        assert depsgraph is not None, "the scene has been stepped to a frame, so its view layer has a depsgraph"
+        return obj.evaluated_get(depsgraph)
+
+
+@contextmanager
+def evaluation(
+    scene: bpy.types.Scene, objects: Sequence[bpy.types.Object], sandbox: bool = True
+) -> Iterator[Evaluation]:
+    """The scene to step for ``objects``: a sandbox holding only them, removed on leaving, or ``scene``
+    itself when ``sandbox`` is False or when the sandbox cannot give the scene's answer (see the module)."""
+    reason = "asked for" if not sandbox else why_not_sandboxed(objects)
+    if reason is not None:
+        yield Evaluation(scene, f"scene: {reason}")
+        return
+    box = bpy.data.scenes.new(SANDBOX_NAME)
+    try:
+        for name in _TIMING:
+            setattr(box.render, name, getattr(scene.render, name))
+        for obj in dict.fromkeys(objects):
+            box.collection.objects.link(obj)
+        box.frame_set(scene.frame_current)  # gives the sandbox's view layer its depsgraph
+        yield Evaluation(box, "sandbox")
+    finally:
+        bpy.data.scenes.remove(box)
+
+
+def why_not_sandboxed(objects: Iterable[bpy.types.Object]) -> str | None:
+    """Why a sandbox would not evaluate ``objects`` as their scene does, or None."""
+    for node in closure(Node(obj, "") for obj in objects):
+        obj = node.obj
+        if node.bone == "" and obj.rigid_body is not None:
+            return f"'{obj.name}' is a rigid body, simulated by the scene"
+        anim = obj.animation_data
+        for fcurve in anim.drivers if anim is not None and node.bone == "" else ():
+            driver = fcurve.driver
+            if driver is None:
+                continue
+            if driver.type == "SCRIPTED" and not driver.is_simple_expression:
+                return f"a Python driver on '{obj.name}' ({fcurve.data_path}) may read the scene"
+            for variable in driver.variables:
+                if any(target.id_type == "SCENE" and target.id is not None for target in variable.targets):
+                    return f"a driver on '{obj.name}' ({fcurve.data_path}) reads a scene"
+    return None

@@ -1,0 +1,173 @@
+"""The evaluation sandbox gives the scene's answer: the same setups baked through the sandbox and through the
+whole scene write the same keys and the same report, bit for bit; where it cannot, the bake steps the scene
+and says so; and it leaves no datablock behind, whatever happens."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import bpy
+import numpy as np
+import pytest
+from rigs import keyed_empty, loop_path, make_chain
+
+from fabrik_addon.blender.bake import RigBakeReport, bake
+from fabrik_addon.blender.evaluation import SANDBOX_NAME
+from fabrik_addon.settings import BakeSettings
+
+from .oracle import fcurve_keys
+
+FRAMES = range(1, 16)
+
+#: A scene to bake: returns the armature, the target and the keyword arguments of the bake.
+Setup = Callable[[], tuple[bpy.types.Object, bpy.types.Object, dict[str, Any]]]
+
+
+def chain_and_target(**chain: Any) -> tuple[bpy.types.Object, list[str], bpy.types.Object]:
+    armature, names = make_chain(3, **chain)
+    target = keyed_empty("Target", loop_path(FRAMES, (0.6, 0.3, 1.9), (0.5, 0.4, 0.3)))
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
+    return armature, names, target
+
+
+def animated_armature() -> tuple[bpy.types.Object, bpy.types.Object, dict[str, Any]]:
+    armature, names, target = chain_and_target()
+    for frame, (x, turn) in ((1, (0.0, 0.0)), (15, (0.4, 0.5))):
+        armature.location.x, armature.rotation_euler.z = x, turn
+        armature.keyframe_insert("location", frame=frame)
+        armature.keyframe_insert("rotation_euler", frame=frame)
+    return armature, target, {"tip_bone": names[-1]}
+
+
+def animated_parent_bone_and_a_target_on_it() -> tuple[bpy.types.Object, bpy.types.Object, dict[str, Any]]:
+    armature, names, _ = chain_and_target(parent_bone=True)
+    parent = armature.pose.bones["parent"]
+    for frame, angle in ((1, 0.0), (15, 0.3)):
+        parent.rotation_mode = "XYZ"
+        parent.rotation_euler.x = angle
+        parent.keyframe_insert("rotation_euler", frame=frame)
+    riding = keyed_empty("Riding", [(1, (0.3, 0.2, 0.0))])
+    riding.parent, riding.parent_type, riding.parent_bone = armature, "BONE", "parent"
+    return armature, riding, {"tip_bone": names[-1], "chain_length": 3}
+
+
+def target_constrained_outside_the_sandbox() -> tuple[bpy.types.Object, bpy.types.Object, dict[str, Any]]:
+    armature, names, target = chain_and_target()
+    mover = keyed_empty("Mover", [(1, (0.0, 0.0, 0.0)), (15, (0.3, -0.2, 0.4))])
+    offstage = bpy.data.objects.new("Offstage", None)  # in no scene at all
+    offstage.location = (0.1, 0.1, 0.0)
+    for source in (mover, offstage):
+        constraint = target.constraints.new("CHILD_OF")
+        constraint.target = source
+        constraint.influence = 0.5
+    return armature, target, {"tip_bone": names[-1]}
+
+
+def driver_on_the_roots_parent_and_nla_strips() -> tuple[bpy.types.Object, bpy.types.Object, dict[str, Any]]:
+    armature, names, target = chain_and_target(parent_bone=True)
+    reader = keyed_empty("Dial", [(1, (0.0, 0.0, 0.0)), (15, (0.6, 0.0, 0.0))])
+    fcurve = armature.pose.bones["parent"].driver_add("rotation_quaternion", 1)
+    variable = fcurve.driver.variables.new()
+    variable.type = "TRANSFORMS"
+    variable.targets[0].id, variable.targets[0].transform_type = reader, "LOC_X"
+    fcurve.driver.expression = f"{variable.name} * 0.5"
+    strip_action = bpy.data.actions.new("Sway")
+    armature.animation_data.action = strip_action  # keys on the middle bone, pushed into a strip
+    armature.pose.bones[names[1]].keyframe_insert("rotation_quaternion", frame=1)
+    armature.pose.bones[names[1]].rotation_quaternion = (0.98, 0.2, 0.0, 0.0)
+    armature.pose.bones[names[1]].keyframe_insert("rotation_quaternion", frame=15)
+    armature.animation_data.action = None
+    armature.animation_data.nla_tracks.new().strips.new("Sway", 1, strip_action)
+    return armature, target, {"tip_bone": names[-1], "chain_length": 3}
+
+
+def every_rotation_mode() -> tuple[bpy.types.Object, bpy.types.Object, dict[str, Any]]:
+    armature, names = make_chain(8, length=0.4)
+    target = keyed_empty("Target", loop_path(FRAMES, (0.8, 0.3, 2.0), (0.5, 0.4, 0.3)))
+    modes = ("QUATERNION", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "AXIS_ANGLE")
+    for name, mode in zip(names, modes, strict=True):
+        armature.pose.bones[name].rotation_mode = mode
+    return armature, target, {"tip_bone": names[-1], "frame_start": 1, "frame_end": 15}
+
+
+SETUPS: dict[str, Setup] = {
+    "animated armature": animated_armature,
+    "animated parent, target on a bone": animated_parent_bone_and_a_target_on_it,
+    "constraints to objects outside": target_constrained_outside_the_sandbox,
+    "driver on the root's parent, NLA": driver_on_the_roots_parent_and_nla_strips,
+    "every rotation mode": every_rotation_mode,
+}
+
+
+def baked(setup: Setup, *, sandbox: bool) -> tuple[RigBakeReport, dict[tuple[str, int], list[tuple[float, float]]]]:
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    armature, target, keywords = setup()
+    report = bake(BakeSettings.from_keywords(armature, target, **keywords), sandbox=sandbox)
+    return report, fcurve_keys(armature)
+
+
+@pytest.mark.parametrize("setup", SETUPS.values(), ids=SETUPS.keys())
+def test_the_sandbox_bakes_what_the_whole_scene_bakes_bit_for_bit(setup: Setup) -> None:
+    whole, whole_keys = baked(setup, sandbox=False)
+    boxed, boxed_keys = baked(setup, sandbox=True)
+    assert (whole.evaluation, boxed.evaluation) == ("scene: asked for", "sandbox")
+    assert boxed_keys == whole_keys
+    for ours, theirs in zip(boxed.chains, whole.chains, strict=True):
+        np.testing.assert_array_equal(ours.error, theirs.error)
+        np.testing.assert_array_equal(ours.iterations, theirs.iterations)
+        assert (ours.unreachable_frames, ours.off_target_frames) == (
+            theirs.unreachable_frames,
+            theirs.off_target_frames,
+        )
+    assert boxed.max_error < 1e-3
+
+
+def test_a_driver_reading_the_scene_makes_the_bake_step_the_scene_and_say_so() -> None:
+    def reads_the_scene() -> tuple[bpy.types.Object, bpy.types.Object, dict[str, Any]]:
+        armature, names, target = chain_and_target()
+        fcurve = target.driver_add("location", 2)
+        variable = fcurve.driver.variables.new()
+        variable.targets[0].id_type = "SCENE"
+        variable.targets[0].id = bpy.context.scene
+        variable.targets[0].data_path = "frame_current"
+        fcurve.driver.expression = f"1.6 + 0.02 * {variable.name}"
+        return armature, target, {"tip_bone": names[-1]}
+
+    _, whole_keys = baked(reads_the_scene, sandbox=False)
+    fallen_back, keys = baked(reads_the_scene, sandbox=True)
+    assert fallen_back.evaluation == "scene: a driver on 'Target' (location) reads a scene"
+    assert keys == whole_keys
+    assert fallen_back.max_error < 1e-3
+
+
+def datablock_counts() -> dict[str, int]:
+    return {
+        name: len(getattr(bpy.data, name))
+        for name in dir(bpy.data)
+        if isinstance(getattr(bpy.data, name, None), bpy.types.bpy_prop_collection)
+    }
+
+
+def test_the_sandbox_leaves_nothing_behind_after_a_bake_an_error_or_a_cancel() -> None:
+    armature, names, target = chain_and_target()
+    before = datablock_counts()
+    scenes = [scene.name for scene in bpy.data.scenes]
+    settings = BakeSettings.from_keywords(armature, target, tip_bone=names[-1])
+    bake(settings)
+
+    def cancel(fraction: float) -> None:
+        if fraction > 0.2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        bake(settings, cancel)
+    target.location.x = float("nan")
+    target.animation_data_clear()
+    with pytest.raises(ValueError, match="not a number"):
+        bake(settings)
+    counts = datablock_counts()
+    counts["actions"] -= 1  # the first bake's Action, the one thing a bake adds
+    assert counts == before
+    assert [scene.name for scene in bpy.data.scenes] == scenes
+    assert not any(scene.name.startswith(SANDBOX_NAME) for scene in bpy.data.scenes)
