@@ -156,13 +156,16 @@ def bake(
 
     timings: dict[str, float] = {}
     original_frame = (scene.frame_current, scene.frame_subframe)
-    # Stepping through frames can write keyed values over poses set by hand: each armature's pose is put
-    # back afterwards, but for the chains' bones when the bake succeeds (they show their new keys).
+    # Blender's evaluation of the new keys (and stepping the scene through frames) writes keyed values over
+    # poses set by hand: each armature's pose is put back afterwards, but for the chains' bones when the
+    # bake succeeds (they show their new keys). A sandbox's walks leave the scene's objects alone.
     snapshots = [PoseSnapshot.take(armature) for armature in chain_bones]
     goals = [goal for p in prepared for goal in (p.target, p.pole_target) if goal is not None]
     succeeded = False
+    mode = ""
     try:
         with evaluation(scene, [*chain_bones, *goals], sandbox) as stepping:
+            mode = stepping.mode
             clock = time.perf_counter()
             inputs = sample_inputs(
                 stepping, frames, prepared, lambda i: report_progress(_READ_SHARE * (i + 1) / len(frames))
@@ -186,19 +189,27 @@ def bake(
                 timings["check keys"] = time.perf_counter() - clock
         succeeded = True
     finally:
-        scene.frame_set(original_frame[0], subframe=original_frame[1])
-        for snapshot in snapshots:
-            snapshot.restore(leave=chain_bones[snapshot.armature] if succeeded else ())
-        view_layer = bpy.context.view_layer
-        if view_layer is not None:
-            view_layer.update()  # evaluate the pose put back
+        if mode != "sandbox":
+            scene.frame_set(original_frame[0], subframe=original_frame[1])
+        _settle(snapshots, chain_bones if succeeded else {})
 
     seconds = time.perf_counter() - started
     reports = tuple(
         _report(chain, frames, result, tips, targets, settings.solver.tolerance, seconds, timings, writers)
         for chain, result, (tips, targets) in zip(prepared, solved, checked, strict=True)
     )
-    return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, stepping.mode)
+    return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, mode)
+
+
+def _settle(snapshots: list[PoseSnapshot], keyed: dict[bpy.types.Object, set[str]]) -> None:
+    """Evaluate the scene's frame with the new keys, then put back the poses set by hand but on the ``keyed``
+    bones (evaluating again only if one was): Blender's evaluation writes keyed values over them."""
+    view_layer = bpy.context.view_layer
+    assert view_layer is not None
+    view_layer.update()
+    changed = [snapshot.restore(leave=keyed.get(snapshot.armature, ())) for snapshot in snapshots]
+    if any(changed):
+        view_layer.update()
 
 
 def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> dict[bpy.types.Object, set[str]]:

@@ -40,15 +40,19 @@ class PoseSnapshot:
         values = {name: _read(bones, name, width) for name, width in _PROPERTIES}
         return cls(armature, tuple(bones.keys()), values)
 
-    def restore(self, leave: Collection[str] = ()) -> None:
-        """Put the values back on every bone but those named in ``leave``."""
+    def restore(self, leave: Collection[str] = ()) -> bool:
+        """Put the values back on every bone but those named in ``leave``; returns whether any value changed
+        (only then is anything written, and the pose needs evaluating again)."""
         bones = _pose_bones(self.armature)
         keep = np.array([name in leave for name in self.names], dtype=bool)
+        changed = False
         for name, width in _PROPERTIES:
-            values = self.values[name]
-            if keep.any():
-                values = np.where(keep[:, None], _read(bones, name, width), values)
-            bones.foreach_set(name, values.astype(np.float32).ravel())
+            now = _read(bones, name, width)
+            values = np.where(keep[:, None], now, self.values[name])
+            if not np.array_equal(values, now):
+                bones.foreach_set(name, values.astype(np.float32).ravel())
+                changed = True
+        return changed
 
 
 def _pose_bones(armature: bpy.types.Object) -> bpy.types.bpy_prop_collection[bpy.types.PoseBone]:
