@@ -139,9 +139,10 @@ def _solve_block(
     stops (every effector within tolerance, ``rms_error`` stalled, or out of iterations); returns each frame's
     best pose (a copy) and its iterations."""
     best = P.copy()
-    best_score = _rms(errors(P, plan, targets), plan.weights)
+    error = errors(P, plan, targets)
+    best_score = _rms(error, plan.weights)
     iterations = np.zeros(P.shape[2], dtype=np.int64)
-    moving = np.flatnonzero((errors(P, plan, targets) > stopping.tolerance).any(axis=0))
+    moving = np.flatnonzero((error > stopping.tolerance).any(axis=0))
     work, aims = P[:, :, moving], targets[:, :, moving]
     bases = work[plan.rows[0]].copy()
     stale = np.zeros(moving.size, dtype=np.int64)
@@ -161,13 +162,8 @@ def _solve_block(
         gained = old_best - new_score > stopping.min_improvement * old_best
         stale = np.where(gained, 0, stale + 1)
         going = ~done & (stale < PATIENCE)
-        moving, work, aims, bases, stale = (
-            moving[going],
-            work[:, :, going],
-            aims[:, :, going],
-            bases[:, going],
-            stale[going],
-        )
+        moving, stale, bases = moving[going], stale[going], bases[:, going]
+        work, aims = work[:, :, going], aims[:, :, going]
     return best, iterations
 
 
