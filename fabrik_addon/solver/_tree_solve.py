@@ -170,7 +170,13 @@ def _solve_block(
 def _solve_warm(
     start: FloatArray, plan: Layout, targets: FloatArray, stopping: Stopping
 ) -> tuple[FloatArray, NDArray[np.int64]]:
-    """Warm start in blocks, each checked for jumps (see ``solve_tree`` and ``_solve._solve_warm``)."""
+    """Warm start in blocks, each checked for jumps (see ``solve_tree`` and ``_solve._solve_warm``).
+
+    On a tree with several effectors FABRIK keeps drifting along the poses that reach (an elbow swivelling
+    about the shoulder-wrist line) for as long as it converges, so frames of a block solved from one start
+    often end farther apart than their targets are, and the block stops there: on the hand and the 63-bone
+    tree most frames start a block of their own, which costs several times a cold start
+    (``scripts/bench_solver.py``), for motion that never jumps."""
     frame_count = targets.shape[2]
     P = np.empty((start.shape[0], 3, frame_count))
     iterations = np.empty(frame_count, dtype=np.int64)
