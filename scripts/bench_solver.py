@@ -4,6 +4,8 @@
    and unreachable targets, FABRIK and CCD at the same tolerance: mean iterations and time per solve.
 2. ``solve_frames`` on a smooth 1,000-frame target path, 16 and 64 bones: microseconds per frame vectorised
    against straightforward per-frame Python loops of the paper's Algorithm 1, with and without warm start.
+3. ``solve_tree`` on a Y, a hand and a 63-bone tree (time per frame, frames with every effector within
+   tolerance), and on chains against ``solve_frames``.
 
 Run: ``.venv/bin/python scripts/bench_solver.py`` (any Python with numpy; Blender is not needed).
 """
@@ -191,6 +193,61 @@ def frames_benchmark() -> None:
             )
 
 
+# -- Trees (solve_tree): the rigs of issue 16, and chains solved as one-effector trees against solve_frames.
+
+
+def _blend_path(keys: FloatArray, frames: int) -> FloatArray:
+    """Targets (frames, E, 3) moving smoothly through the key poses' targets ``keys`` (K, E, 3) in turn."""
+    t = np.linspace(0.0, len(keys) - 1.0, frames)
+    i = np.minimum(t.astype(int), len(keys) - 2)
+    s = (t - i)[:, None, None]
+    s = s * s * (3.0 - 2.0 * s)  # ease in and out of each key
+    return np.asarray(keys[i] * (1.0 - s) + keys[i + 1] * s)
+
+
+def tree_benchmark() -> None:
+    """solve_tree on a Y, a hand and a 63-bone 3-level tree: 1,000 targets from uniformly random poses of the
+    rig (cold start: each frame alone) and a 1,000-frame smooth path through 8 such poses (warm start)."""
+    from fabrik_addon.solver import Tree, solve_tree
+    from tests.solver.trees import hand, random_poses, three_level_tree, y_tree
+
+    print(f"\nsolve_tree, tolerance {TOLERANCE}: targets from random poses of the rig itself (so all can be reached")
+    print("at once). 'all in tol' = frames with every effector within tolerance.")
+    columns = ("bones", 6), ("tips", 5), ("targets", 9), ("us/frame", 10), ("all in tol", 11), ("it median", 10)
+    print(f"{'rig':<18}" + "".join(f"{label:>{width}}" for label, width in columns) + f"{'it max':>7}")
+    for name, rig in (("Y (4 + 2x6)", y_tree), ("hand (2+1+5x3)", hand), ("3-level tree", three_level_tree)):
+        tree, tips = rig()
+        rng = np.random.default_rng(SEED)
+        cases = {
+            "random": (random_poses(tree, rng, 1000)[:, tips], False),
+            "path": (_blend_path(random_poses(tree, rng, 8)[:, tips], 1000), True),
+        }
+        for label, (targets, warm) in cases.items():
+            run = partial(solve_tree, tree, tips, targets, tolerance=TOLERANCE, warm_start=warm)
+            result = run()
+            seconds = timed(run)
+            print(
+                f"{name:<18}{tree.size - 1:>6}{len(tips):>5}{label:>9}{seconds * 1e6 / len(targets):>10.1f}"
+                f"{result.all_reached.mean():>11.1%}{np.median(result.iterations):>10.0f}{result.iterations.max():>7}"
+            )
+    print("\nChains as one-effector trees: solve_tree against solve_frames on the smooth 1,000-frame path.")
+    print(f"{'bones':>5} {'warm':>5} {'solve_frames us':>16} {'solve_tree us':>14} {'ratio':>6}")
+    for bones in (4, 16, 64):
+        joints = np.column_stack([np.zeros(bones + 1), np.zeros(bones + 1), np.arange(bones + 1.0)])
+        targets = smooth_path(1000, float(bones))
+        tree = Tree(np.arange(-1, bones), joints)
+        for warm in (False, True):
+            chain_time = timed(partial(_solve_batched, joints, targets, "fabrik", warm))
+            tree_run = partial(solve_tree, tree, [bones], targets[:, None], tolerance=TOLERANCE, warm_start=warm)
+            tree_time = timed(tree_run)
+            per = 1e6 / len(targets)
+            print(
+                f"{bones:>5} {warm!s:>5} {chain_time * per:>16.1f} {tree_time * per:>14.1f} "
+                f"{tree_time / chain_time:>6.2f}"
+            )
+
+
 if __name__ == "__main__":
     table_1()
     frames_benchmark()
+    tree_benchmark()

@@ -21,7 +21,9 @@ from ._solve import (
     solve,
     solve_frames,
 )
+from ._tree_solve import TreeSolution, solve_tree
 from .limits import JointLimits
+from .tree import Tree
 from .validate import FloatArray
 
 __all__ = [
@@ -36,7 +38,10 @@ __all__ = [
     "JointLimits",
     "PoseSolution",
     "Solution",
+    "Tree",
+    "TreeSolution",
     "solve",
     "solve_frames",
     "solve_pose",
+    "solve_tree",
 ]

@@ -1,0 +1,237 @@
+"""``solve_tree``: FABRIK for a tree of joints with several end effectors, vectorised across frames."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from numpy.typing import NDArray
+
+from ._geometry import norms
+from ._iterate import Stopping
+from ._solve import DEFAULT_MAX_ITERATIONS, DEFAULT_MIN_IMPROVEMENT, DEFAULT_TOLERANCE, JUMP_RATIO, WARM_START_BLOCK
+from ._tree_layout import Layout, layout
+from ._tree_passes import errors, inward, outward
+from .tree import Tree
+from .validate import FloatArray, non_negative_float, positive_float, positive_int
+
+#: A frame stops when its best ``rms_error`` has not shrunk by ``min_improvement`` of itself over this many
+#: iterations in a row: on a tree one iteration can lose a little ground that the next ones win back.
+PATIENCE = 10
+
+
+@dataclass(frozen=True)
+class TreeSolution:
+    """The result of ``solve_tree``, per frame.
+
+    Attributes
+    ----------
+    joints : ndarray, shape (F, n, 3)
+        Every joint's position: the best pose seen.
+    iterations : ndarray of int, shape (F,)
+        Iterations run.
+    errors : ndarray, shape (F, E)
+        Distance from each effector to its target, in scene units.
+    reached : ndarray of bool, shape (F, E)
+        ``errors <= tolerance``, per effector.
+    rms_error : ndarray, shape (F,)
+        The weighted root-mean-square of the errors, ``sqrt(sum(weights * errors**2) / sum(weights))``: the
+        measure the best pose is chosen by.
+    """
+
+    joints: FloatArray
+    iterations: NDArray[np.int64]
+    errors: FloatArray
+    reached: NDArray[np.bool_]
+    rms_error: FloatArray
+
+    @property
+    def all_reached(self) -> NDArray[np.bool_]:
+        """Per frame, whether every effector is within tolerance, shape (F,)."""
+        return np.asarray(self.reached.all(axis=1))
+
+
+def solve_tree(
+    tree: Tree,
+    effectors: npt.ArrayLike,
+    targets: npt.ArrayLike,
+    *,
+    weights: npt.ArrayLike | None = None,
+    tolerance: float = DEFAULT_TOLERANCE,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    min_improvement: float = DEFAULT_MIN_IMPROVEMENT,
+    warm_start: bool = True,
+) -> TreeSolution:
+    """Move several end effectors of a tree to their targets on each frame, keeping the root where it is,
+    every segment length and every rigid body's offsets.
+
+    Parameters
+    ----------
+    tree : Tree
+        The structure and the start pose (the root stays at ``tree.joints[0]``).
+    effectors : array-like of int, shape (E,)
+        Distinct joints (not the root) that have a target: leaves or any joint on the way.
+    targets : array-like, shape (F, E, 3)
+        Each effector's target on each frame.
+    weights : array-like, shape (E,), optional
+        How hard each effector pulls (> 0; default all 1). Where branches meet, the joint goes to the centroid
+        of where each branch wants it, each weighted by the total weight of the effectors beyond it (and its
+        own target by its own weight). Only their ratios matter. When the targets cannot all be reached, the
+        pose settles on a compromise that misses the heavier effectors by less.
+    tolerance : float
+        A frame is done once every effector is this close to its target (scene units, > 0).
+    max_iterations : int
+        Stop after this many iterations (>= 1).
+    min_improvement : float
+        Stop early when an iteration shrinks ``rms_error`` by less than this fraction of it (>= 0).
+    warm_start : bool
+        As for ``solve_frames``: if False every frame starts from ``tree.joints`` (each frame's result is the
+        same as solving it alone); if True frames start from the frame before, in blocks of up to
+        ``WARM_START_BLOCK`` frames solved at once, a block ending early at a frame where some joint moves more
+        than ``JUMP_RATIO`` times as far as the farthest-moving target (plus ``tolerance``).
+
+    Returns
+    -------
+    TreeSolution
+        Per frame the best pose seen (the start pose included): one with every effector within tolerance if
+        one was found, else the one with the smallest ``rms_error``.
+
+    Raises
+    ------
+    ValueError
+        Naming the problem: an effector that is the root, out of range or repeated; targets of the wrong
+        shape or not finite; a weight that is not positive; a bad tolerance or iteration limit.
+    """
+    joint_of = _as_effectors(effectors, tree.size)
+    goals = _as_targets(targets, len(joint_of))
+    stopping = Stopping(
+        tolerance=positive_float(tolerance, "tolerance"),
+        max_iterations=positive_int(max_iterations, "max_iterations"),
+        min_improvement=non_negative_float(min_improvement, "min_improvement"),
+    )
+    plan = layout(tree, joint_of, _as_weights(weights, len(joint_of)))
+    start = plan.to_rows(tree.joints[:, :, None])
+    goals_t = np.ascontiguousarray(goals.transpose(1, 2, 0))  # (E, 3, F)
+    if warm_start:
+        P, iterations = _solve_warm(start, plan, goals_t, stopping)
+    else:
+        P, iterations = _solve_block(np.repeat(start, goals_t.shape[2], axis=2), plan, goals_t, stopping)
+    error = errors(P, plan, goals_t).T
+    return TreeSolution(
+        joints=np.ascontiguousarray(plan.to_joints(P).transpose(2, 0, 1)),
+        iterations=iterations,
+        errors=error,
+        reached=error <= stopping.tolerance,
+        rms_error=_rms(error.T, plan.weights),
+    )
+
+
+def _rms(error: FloatArray, weights: FloatArray) -> FloatArray:
+    """Weighted root-mean-square over effectors: errors (E, m) -> (m,)."""
+    return np.asarray(np.sqrt((weights[:, None] * error * error).sum(axis=0) / weights.sum()))
+
+
+def _solve_block(
+    P: FloatArray, plan: Layout, targets: FloatArray, stopping: Stopping
+) -> tuple[FloatArray, NDArray[np.int64]]:
+    """Iterate every frame of the working array ``P`` (rows, 3, m) toward ``targets`` (E, 3, m) until it
+    stops (every effector within tolerance, ``rms_error`` stalled, or out of iterations); returns each frame's
+    best pose (a copy) and its iterations."""
+    best = P.copy()
+    error = errors(P, plan, targets)
+    best_score = _rms(error, plan.weights)
+    iterations = np.zeros(P.shape[2], dtype=np.int64)
+    moving = np.flatnonzero((error > stopping.tolerance).any(axis=0))
+    work, aims = P[:, :, moving], targets[:, :, moving]
+    bases = work[plan.rows[0]].copy()
+    stale = np.zeros(moving.size, dtype=np.int64)
+    for count in range(1, stopping.max_iterations + 1):
+        if moving.size == 0:
+            break
+        inward(work, plan, aims)
+        outward(work, plan, bases)
+        error = errors(work, plan, aims)
+        done = (error <= stopping.tolerance).all(axis=0)
+        new_score = _rms(error, plan.weights)
+        iterations[moving] = count
+        old_best = best_score[moving]
+        better = done | (new_score < old_best)
+        best[:, :, moving[better]] = work[:, :, better]
+        best_score[moving[better]] = new_score[better]
+        gained = old_best - new_score > stopping.min_improvement * old_best
+        stale = np.where(gained, 0, stale + 1)
+        going = ~done & (stale < PATIENCE)
+        moving, stale, bases = moving[going], stale[going], bases[:, going]
+        work, aims = work[:, :, going], aims[:, :, going]
+    return best, iterations
+
+
+def _solve_warm(
+    start: FloatArray, plan: Layout, targets: FloatArray, stopping: Stopping
+) -> tuple[FloatArray, NDArray[np.int64]]:
+    """Warm start in blocks, each checked for jumps (see ``solve_tree`` and ``_solve._solve_warm``).
+
+    On a tree with several effectors FABRIK keeps drifting along the poses that reach (an elbow swivelling
+    about the shoulder-wrist line) for as long as it converges, so frames of a block solved from one start
+    often end farther apart than their targets are, and the block stops there: on the hand and the 63-bone
+    tree most frames start a block of their own, which costs several times a cold start
+    (``scripts/bench_solver.py``), for motion that never jumps."""
+    frame_count = targets.shape[2]
+    P = np.empty((start.shape[0], 3, frame_count))
+    iterations = np.empty(frame_count, dtype=np.int64)
+    P[:, :, :1], iterations[:1] = _solve_block(start.copy(), plan, targets[:, :, :1], stopping)
+    begin = 1
+    while begin < frame_count:
+        end = min(frame_count, begin + WARM_START_BLOCK)
+        starts = np.repeat(P[:, :, begin - 1 : begin], end - begin, axis=2)
+        block, its = _solve_block(starts, plan, targets[:, :, begin:end], stopping)
+        joint_moves = norms(np.diff(block, axis=2).transpose(2, 1, 0)).max(axis=1)
+        target_moves = norms(np.diff(targets[:, :, begin:end], axis=2)).max(axis=0)
+        jumps = np.flatnonzero(joint_moves > JUMP_RATIO * target_moves + stopping.tolerance)
+        kept = int(jumps[0]) + 1 if jumps.size else end - begin
+        P[:, :, begin : begin + kept], iterations[begin : begin + kept] = block[:, :, :kept], its[:kept]
+        begin += kept
+    return P, iterations
+
+
+def _as_effectors(effectors: npt.ArrayLike, joint_count: int) -> NDArray[np.int64]:
+    array = np.asarray(effectors)
+    if array.ndim != 1 or array.size < 1 or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"effectors must be joint indices of shape (E,), E >= 1, got {array.dtype} {array.shape}")
+    bad = array[(array < 1) | (array >= joint_count)]
+    if bad.size:
+        raise ValueError(f"effectors must be joints 1 to {joint_count - 1} (the root cannot move), got {int(bad[0])}")
+    values, counts = np.unique(array, return_counts=True)
+    if (counts > 1).any():
+        raise ValueError(f"effectors must be distinct: joint {int(values[counts > 1][0])} is given twice")
+    return array.astype(np.int64)
+
+
+def _as_targets(targets: npt.ArrayLike, effector_count: int) -> FloatArray:
+    try:
+        array = np.array(targets, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"targets must be numeric: {exc}") from exc
+    if array.ndim != 3 or array.shape[1:] != (effector_count, 3) or array.shape[0] < 1:
+        raise ValueError(
+            f"targets must have shape (F, {effector_count}, 3), one point per frame and effector, got {array.shape}"
+        )
+    bad = np.flatnonzero(~np.isfinite(array).all(axis=(1, 2)))
+    if bad.size:
+        raise ValueError(f"targets contains NaN or infinity at frame index {int(bad[0])}")
+    return array
+
+
+def _as_weights(weights: npt.ArrayLike | None, effector_count: int) -> FloatArray:
+    if weights is None:
+        return np.ones(effector_count)
+    try:
+        array = np.array(weights, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"weights must be numeric: {exc}") from exc
+    if array.shape != (effector_count,):
+        raise ValueError(f"weights must have shape ({effector_count},), one per effector, got {array.shape}")
+    if not (np.isfinite(array) & (array > 0)).all():
+        raise ValueError(f"weights must be positive finite numbers, got {array.tolist()}")
+    return array

@@ -1,0 +1,138 @@
+"""Trees for the tree solver's tests and benchmark: the rigs the issue names (a Y, a hand, a 3-level tree),
+random trees of limbs, random poses of a tree, and the invariants every solution must keep."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from numpy.typing import NDArray
+
+from fabrik_addon.solver import Tree
+from fabrik_addon.solver.rotations import quat_rotate
+
+FloatArray = NDArray[np.float64]
+
+
+class _Builder:
+    """Joints added one at a time: a parent, a body label, a position."""
+
+    def __init__(self, root: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
+        self.parents, self.bodies, self.points = [-1], [-1], [np.array(root, dtype=float)]
+
+    def add(self, parent: int, offset: npt.ArrayLike, body: int | None = None) -> int:
+        """A joint at ``offset`` from ``parent``, on its own body unless ``body`` labels a shared one."""
+        self.parents.append(parent)
+        self.bodies.append(len(self.parents) if body is None else body)
+        self.points.append(self.points[parent] + np.asarray(offset, dtype=float))
+        return len(self.parents) - 1
+
+    def limb(self, start: int, offsets: npt.ArrayLike) -> int:
+        """A chain of segments from ``start``; returns its last joint."""
+        joint = start
+        for offset in np.asarray(offsets, dtype=float):
+            joint = self.add(joint, offset)
+        return joint
+
+    def tree(self) -> Tree:
+        return Tree(self.parents, np.array(self.points), self.bodies)
+
+
+def y_tree() -> tuple[Tree, list[int]]:
+    """A Y: a 4-bone trunk up Z, two 6-bone branches leaving its top; the two branch tips."""
+    b = _Builder()
+    top = b.limb(0, np.tile([0.0, 0.0, 1.0], (4, 1)))
+    tips = [b.limb(top, np.tile([side * 0.6, 0.0, 0.8], (6, 1))) for side in (-1.0, 1.0)]
+    return b.tree(), tips
+
+
+def hand() -> tuple[Tree, list[int]]:
+    """An arm (upper arm, forearm), a palm, and five 3-bone fingers whose roots are disconnected from the
+    palm: one rigid body from the wrist carrying the five finger roots. Returns the tree and the fingertips."""
+    b = _Builder()
+    wrist = b.limb(0, [[0.0, 0.0, 3.0], [0.0, 0.0, 3.0]])
+    palm = 1000
+    roots = [b.add(wrist, [-1.0 + 0.5 * f, 0.0, 1.0 + 0.2 * (f % 3)], body=palm) for f in range(5)]
+    tips = [b.limb(root, np.tile([0.05 * (f - 2), 0.0, 0.7], (3, 1))) for f, root in enumerate(roots)]
+    return b.tree(), tips
+
+
+def three_level_tree() -> tuple[Tree, list[int]]:
+    """A 63-bone tree of three levels: a 6-bone trunk forks into three 4-bone limbs, each forking into three
+    4-bone twigs (9 tips), and the trunk's top also carries a rigid crown (one body) whose three disconnected
+    roots start 2-bone horns (12 tips in all)."""
+    b = _Builder()
+    top = b.limb(0, np.tile([0.0, 0.0, 0.5], (6, 1)))
+    tips = []
+    for i in range(3):
+        angle = 2 * np.pi * i / 3
+        out = np.array([np.cos(angle), np.sin(angle), 1.0]) * 0.4
+        fork = b.limb(top, np.tile(out, (4, 1)))
+        for k in range(3):
+            twist = angle + (k - 1) * 0.6
+            tips.append(b.limb(fork, np.tile([0.3 * np.cos(twist), 0.3 * np.sin(twist), 0.25], (4, 1))))
+    crown = 2000
+    for i in range(3):
+        angle = 2 * np.pi * (i + 0.5) / 3
+        root = b.add(top, [0.3 * np.cos(angle), 0.3 * np.sin(angle), 0.1], body=crown)
+        tips.append(b.limb(root, np.tile([0.0, 0.0, 0.3], (2, 1))))
+    return b.tree(), tips
+
+
+def limb_tree(rng: np.random.Generator, limbs: int, palm_share: float = 0.3) -> Tree:
+    """A random tree of ``limbs`` limbs, each a chain of 2 to 6 segments hanging from the root or from the end
+    of an earlier limb; with probability ``palm_share`` a limb's start carries a rigid palm of 2 to 4
+    disconnected limb roots instead. Overall scale from 1e-3 to 1e3, segments varying 10x within the tree,
+    every direction random."""
+    scale = 10 ** rng.uniform(-3, 3)
+    b = _Builder(tuple(rng.normal(size=3) * scale))
+    ends = [0]
+
+    def offset() -> FloatArray:
+        direction = rng.normal(size=3)
+        return np.asarray(direction / np.linalg.norm(direction) * scale * 10 ** rng.uniform(-1, 0))
+
+    for _ in range(limbs):
+        start = ends[int(rng.integers(len(ends)))]
+        roots = [start]
+        if rng.random() < palm_share:
+            palm = 1000 + len(b.parents)
+            roots = [b.add(start, offset(), body=palm) for _ in range(int(rng.integers(2, 5)))]
+        for root in roots:
+            ends.append(b.limb(root, [offset() for _ in range(int(rng.integers(2, 7)))]))
+    return b.tree()
+
+
+def leaves(tree: Tree) -> NDArray[np.int64]:
+    """Joints with no child."""
+    has_child = np.zeros(tree.size, dtype=bool)
+    has_child[tree.parents[1:]] = True
+    return np.flatnonzero(~has_child)
+
+
+def random_poses(tree: Tree, rng: np.random.Generator, frames: int) -> FloatArray:
+    """Poses (frames, n, 3) the tree can take: every body turned by its own uniformly random rotation about its
+    parent joint, root where it is."""
+    turns = rng.normal(size=(frames, int(tree.bodies.max()) + 1, 4))
+    turns /= np.linalg.norm(turns, axis=2, keepdims=True)
+    poses = np.empty((frames, tree.size, 3))
+    poses[:, 0] = tree.joints[0]
+    for j in range(1, tree.size):
+        parent = tree.parents[j]
+        rest = np.broadcast_to(tree.joints[j] - tree.joints[parent], (frames, 3))
+        poses[:, j] = poses[:, parent] + quat_rotate(turns[:, tree.bodies[j]], rest)
+    return poses
+
+
+def shape_error(tree: Tree, poses: FloatArray) -> float:
+    """The largest relative change of any distance the tree must keep: every segment length, and within each
+    body every distance between its head and its joints and between any two of its joints (a body that kept
+    its lengths but scissored fails)."""
+    worst = 0.0
+    for body in range(int(tree.bodies.max()) + 1):
+        joints = np.flatnonzero(tree.bodies == body)
+        points = np.concatenate([[tree.parents[joints[0]]], joints])
+        pairs = np.triu_indices(len(points), k=1)
+        before = np.linalg.norm(tree.joints[points][:, None] - tree.joints[points][None], axis=-1)[pairs]
+        after = np.linalg.norm(poses[:, points][:, :, None] - poses[:, points][:, None], axis=-1)[:, *pairs]
+        worst = max(worst, float((np.abs(after - before) / before).max()))
+    return worst
