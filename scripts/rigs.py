@@ -214,3 +214,47 @@ def tip_errors(
         scene().frame_set(frame)
         errors.append((armature.matrix_world @ tip.tail - target.matrix_world.translation).length)
     return np.array(errors)
+
+
+def skinned_grid(armature: bpy.types.Object, bone_names: Sequence[str], side: int = 360) -> bpy.types.Object:
+    """A heavy mesh skinned to a chain standing up +Z: a grid of ``side`` x ``side`` vertices in the XZ plane
+    along the chain, each vertex weighted fully to the bone whose height span holds it, with an Armature and a
+    Smooth modifier (what a character's body costs Blender to evaluate on every frame)."""
+    bones = armature.data.bones
+    spans = [(bones[name].head_local.z, bones[name].tail_local.z) for name in bone_names]
+    low, high = spans[0][0], spans[-1][1]
+    x, z = np.meshgrid(np.linspace(-0.5, 0.5, side), np.linspace(low, high, side))
+    points = np.column_stack([x.ravel(), np.zeros(x.size), z.ravel()])
+    cells = np.arange(side * side).reshape(side, side)
+    quads = np.column_stack(
+        [cells[:-1, :-1].ravel(), cells[:-1, 1:].ravel(), cells[1:, 1:].ravel(), cells[1:, :-1].ravel()]
+    )
+    mesh = bpy.data.meshes.new("Skin")
+    mesh.from_pydata(points.tolist(), [], quads.tolist())
+    skin = link(bpy.data.objects.new("Skin", mesh))
+    skin.parent = armature
+    heights = points[:, 2]
+    for name, (bottom, top) in zip(bone_names, spans, strict=True):
+        inside = np.flatnonzero((heights >= bottom) & (heights <= top))
+        skin.vertex_groups.new(name=name).add(inside.tolist(), 1.0, "REPLACE")
+    deform = skin.modifiers.new("Armature", "ARMATURE")
+    deform.object = armature  # type: ignore[attr-defined]
+    skin.modifiers.new("Smooth", "SMOOTH")
+    return skin
+
+
+def subdivided_prop(location: Point, levels: int = 2) -> bpy.types.Object:
+    """A second heavy object elsewhere in the scene: an icosphere of 20,480 faces under a Subdivision
+    modifier of ``levels`` levels."""
+    import bmesh
+
+    mesh = bpy.data.meshes.new("Prop")
+    shape = bmesh.new()
+    bmesh.ops.create_icosphere(shape, subdivisions=5, radius=1.0)
+    shape.to_mesh(mesh)
+    shape.free()
+    prop = link(bpy.data.objects.new("Prop", mesh))
+    prop.location = location
+    subdivision = prop.modifiers.new("Subdivision", "SUBSURF")
+    subdivision.levels = levels  # type: ignore[attr-defined]
+    return prop
