@@ -53,6 +53,10 @@ def bake(
     pole_target: bpy.types.Object | None = None,
     pole_angle: float = 0.0,
     use_stretch: bool = False,
+    target_bone: str = "",
+    pole_bone: str = "",
+    use_rotation: bool = False,
+    rotation_weight: float = 1.0,
     progress: Callable[[float], None] | None = None,
 ) -> BakeReport:
     """Key the rotations of a chain of bones so its tip follows a target on every frame.
@@ -62,7 +66,8 @@ def bake(
     armature : bpy.types.Object
         An armature object.
     target : bpy.types.Object
-        Any object: its evaluated world location on each frame is the goal for the tail of ``tip_bone``.
+        Any object: its evaluated world location on each frame is the goal for the tail of ``tip_bone``
+        (with ``target_bone``, an armature whose bone's head is the goal).
     tip_bone : str
         The last bone of the chain.
     chain_length : int
@@ -87,6 +92,16 @@ def bake(
     use_stretch : bool
         Let bones lengthen, each by its IK Stretch share, to reach a target beyond the chain's length, as
         the IK constraint's Stretch option does; their Y scale is then keyed too.
+    target_bone, pole_bone : str
+        A bone of the target (pole) armature, as the IK constraint's Bone and Pole Bone: the goal is its
+        head in world space. It may be a bone of the chain's own armature, outside the chain and not moving
+        with it.
+    use_rotation : bool
+        The tip bone also turns to the target's world orientation (the bone's, with ``target_bone``), as the
+        IK constraint's Rotation option; within the tip bone's limits, the nearest orientation they allow.
+    rotation_weight : float
+        From 0.01 to 1: how far the tip bone turns toward the target's orientation from the one it would
+        take without ``use_rotation``.
     progress : callable, optional
         Called with the fraction done, from 0 to 1.
 

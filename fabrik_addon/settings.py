@@ -28,6 +28,9 @@ from .solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, METHODS
 #: past them could not be reached by the timeline, and frames are kept as float32, exact only to 2**24.
 FRAME_MIN, FRAME_MAX = -1_048_574, 1_048_574
 
+#: The smallest rotation weight, as the IK constraint's Rotation weight allows.
+_WEIGHT_MIN = 0.01
+
 ObjectT = TypeVar("ObjectT")
 OtherT = TypeVar("OtherT")
 
@@ -117,6 +120,14 @@ class ChainSettings(Generic[ObjectT]):
         Radians, with the meaning of the IK constraint's Pole Angle.
     use_stretch : bool
         Let bones lengthen by their IK Stretch share to reach farther.
+    target_bone, pole_bone : str
+        With a bone named, the goal is that bone of the target (pole) armature: its head's world position,
+        as the IK constraint reads a Bone (Pole Bone) subtarget; "" for the object itself.
+    use_rotation : bool
+        The tip bone also turns to the target's world orientation, as the IK constraint's Rotation option.
+    rotation_weight : float
+        In [0.01, 1]: how far the tip turns from its free orientation toward the target's (the IK
+        constraint's Rotation weight).
     """
 
     armature: ObjectT
@@ -126,6 +137,10 @@ class ChainSettings(Generic[ObjectT]):
     pole_target: ObjectT | None = None
     pole_angle: float = 0.0
     use_stretch: bool = False
+    target_bone: str = ""
+    pole_bone: str = ""
+    use_rotation: bool = False
+    rotation_weight: float = 1.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.tip_bone, str):
@@ -135,6 +150,14 @@ class ChainSettings(Generic[ObjectT]):
             raise ValueError(f"pole_angle must be a finite number of radians, got {self.pole_angle!r}")
         _set(self, "pole_angle", float(self.pole_angle))
         _flag(self.use_stretch, "use_stretch")
+        for name in ("target_bone", "pole_bone"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f'{name} must be a bone\'s name (a string, "" for none), got {getattr(self, name)!r}')
+        _flag(self.use_rotation, "use_rotation")
+        weight = _real(self.rotation_weight)
+        if not _WEIGHT_MIN <= weight <= 1.0:  # NaN fails too
+            raise ValueError(f"rotation_weight must be a number from {_WEIGHT_MIN} to 1, got {self.rotation_weight!r}")
+        _set(self, "rotation_weight", weight)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,18 @@ class PreparedChain:
     settings: ChainSettings[bpy.types.Object]
 
     @property
+    def target_bone(self) -> str:
+        return self.settings.target_bone
+
+    @property
+    def pole_bone(self) -> str:
+        return self.settings.pole_bone
+
+    @property
+    def use_rotation(self) -> bool:
+        return self.settings.use_rotation
+
+    @property
     def solves_pose(self) -> bool:
         """Whether the chain is solved on its bones' rotations (``solve_pose``) rather than as points: it has IK
         limits, a pole target, or stretch that some bone takes a share of."""
@@ -65,16 +77,18 @@ def prepare_chain(settings: ChainSettings[bpy.types.Object], solver: SolverSetti
         without full scale inheritance, a method that cannot honour the chain's limits, pole or stretch.
     """
     armature = check_armature(settings.armature)
-    target = check_goal(settings.target, "target", armature)
+    target = check_goal(settings.target, settings.target_bone, "target", armature)
     check_evaluated(armature, "armature")
     pole = settings.pole_target
     if pole is not None:
-        pole = check_goal(pole, "pole target", armature, target)
+        pole = check_goal(pole, settings.pole_bone, "pole target", armature, (target, settings.target_bone))
+    elif settings.pole_bone:
+        raise ValueError(f"pole_bone '{settings.pole_bone}' names a bone of no pole target: pick the pole_target")
     chain = read_chain(armature, settings.tip_bone, settings.chain_length)
     check_chain_alone(chain, settings.use_stretch)
-    check_goal_independent(target, chain)
+    check_goal_independent(target, chain, "target", settings.target_bone)
     if pole is not None:
-        check_goal_independent(pole, chain, "pole target")
+        check_goal_independent(pole, chain, "pole target", settings.pole_bone)
     if settings.use_stretch:
         for pose_bone in chain.pose_bones[1:]:
             if pose_bone.bone.inherit_scale != "FULL":

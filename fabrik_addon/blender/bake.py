@@ -215,7 +215,17 @@ def _settle(snapshots: list[PoseSnapshot], keyed: dict[bpy.types.Object, set[str
 def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> dict[bpy.types.Object, set[str]]:
     """Each armature's keys can go into the Action and play from there; returns the chains' bones of each."""
     chain_bones: dict[bpy.types.Object, set[str]] = {}
+    owners: dict[tuple[bpy.types.Object, str], str] = {}
     for chain in prepared:
+        label = f"{chain.chain.armature.name}/{chain.chain.bone_names[-1]}"
+        shared = [name for name in chain.chain.bone_names if (chain.chain.armature, name) in owners]
+        if shared:
+            other = owners[(chain.chain.armature, shared[0])]
+            raise ValueError(
+                f"the chains {other} and {label} share the bones {', '.join(map(repr, shared))}: chains that "
+                "share bones are one tree, which this version cannot bake; bake them one at a time"
+            )
+        owners.update({(chain.chain.armature, name): label for name in chain.chain.bone_names})
         chain_bones.setdefault(chain.chain.armature, set()).update(chain.chain.bone_names)
     if action_name is not None and len(chain_bones) > 1:
         raise ValueError(

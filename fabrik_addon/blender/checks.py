@@ -5,6 +5,7 @@ go into the Action and play there. (What would override the keys or move a goal 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Collection, Iterable
 
 import bpy
@@ -13,6 +14,8 @@ from . import compat
 from .chain import armature_data
 from .channels import ROTATION_PATHS
 
+#: The keyword that names a bone of each kind of goal.
+_BONE_KEYWORDS = {"target": "target_bone", "pole target": "pole_bone"}
 #: The channels a bake keys on a chain bone.
 _CHAIN_CHANNELS = (*ROTATION_PATHS, "scale")
 
@@ -46,18 +49,39 @@ def check_armature(armature: object) -> bpy.types.Object:
     return armature
 
 
-def check_goal(obj: object, role: str, armature: bpy.types.Object, *others: bpy.types.Object) -> bpy.types.Object:
-    """A target or pole (``role``): an object, not the armature itself nor one of ``others`` (the chain's other
-    goals), evaluated in the view layer."""
+def check_goal(
+    obj: object, bone: str, role: str, armature: bpy.types.Object, *others: tuple[bpy.types.Object, str]
+) -> bpy.types.Object:
+    """A target or pole (``role``): an object, or a bone of an armature object (``bone``); not the chain's
+    armature itself (but one of its bones may be), nor one of ``others`` (the chain's other goals, as
+    (object, bone) pairs); evaluated in the view layer."""
+    keyword = role.replace(" ", "_")
     if not isinstance(obj, bpy.types.Object):
-        raise TypeError(f"{role.replace(' ', '_')} must be a Blender Object, got {type(obj).__name__}")
-    if obj == armature:
-        raise ValueError(f"the {role} cannot be the armature '{armature.name}' itself: pick an Empty or another object")
-    for other in others:
-        if obj == other:
-            raise ValueError(f"the {role} cannot be the target '{other.name}' too: the chain would not bend")
+        raise TypeError(f"{keyword} must be a Blender Object, got {type(obj).__name__}")
+    if bone:
+        bones = armature_data(obj).bones if obj.type == "ARMATURE" else None
+        if bones is None:
+            raise ValueError(f"the {role} '{obj.name}' is a {obj.type.lower()} object: a bone needs an armature")
+        if bone not in bones:
+            close = difflib.get_close_matches(bone, bones.keys(), n=3)
+            hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+            raise ValueError(f"the {role} '{obj.name}' has no bone {bone!r}{hint}")
+    elif obj == armature:
+        raise ValueError(
+            f"the {role} cannot be the armature '{armature.name}' itself: pick an Empty or another object, "
+            f"or one of its bones ({_BONE_KEYWORDS[role]})"
+        )
+    for other, other_bone in others:
+        if obj == other and bone == other_bone:
+            raise ValueError(
+                f"the {role} cannot be the target '{_goal_name(other, other_bone)}' too: the chain would not bend"
+            )
     check_evaluated(obj, role)
     return obj
+
+
+def _goal_name(obj: bpy.types.Object, bone: str) -> str:
+    return f"{obj.name}/{bone}" if bone else obj.name
 
 
 def check_evaluated(obj: bpy.types.Object, role: str) -> None:

@@ -73,18 +73,22 @@ def check_chain_alone(chain: ArmatureChain, use_stretch: bool) -> None:
                 )
 
 
-def check_goal_independent(goal: bpy.types.Object, chain: ArmatureChain, role: str = "target") -> None:
-    """The goal does not move with the chain's bones, through any parent, constraint or driver.
+def check_goal_independent(goal: bpy.types.Object, chain: ArmatureChain, role: str = "target", bone: str = "") -> None:
+    """The goal (a bone of it, with ``bone``) is not one of the chain's bones and does not move with them,
+    through any parent, constraint or driver.
 
     Raises
     ------
     ValueError
         Naming how the goal follows a bone of the chain.
     """
+    who = f"the {role} bone '{bone}'" if bone else f"the {role} '{goal.name}'"
     moved = set(chain.bone_names)
-    path = path_to(Node(goal, ""), lambda node: node.obj == chain.armature and node.bone in moved, chain.armature)
+    if goal == chain.armature and bone in moved:
+        raise ValueError(f"{who} is a bone of the chain: pick a bone outside it, one the chain does not move")
+    path = path_to(Node(goal, bone), lambda node: node.obj == chain.armature and node.bone in moved, chain.armature)
     if path is not None:
-        raise ValueError(f"the {role} '{goal.name}' {path}, which the chain moves: the {role} would move with the bake")
+        raise ValueError(f"{who} {path}, which the chain moves: the {role} would move with the bake")
 
 
 def check_blending(armature: bpy.types.Object) -> None:

@@ -13,6 +13,7 @@ from typing import Protocol
 
 import bpy
 import numpy as np
+from mathutils import Matrix
 from numpy.typing import NDArray
 
 from ..solver.validate import FloatArray
@@ -29,7 +30,7 @@ class Inputs:
     Attributes
     ----------
     targets : ndarray, shape (F, 3)
-        The target object's world location.
+        The target's world location (an object's, or a target bone's head).
     root_frames : ndarray, shape (F, 4, 4)
         World matrix of the chain root's frame without its own rotation: where the chain hangs from.
     bone_bases : ndarray, shape (F, m, 4, 4) or (1, m, 4, 4)
@@ -39,7 +40,9 @@ class Inputs:
         Each chain bone's rotation values in its own rotation mode on the first frame: the keys written
         start next to them (same quaternion sign, Euler angles within half a turn).
     poles : ndarray, shape (F, 3), or None
-        The pole target's world location, if there is one.
+        The pole target's world location (or its bone's head), if there is one.
+    target_rotations : ndarray, shape (F, 3, 3), or None
+        The target's world orientation (its matrix's columns made unit length), when the tip turns with it.
     """
 
     targets: FloatArray
@@ -47,17 +50,25 @@ class Inputs:
     bone_bases: FloatArray
     first_channels: list[FloatArray]
     poles: FloatArray | None = None
+    target_rotations: FloatArray | None = None
 
 
 class Goals(Protocol):
-    """A chain and the objects it follows, as the frame walks read them (``adapter.PreparedChain`` is one)."""
+    """A chain and what it follows, as the frame walks read them (``adapter.PreparedChain`` is one): objects,
+    or bones of them where a bone is named."""
 
     @property
     def chain(self) -> ArmatureChain: ...
     @property
     def target(self) -> bpy.types.Object: ...
     @property
+    def target_bone(self) -> str: ...
+    @property
     def pole_target(self) -> bpy.types.Object | None: ...
+    @property
+    def pole_bone(self) -> str: ...
+    @property
+    def use_rotation(self) -> bool: ...
 
 
 def sample_inputs(
@@ -68,23 +79,15 @@ def sample_inputs(
 ) -> list[Inputs]:
     """Evaluate every frame once and read, for each chain, the target (and pole), the chain's root frame and
     the chain's own pose, from the evaluated objects."""
-    readings = [
-        _Reading.empty(
-            len(frames),
-            len(c.chain.bone_names),
-            chain_is_animated(c.chain.armature, c.chain.bone_names),
-            c.pole_target is not None,
-        )
-        for c in chains
-    ]
+    readings = [_Reading.empty(len(frames), c, chain_is_animated(c.chain.armature, c.chain.bone_names)) for c in chains]
     looked_up = _Evaluated(evaluation)
     with _walking():
         for i, frame in enumerate(frames.tolist()):
             evaluation.step(frame)
             for reading, goals in zip(readings, chains, strict=True):
-                pole = None if goals.pole_target is None else looked_up.object(goals.pole_target)
+                pole = None if goals.pole_target is None else looked_up.goal(goals.pole_target, goals.pole_bone)
                 armature, bones = looked_up.bones(goals.chain)
-                reading.read(i, armature, bones, looked_up.object(goals.target), pole)
+                reading.read(i, armature, bones, looked_up.goal(goals.target, goals.target_bone), pole)
             if progress is not None:
                 progress(i)
     return [reading.inputs() for reading in readings]
@@ -92,9 +95,20 @@ def sample_inputs(
 
 def current_inputs(goals: Goals) -> Inputs:
     """What ``sample_inputs`` reads on one frame, read as Blender last evaluated the scene (no frame change)."""
-    reading = _Reading.empty(1, len(goals.chain.bone_names), True, goals.pole_target is not None)
-    reading.read(0, goals.chain.armature, goals.chain.pose_bones, goals.target, goals.pole_target)
+    reading = _Reading.empty(1, goals, True)
+    pole = None if goals.pole_target is None else goal_matrix(goals.pole_target, goals.pole_bone)
+    reading.read(0, goals.chain.armature, goals.chain.pose_bones, goal_matrix(goals.target, goals.target_bone), pole)
     return reading.inputs()
+
+
+def goal_matrix(obj: bpy.types.Object, bone: str) -> Matrix:
+    """The world matrix of a goal: an object's, or (with ``bone``) that bone's posed matrix in world space,
+    whose translation is the bone's head."""
+    if not bone:
+        return obj.matrix_world
+    pose = obj.pose
+    assert pose is not None
+    return obj.matrix_world @ pose.bones[bone].matrix
 
 
 @dataclass
@@ -104,21 +118,23 @@ class _Reading:
     world: FloatArray  # (F, 4, 4) the armature object's world matrix
     root_pose: FloatArray  # (F, 4, 4) the chain root's posed matrix, in armature space
     root_basis: FloatArray  # (F, 4, 4) the chain root's own matrix_basis
-    targets: FloatArray  # (F, 3)
+    targets: FloatArray  # (F, 4, 4): the target's world matrix
     bases: FloatArray  # (F or 1, m, 4, 4): read on the first frame only when the chain is not animated
     first_channels: list[FloatArray]  # each bone's rotation values in its own mode, on the first frame
     poles: FloatArray | None  # (F, 3) if there is a pole target
+    use_rotation: bool
 
     @classmethod
-    def empty(cls, frames: int, bones: int, animated: bool, pole: bool) -> _Reading:
+    def empty(cls, frames: int, goals: Goals, animated: bool) -> _Reading:
         return cls(
             world=np.empty((frames, 4, 4)),
             root_pose=np.empty((frames, 4, 4)),
             root_basis=np.empty((frames, 4, 4)),
-            targets=np.empty((frames, 3)),
-            bases=np.empty((frames if animated else 1, bones, 4, 4)),
+            targets=np.empty((frames, 4, 4)),
+            bases=np.empty((frames if animated else 1, len(goals.chain.bone_names), 4, 4)),
             first_channels=[],
-            poles=np.empty((frames, 3)) if pole else None,
+            poles=np.empty((frames, 3)) if goals.pole_target is not None else None,
+            use_rotation=goals.use_rotation,
         )
 
     def read(
@@ -126,17 +142,17 @@ class _Reading:
         i: int,
         armature: bpy.types.Object,
         pose_bones: list[bpy.types.PoseBone],
-        target: bpy.types.Object,
-        pole: bpy.types.Object | None,
+        target: Matrix,
+        pole: Matrix | None,
     ) -> None:
-        """Fill row ``i`` from the scene as Blender evaluated it last."""
+        """Fill row ``i`` from the scene as Blender evaluated it last (the goals as world matrices)."""
         root = pose_bones[0]
         self.world[i] = armature.matrix_world
         self.root_pose[i] = root.matrix
         self.root_basis[i] = root.matrix_basis
-        self.targets[i] = target.matrix_world.translation
+        self.targets[i] = target
         if self.poles is not None and pole is not None:
-            self.poles[i] = pole.matrix_world.translation
+            self.poles[i] = pole.translation
         if i < len(self.bases):
             for k, pose_bone in enumerate(pose_bones):
                 self.bases[i, k] = pose_bone.matrix_basis
@@ -148,12 +164,17 @@ class _Reading:
         # 1 but for a stretched root).
         root_frames = self.world @ self.root_pose
         root_frames[:, :3, :3] = root_frames[:, :3, :3] @ np.linalg.inv(self.root_basis[:, :3, :3])
+        rotations = None
+        if self.use_rotation:
+            linear = self.targets[:, :3, :3]
+            rotations = linear / np.linalg.norm(linear, axis=1, keepdims=True)
         return Inputs(
-            targets=self.targets,
+            targets=np.ascontiguousarray(self.targets[:, :3, 3]),
             root_frames=root_frames,
             bone_bases=self.bases,
             first_channels=self.first_channels,
             poles=self.poles,
+            target_rotations=rotations,
         )
 
 
@@ -180,7 +201,7 @@ def sample_tips(
             for k, goals in enumerate(chains):
                 armature, bones = looked_up.bones(goals.chain)
                 tips[k][i] = armature.matrix_world @ bones[-1].tail
-                targets[k][i] = looked_up.object(goals.target).matrix_world.translation
+                targets[k][i] = looked_up.goal(goals.target, goals.target_bone).translation
             if progress is not None:
                 progress(i)
     return list(zip(tips, targets, strict=True))
@@ -194,8 +215,9 @@ class _Evaluated:
         self.evaluation = evaluation
         self._bones: dict[tuple[int, tuple[str, ...]], list[bpy.types.PoseBone]] = {}
 
-    def object(self, obj: bpy.types.Object) -> bpy.types.Object:
-        return self.evaluation.evaluated(obj)
+    def goal(self, obj: bpy.types.Object, bone: str) -> Matrix:
+        """The world matrix of an evaluated goal (see ``goal_matrix``)."""
+        return goal_matrix(self.evaluation.evaluated(obj), bone)
 
     def bones(self, chain: ArmatureChain) -> tuple[bpy.types.Object, list[bpy.types.PoseBone]]:
         armature = self.evaluation.evaluated(chain.armature)

@@ -96,12 +96,43 @@ def data_snapshot() -> dict[str, object]:
 
 
 def file_digest() -> str:
-    """A hash of the whole file as Blender would save it now: saving is deterministic, so any change to the
-    file's data (keys, Actions, poses, settings, datablocks) changes it. The file also holds what was last
-    evaluated, so the scene is evaluated at its frame first: the hash then depends on the data alone."""
+    """A hash of the whole file as Blender would save it now, where saving is deterministic (4.5 and 5.0:
+    two saves of unchanged data are byte for byte the same), so that any change to the file's data (keys,
+    Actions, poses, settings, datablocks) changes it. The file also holds what was last evaluated, so the
+    scene is evaluated at its frame first: the hash then depends on the data alone.
+
+    Blender 4.2 writes run-time memory addresses into the file, so two saves of the same data differ: there
+    the hash is of ``file_summary()`` instead, the data a bake could touch, value by value."""
     scene = bpy.context.scene
     scene.frame_set(scene.frame_current)
+    if bpy.app.version < (4, 5, 0):
+        return hashlib.sha256(repr(file_summary()).encode()).hexdigest()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "state.blend"
         bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True, check_existing=False)
         return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def file_summary() -> dict[str, object]:
+    """Everything a bake could touch, value by value: every datablock's name by kind, every Action's keys
+    (``data_snapshot``), every object's transform, every pose bone's transform values, constraints and
+    drivers, and the scene's frame."""
+    summary: dict[str, object] = {"keys": data_snapshot(), "frame": bpy.context.scene.frame_current}
+    for kind in ("actions", "armatures", "objects", "scenes", "collections", "meshes"):
+        summary[kind] = sorted(datablock.name for datablock in getattr(bpy.data, kind))
+    for obj in bpy.data.objects:
+        summary[obj.name] = [tuple(obj.matrix_basis.col[i]) for i in range(4)]
+        for pose_bone in obj.pose.bones if obj.pose is not None else ():
+            summary[f"{obj.name}/{pose_bone.name}"] = (
+                tuple(pose_bone.location),
+                tuple(pose_bone.rotation_quaternion),
+                tuple(pose_bone.rotation_euler),
+                tuple(pose_bone.rotation_axis_angle),
+                tuple(pose_bone.scale),
+                [(c.name, c.enabled, c.influence) for c in pose_bone.constraints],
+            )
+        anim = obj.animation_data
+        if anim is not None:
+            summary[f"{obj.name}/drivers"] = sorted((d.data_path, d.array_index) for d in anim.drivers)
+            summary[f"{obj.name}/blend"] = (anim.action_blend_type, anim.action_influence, len(anim.nla_tracks))
+    return summary
