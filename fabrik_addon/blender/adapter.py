@@ -12,8 +12,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..settings import ChainSettings, SolverSettings
-from ..solver import FloatArray, solve_frames, solve_pose
-from ..solver.pose import forward_kinematics, inherited_stretch, local_rotations
+from ..solver import FloatArray
+from ..solver.bones import needs_pose_solve, solve_bones
+from ..solver.pose import inherited_stretch
 from ..solver.rotations import matrix_to_quat
 from .chain import ArmatureChain, read_chain
 from .channels import rotation_channels
@@ -62,8 +63,7 @@ class PreparedChain:
     def solves_pose(self) -> bool:
         """Whether the chain is solved on its bones' rotations (``solve_pose``) rather than as points: it has IK
         limits, a pole target, or stretch that some bone takes a share of."""
-        stretching = self.settings.use_stretch and bool(self.chain.limits.stretch.any())
-        return self.chain.limits.any or self.pole_target is not None or stretching
+        return needs_pose_solve(self.chain.limits, self.pole_target, self.settings.use_stretch)
 
 
 def prepare_chain(settings: ChainSettings[bpy.types.Object], solver: SolverSettings) -> PreparedChain:
@@ -155,35 +155,30 @@ def solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int6
     reach = float(chain.rest.lengths.sum() * scale.max())
     margin = min(0.5 * solver.tolerance, _FLOAT32_ROUNDING * len(chain.bone_names) * reach)
     solver_tolerance = (solver.tolerance - margin) / float(scale.max())
-    y_scales = None
-    if prepared.solves_pose:
-        solution = solve_pose(
-            chain.rest,
-            input_rotations,
-            targets,
-            limits=chain.limits,
-            poles=None if inputs.poles is None else to_root_frame(inputs.poles),
-            pole_angle=prepared.settings.pole_angle,
-            stretch=use_stretch,
-            tolerance=solver_tolerance,
-            max_iterations=solver.max_iterations,
-        )
-        rotations = solution.rotations
-        if use_stretch:
-            rotations, y_scales = inherited_stretch(chain.rest, rotations, solution.scales)
-        iterations, reached = solution.iterations, solution.reached
-    else:
-        start, _ = forward_kinematics(chain.rest, input_rotations[:1])
-        points = solve_frames(
-            start[0],
-            targets,
-            tolerance=solver_tolerance,
-            max_iterations=solver.max_iterations,
-            method=solver.method,
-            warm_start=solver.warm_start,
-        )
-        rotations = local_rotations(chain.rest, points.joints, input_rotations)
-        iterations, reached = points.iterations, points.reached
+    orientations = None
+    if prepared.use_rotation:
+        assert inputs.target_rotations is not None, "read with the goal's orientation"
+        rotation = linear / scale[:, None, None]  # the root frame's rotation: world orientations into it
+        orientations = np.swapaxes(rotation, 1, 2) @ inputs.target_rotations
+    solution = solve_bones(
+        chain.rest,
+        input_rotations,
+        targets,
+        limits=chain.limits,
+        poles=None if inputs.poles is None else to_root_frame(inputs.poles),
+        pole_angle=prepared.settings.pole_angle,
+        stretch=use_stretch,
+        orientations=orientations,
+        orientation_weight=prepared.settings.rotation_weight,
+        tolerance=solver_tolerance,
+        max_iterations=solver.max_iterations,
+        method=solver.method,
+        warm_start=solver.warm_start,
+    )
+    rotations, y_scales = solution.rotations, None
+    if solution.scales is not None:
+        rotations, y_scales = inherited_stretch(chain.rest, rotations, solution.scales)
+    iterations, reached = solution.iterations, solution.error <= solver_tolerance
     channels = [
         rotation_channels(rotations[:, k], pose_bone.rotation_mode, inputs.first_channels[k])
         for k, pose_bone in enumerate(chain.pose_bones)
