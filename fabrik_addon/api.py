@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import bpy
 
+from .blender import ik_constraints
 from .blender.bake import BakeReport, RigBakeReport
 from .blender.bake import bake as bake_settings
 from .blender.clear import clear as clear_settings
@@ -30,6 +31,7 @@ __all__ = [
     "RigBakeReport",
     "SolverSettings",
     "bake",
+    "bake_ik_constraints",
     "bake_settings",
     "clear",
     "clear_settings",
@@ -129,6 +131,48 @@ def bake(
     keywords = {name: value for name, value in locals().items() if name in KEYWORDS}
     settings = BakeSettings.from_keywords(armature, target, **keywords)
     return bake_settings(settings, progress).chains[0]
+
+
+def bake_ik_constraints(
+    armature: bpy.types.Object,
+    *,
+    frame_start: int | None = None,
+    frame_end: int | None = None,
+    frame_step: int = 1,
+    tolerance: float = DEFAULT_TOLERANCE,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    after: str = "mute",
+    progress: Callable[[float], None] | None = None,
+) -> RigBakeReport:
+    """Bake every IK constraint of ``armature`` that is on with FABRIK, in one walk through the frames.
+
+    Each constraint is read as a chain: its target (and Bone), pole target (and Pole Bone) and pole angle,
+    chain length, Use Tail, Stretch, Rotation and its weight; its iterations cap the solver when they are
+    more than ``max_iterations``. All chains are baked all or nothing, then the constraints are muted
+    (``after="mute"``; one whose mute a driver sets is switched off by its influence instead), removed
+    (``"remove"``) or kept (``"keep"``), so that the keys show.
+
+    Parameters
+    ----------
+    armature : bpy.types.Object
+    frame_start, frame_end, frame_step, tolerance, max_iterations, progress
+        As for ``bake``.
+    after : {"mute", "remove", "keep"}
+
+    Returns
+    -------
+    RigBakeReport
+        ``chains``: one ``BakeReport`` per constraint; ``max_error``, ``seconds``, ``timings``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad input or a constraint that cannot be baked (named, with why: see
+        ``fabrik_addon.blender.ik_constraints``); nothing is written then.
+    """
+    frames = FrameRange(frame_start, frame_end, frame_step)
+    solver = SolverSettings(tolerance=tolerance, max_iterations=max_iterations)
+    return ik_constraints.bake_ik_constraints(armature, frames, solver, after=after, progress=progress)
 
 
 def clear(

@@ -258,3 +258,73 @@ def subdivided_prop(location: Point, levels: int = 2) -> bpy.types.Object:
     subdivision = prop.modifiers.new("Subdivision", "SUBSURF")
     subdivision.levels = levels  # type: ignore[attr-defined]
     return prop
+
+
+#: The creature's IK chains: (tip bone, IK chain count).
+CREATURE_CHAINS = {"legs": (("shin.L", 2), ("shin.R", 2)), "tail": (("tail.031", 32),), "arm": (("arm.001", 2),)}
+
+
+def creature_rig(frames: range) -> tuple[bpy.types.Object, bpy.types.Object]:
+    """A creature whose four limbs are solved by Blender's IK constraints: two legs aiming at foot control
+    bones with knee pole bones (all in its own armature), a 32-bone tail toward an Empty, and an arm toward a
+    bone of another armature that moves. The body (the legs', tail's and arm's parent) is keyed to sway, the
+    foot controls to step, all within reach. Returns the creature and the other armature."""
+    creature = link(bpy.data.objects.new("Creature", bpy.data.armatures.new("Creature")))
+    _edit(creature)
+    edit = creature.data.edit_bones
+
+    def bone(name: str, head: Point, tail: Point, parent: str = "", connect: bool = False) -> None:
+        made = edit.new(name)
+        made.head, made.tail = Vector(head), Vector(tail)
+        if parent:
+            made.parent, made.use_connect = edit[parent], connect
+
+    bone("body", (0.0, 0.0, 1.2), (0.0, 0.6, 1.2))
+    for side, x in (("L", 0.3), ("R", -0.3)):
+        bone(f"thigh.{side}", (x, 0.0, 1.2), (x, -0.06, 0.65), "body")
+        bone(f"shin.{side}", (x, -0.06, 0.65), (x, 0.0, 0.1), f"thigh.{side}", connect=True)
+        bone(f"foot_ik.{side}", (x, 0.0, 0.22), (x, -0.15, 0.22))
+        bone(f"knee_pole.{side}", (x, -0.9, 0.65), (x, -1.0, 0.65))
+    for i in range(32):
+        y = 0.6 + 0.06 * i
+        bone(f"tail.{i:03d}", (0.0, y, 1.2), (0.0, y + 0.06, 1.2), "body" if i == 0 else f"tail.{i - 1:03d}", i > 0)
+    bone("arm.000", (0.0, -0.3, 1.3), (0.0, -0.6, 1.35), "body")
+    bone("arm.001", (0.0, -0.6, 1.35), (0.0, -0.9, 1.3), "arm.000", connect=True)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    pose = creature.pose
+    assert pose is not None
+    for frame in frames:
+        t = 2 * math.pi * (frame - frames.start) / len(frames)
+        pose.bones["body"].location = (0.0, 0.0, 0.03 * math.sin(2 * t))
+        pose.bones["body"].keyframe_insert("location", frame=frame)
+        for side, phase in (("L", 0.0), ("R", math.pi)):
+            foot = pose.bones[f"foot_ik.{side}"]
+            foot.location = (0.0, 0.18 * math.sin(t + phase), 0.08 * max(0.0, math.cos(t + phase)))
+            foot.keyframe_insert("location", frame=frame)
+    tail_target = keyed_empty("TailTarget", loop_path(frames, (0.0, 2.0, 1.7), (0.4, 0.3, 0.3)))
+    prop, _ = make_chain(1, name="Prop", length=0.3)
+    _edit(prop)
+    handle = prop.data.edit_bones.new("handle")
+    handle.head, handle.tail = Vector((0.0, 0.0, 0.3)), Vector((0.0, 0.0, 0.4))
+    handle.parent = prop.data.edit_bones["bone.000"]
+    bpy.ops.object.mode_set(mode="OBJECT")
+    for frame, location in loop_path(frames, (0.0, -0.75, 1.0), (0.15, 0.1, 0.1)):
+        prop.location = location
+        prop.keyframe_insert("location", frame=frame)
+    for (tip, count), (target, bone_name, pole) in zip(
+        [*CREATURE_CHAINS["legs"], *CREATURE_CHAINS["tail"], *CREATURE_CHAINS["arm"]],
+        [
+            (creature, "foot_ik.L", "knee_pole.L"),
+            (creature, "foot_ik.R", "knee_pole.R"),
+            (tail_target, "", ""),
+            (prop, "handle", ""),
+        ],
+        strict=True,
+    ):
+        ik = pose.bones[tip].constraints.new("IK")
+        assert isinstance(ik, bpy.types.KinematicConstraint)
+        ik.target, ik.subtarget, ik.chain_count = target, bone_name, count
+        if pole:
+            ik.pole_target, ik.pole_subtarget, ik.pole_angle = creature, pole, -math.pi / 2
+    bpy.context.view_layer.objects.active = creature
+    return creature, prop

@@ -5,6 +5,7 @@ same rules."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import bpy
@@ -66,8 +67,11 @@ class PreparedChain:
         return needs_pose_solve(self.chain.limits, self.pole_target, self.settings.use_stretch)
 
 
-def prepare_chain(settings: ChainSettings[bpy.types.Object], solver: SolverSettings) -> PreparedChain:
-    """Read the chain that ``settings`` name and check everything the bake needs of it and its goals.
+def prepare_chain(
+    settings: ChainSettings[bpy.types.Object], solver: SolverSettings, replaced: Collection[tuple[str, str]] = ()
+) -> PreparedChain:
+    """Read the chain that ``settings`` name and check everything the bake needs of it and its goals (but for
+    the IK constraints ``replaced``, (bone, constraint) of its armature that the bake replaces).
 
     Raises
     ------
@@ -85,7 +89,7 @@ def prepare_chain(settings: ChainSettings[bpy.types.Object], solver: SolverSetti
     elif settings.pole_bone:
         raise ValueError(f"pole_bone '{settings.pole_bone}' names a bone of no pole target: pick the pole_target")
     chain = read_chain(armature, settings.tip_bone, settings.chain_length)
-    check_chain_alone(chain, settings.use_stretch)
+    check_chain_alone(chain, settings.use_stretch, replaced)
     check_goal_independent(target, chain, "target", settings.target_bone)
     if pole is not None:
         check_goal_independent(pole, chain, "pole target", settings.pole_bone)

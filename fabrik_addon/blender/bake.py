@@ -7,7 +7,7 @@ check them all; the keys of every chain are written all or nothing.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import ExitStack
 from dataclasses import dataclass
 
@@ -138,14 +138,60 @@ def bake(
         For settings the scene cannot honour, with a message naming what is wrong. Nothing is written then:
         the bake either completes or leaves the file as it was.
     """
-    started = time.perf_counter()
+    return run(plan(settings), progress, sandbox=sandbox)
+
+
+@dataclass(frozen=True)
+class BakePlan:
+    """A bake whose every check has passed: what ``run`` does, nothing written yet.
+
+    Attributes
+    ----------
+    settings : BakeSettings
+    scene : bpy.types.Scene
+    frame_range : range
+        The frames to key; keys are replaced from its first frame to its last (``frame_end``).
+    chains : list of PreparedChain
+    chain_bones : dict of armature to set of str
+        The chains' bones on each armature.
+    """
+
+    settings: BakeSettings[bpy.types.Object]
+    scene: bpy.types.Scene
+    frame_range: range
+    chains: list[PreparedChain]
+    chain_bones: dict[bpy.types.Object, set[str]]
+
+
+def plan(
+    settings: BakeSettings[bpy.types.Object], replaced: Collection[tuple[bpy.types.Object, str, str]] = ()
+) -> BakePlan:
+    """Check everything a bake of ``settings`` needs, writing nothing.
+
+    ``replaced`` names IK constraints (armature, bone, constraint) that the keys will replace (the caller
+    switches them off before ``run``; see ``ik_constraints``): they are not taken for constraints that would
+    override the keys.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming what is wrong.
+    """
     scene = current_scene()
     frame_range = settings.frames.resolved(scene.frame_start, scene.frame_end)
-    frames = np.array(frame_range, dtype=np.int64)
-    span = (float(frame_range.start), float(frame_range.stop - 1))  # keys are replaced up to frame_end
-    prepared = [prepare_chain(chain, settings.solver) for chain in settings.chains]
-    chain_bones = _check_armatures(prepared, settings.action_name)
+    chains = []
+    for chain in settings.chains:
+        theirs = {(bone, name) for owner, bone, name in replaced if owner == chain.armature}
+        chains.append(prepare_chain(chain, settings.solver, theirs))
+    return BakePlan(settings, scene, frame_range, chains, _check_armatures(chains, settings.action_name))
 
+
+def run(plan: BakePlan, progress: Callable[[float], None] | None = None, *, sandbox: bool = True) -> RigBakeReport:
+    """Carry out a planned bake (see ``bake``): read, solve, write, check; all or nothing."""
+    started = time.perf_counter()
+    settings, scene, prepared, chain_bones = plan.settings, plan.scene, plan.chains, plan.chain_bones
+    frames = np.array(plan.frame_range, dtype=np.int64)
+    span = (float(plan.frame_range.start), float(plan.frame_range.stop - 1))
     report_progress = progress or (lambda fraction: None)
 
     def reading(i: int) -> None:
@@ -167,9 +213,7 @@ def bake(
         with evaluation(scene, [*chain_bones, *goals], sandbox) as stepping:
             mode = stepping.mode
             clock = time.perf_counter()
-            inputs = sample_inputs(
-                stepping, frames, prepared, lambda i: report_progress(_READ_SHARE * (i + 1) / len(frames))
-            )
+            inputs = sample_inputs(stepping, frames, prepared, reading)
             timings["read scene"] = time.perf_counter() - clock
 
             clock = time.perf_counter()

@@ -9,6 +9,8 @@ indirectly; it would run away from the bones following it.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import bpy
 
 from . import compat
@@ -22,9 +24,10 @@ _SWITCHES = ("influence", "mute", "enabled")
 _CHAIN_CONSTRAINTS = {"IK": "IK", "SPLINE_IK": "Spline IK"}
 
 
-def check_chain_alone(chain: ArmatureChain, use_stretch: bool) -> None:
+def check_chain_alone(chain: ArmatureChain, use_stretch: bool, replaced: Collection[tuple[str, str]] = ()) -> None:
     """Nothing but the keys poses the chain's bones: no constraint on them or reaching into them, no driver on
-    what the bake keys.
+    what the bake keys. ``replaced`` names IK constraints (bone, constraint) that the bake replaces, switched
+    off while it runs: those are left out.
 
     Raises
     ------
@@ -32,19 +35,20 @@ def check_chain_alone(chain: ArmatureChain, use_stretch: bool) -> None:
         Naming the bone and the constraint or driver, and what to do.
     """
     armature = chain.armature
-    animated = _animated_paths(armature)
+    animated = animated_paths(armature)
     pose = armature.pose
     assert pose is not None
     keyed = (*ROTATION_PATHS, "rotation_mode", *(("scale",) if use_stretch else ()))
     for name in chain.bone_names:
         pose_bone = pose.bones[name]
-        active = [c.name for c in pose_bone.constraints if c.enabled and c.influence > 0]
+        constraints = [c for c in pose_bone.constraints if (name, c.name) not in replaced]
+        active = [c.name for c in constraints if c.enabled and c.influence > 0]
         if active:
             raise ValueError(
                 f"bone '{name}' has constraints that would override the baked rotation ({', '.join(active)}); "
                 "disable or remove them before baking"
             )
-        switched = [c.name for c in pose_bone.constraints if _switched(pose_bone, c, animated)]
+        switched = [c.name for c in constraints if _switched(pose_bone, c, animated)]
         if switched:
             raise ValueError(
                 f"bone '{name}' has constraints switched on by animation or drivers on some frames "
@@ -61,7 +65,7 @@ def check_chain_alone(chain: ArmatureChain, use_stretch: bool) -> None:
     for pose_bone in pose.bones:
         for constraint in pose_bone.constraints:
             kind = _CHAIN_CONSTRAINTS.get(constraint.type)
-            if kind is None or pose_bone.name in inside:
+            if kind is None or pose_bone.name in inside or (pose_bone.name, constraint.name) in replaced:
                 continue
             if not (constraint.enabled and constraint.influence > 0) and not _switched(pose_bone, constraint, animated):
                 continue
@@ -130,7 +134,7 @@ def _switched(pose_bone: bpy.types.PoseBone, constraint: bpy.types.Constraint, a
     return any(f"{prefix}{switch}" in animated for switch in _SWITCHES)
 
 
-def _animated_paths(obj: bpy.types.Object) -> set[str]:
+def animated_paths(obj: bpy.types.Object) -> set[str]:
     """Every data path of ``obj`` that its Action, its NLA strips' Actions or its drivers animate."""
     anim = obj.animation_data
     if anim is None:
