@@ -246,6 +246,9 @@ class BakeSettings(Generic[ObjectT]):
         return BakeSettings(tuple(chain(c) for c in self.chains), self.frames, self.solver, self.action_name)
 
 
+#: What may happen to IK constraints once their keys are baked (``api.bake_ik_constraints``' ``after``).
+IK_AFTER = ("mute", "remove", "keep")
+
 #: The fields of ``ChainSettings`` that hold objects.
 OBJECT_FIELDS = ("armature", "target", "pole_target")
 _CHAIN_KEYWORDS = tuple(f.name for f in fields(ChainSettings) if f.name not in {"armature", "target"})

@@ -26,7 +26,7 @@ for _folder in (SCRIPT.parents[1], SCRIPT.parent):  # the repository (fabrik_add
         sys.path.insert(0, str(_folder))
 
 from fabrik_cli.files import FilePlan, check_report, plan_files  # noqa: E402
-from fabrik_cli.options import Job, Request, UsageError, load_jobs, parse_args, script_args  # noqa: E402
+from fabrik_cli.options import AnyJob, Request, UsageError, load_jobs, parse_args, script_args  # noqa: E402
 from fabrik_cli.report import FileResult, file_done, say, summary, write_report  # noqa: E402
 
 USAGE_STATUS = 2
@@ -58,7 +58,7 @@ def main(argv: Sequence[str]) -> int:
     return status
 
 
-def _bake(plans: Sequence[FilePlan], jobs: Sequence[Job], request: Request) -> list[FileResult]:
+def _bake(plans: Sequence[FilePlan], jobs: Sequence[AnyJob], request: Request) -> list[FileResult]:
     """Bake the files one after the other in this process, or shared out to ``-j N`` child processes."""
     bakeable = [plan for plan in plans if plan.problem is None]
     if request.processes > 1 and len(bakeable) > 1:

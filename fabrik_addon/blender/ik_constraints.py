@@ -21,13 +21,11 @@ from dataclasses import dataclass, replace
 
 import bpy
 
-from ..settings import BakeSettings, ChainSettings, FrameRange, SolverSettings
+from ..settings import IK_AFTER, BakeSettings, ChainSettings, FrameRange, SolverSettings
 from .bake import RigBakeReport, plan, run
 from .checks import check_armature
 from .overrides import animated_paths
 
-#: What happens to the constraints once their keys are baked.
-AFTER = ("mute", "remove", "keep")
 
 
 @dataclass(frozen=True)
@@ -125,8 +123,8 @@ def bake_ik_constraints(
         For an armature with no IK constraint on, a constraint that cannot be baked (see the module), or
         anything a bake refuses; nothing is written then.
     """
-    if after not in AFTER:
-        raise ValueError(f"after must be one of {', '.join(map(repr, AFTER))}, got {after!r}")
+    if after not in IK_AFTER:
+        raise ValueError(f"after must be one of {', '.join(map(repr, IK_AFTER))}, got {after!r}")
     sources, off, iterations = read_ik_constraints(armature)
     if not sources:
         raise ValueError(f"armature '{armature.name}' has no IK constraint that is on to bake")

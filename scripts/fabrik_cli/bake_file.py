@@ -11,7 +11,7 @@ import bpy
 from fabrik_addon import api
 
 from .files import FilePlan, write_atomically
-from .options import Job
+from .options import AnyJob, IKJob
 from .report import ChainResult, FileResult, say
 
 
@@ -36,7 +36,7 @@ def open_safely(path: Path) -> None:
         say(f"{path.name}: its scripts were not run ({bpy.app.autoexec_fail_message}); Python drivers stay still")
 
 
-def bake_file(plan: FilePlan, jobs: Sequence[Job]) -> FileResult:
+def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
     """Bake every job that applies to the file and save the output; on any failure write nothing.
 
     Returns
@@ -52,7 +52,7 @@ def bake_file(plan: FilePlan, jobs: Sequence[Job]) -> FileResult:
         if not applicable:
             raise FileError("no job of the config applies to this file (see the jobs' 'files' patterns)")
         open_safely(plan.input)
-        chains = tuple(_bake_job(job, plan.input.name) for job in applicable)
+        chains = tuple(chain for job in applicable for chain in _bake_job(job, plan.input.name))
         output = plan.output
         write_atomically(output, _save_copy)
     except FileError as error:
@@ -63,22 +63,29 @@ def bake_file(plan: FilePlan, jobs: Sequence[Job]) -> FileResult:
     return FileResult(str(plan.input), str(output), "ok", None, chains)
 
 
-def _bake_job(job: Job, file_name: str) -> ChainResult:
-    settings = job.settings.with_objects(_find_object)
+def _bake_job(job: AnyJob, file_name: str) -> tuple[ChainResult, ...]:
+    """Bake one job in the open file: its chain, or its armature's IK constraints (a result per chain)."""
     label = f"{file_name}: {job.label}"
     say(f"{label}: baking")
     try:
-        result = api.bake_settings(settings, _progress(label)).chains[0]
+        if isinstance(job, IKJob):
+            armature = _find_object(job.armature, "armature")
+            report = api.bake_ik_constraints(armature, progress=_progress(label), **job.keywords)
+        else:
+            report = api.bake_settings(job.settings.with_objects(_find_object), _progress(label))
     except (ValueError, TypeError) as error:
         raise FileError(f"{job.label}: {error}") from None
-    return ChainResult(
-        armature=result.armature,
-        tip_bone=result.tip_bone,
-        frames=(int(result.frames[0]), int(result.frames[-1])),
-        max_error=float(result.max_error),
-        unreachable_frames=tuple(int(f) for f in result.unreachable_frames),
-        off_target_frames=tuple(int(f) for f in result.off_target_frames),
-        seconds=float(result.seconds),
+    return tuple(
+        ChainResult(
+            armature=result.armature,
+            tip_bone=result.tip_bone,
+            frames=(int(result.frames[0]), int(result.frames[-1])),
+            max_error=float(result.max_error),
+            unreachable_frames=tuple(int(f) for f in result.unreachable_frames),
+            off_target_frames=tuple(int(f) for f in result.off_target_frames),
+            seconds=float(result.seconds),
+        )
+        for result in report.chains
     )
 
 

@@ -15,11 +15,19 @@ import json
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from fabrik_addon.settings import KEYWORDS, OBJECT_KEYWORDS, BakeSettings
+from fabrik_addon.settings import (
+    DEFAULTS,
+    IK_AFTER,
+    KEYWORDS,
+    OBJECT_KEYWORDS,
+    BakeSettings,
+    FrameRange,
+    SolverSettings,
+)
 from fabrik_addon.solver import METHODS
 
 #: Job keys that name objects in the file, besides the keyword arguments of ``api.bake`` that do.
@@ -63,16 +71,55 @@ class Job:
 
 
 @dataclass(frozen=True)
+class IKJob:
+    """Every IK constraint of an armature that is on, baked in each file the job applies to
+    (``api.bake_ik_constraints``).
+
+    Attributes
+    ----------
+    armature : str
+        The armature object's name.
+    keywords : mapping
+        Keyword arguments of ``api.bake_ik_constraints`` (frames, tolerance, iterations, ``after``), checked.
+    files : tuple of str
+        As for ``Job``.
+    """
+
+    armature: str
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+    files: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.armature}/IK constraints"
+
+    def applies_to(self, path: Path) -> bool:
+        return not self.files or any(fnmatch.fnmatch(path.name, pattern) for pattern in self.files)
+
+    def to_config(self) -> dict[str, Any]:
+        entry = {"armature": self.armature, "from_ik_constraints": True, **self.keywords}
+        return entry | ({"files": list(self.files)} if self.files else {})
+
+
+#: Either kind of job.
+AnyJob = Job | IKJob
+
+#: The keys of an IK job besides ``armature`` and ``files``: the settings ``api.bake_ik_constraints`` takes.
+IK_KEYWORDS = ("frame_start", "frame_end", "frame_step", "tolerance", "max_iterations", "after")
+
+
+@dataclass(frozen=True)
 class Request:
     """What the command line asks for.
 
-    ``chain`` is the job given by ``--armature/--tip/--chain-length/--target``, or None when ``config`` lists
-    the jobs; ``defaults`` holds the bake settings given as options, under ``api.bake``'s keyword names
-    (already checked: a config job's keys may still replace them).
+    ``chain`` is the job given by ``--armature/--tip/--chain-length/--target`` (or ``--armature
+    --from-ik-constraints``), or None when ``config`` lists the jobs; ``defaults`` holds the bake settings
+    given as options, under ``api.bake``'s keyword names (already checked: a config job's keys may still
+    replace them).
     """
 
     inputs: tuple[Path, ...]
-    chain: Job | None
+    chain: Job | IKJob | None
     config: Path | None
     defaults: Mapping[str, Any]
     output: Path | None
@@ -116,8 +163,17 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     if not inputs:
         raise UsageError("no input: give .blend files or folders of them")
     chain_flags = {"--armature": ns.armature, "--tip": ns.tip, "--target": ns.target}
-    chain = None
-    if ns.config is not None:
+    chain: Job | IKJob | None = None
+    if ns.from_ik_constraints:
+        given = [flag for flag in ("--tip", "--target", "--chain-length", "--config") if _given(ns, flag)]
+        if given or ns.armature is None:
+            raise UsageError(
+                "--from-ik-constraints bakes the IK constraints of --armature NAME: "
+                + (f"leave out {', '.join(given)}" if given else "give --armature")
+            )
+    elif ns.after is not None:
+        raise UsageError("--after applies to --from-ik-constraints")
+    elif ns.config is not None:
         chain_flags["--chain-length"] = ns.chain_length
         given = [flag for flag, value in chain_flags.items() if value is not None]
         if given:
@@ -141,7 +197,11 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
         BakeSettings.from_keywords(None, None, tip_bone="", **defaults)
     except (TypeError, ValueError) as error:
         raise UsageError(_option_names(str(error))) from None
-    if ns.config is None:
+    if ns.from_ik_constraints:
+        chain = _ik_job(
+            {"armature": ns.armature, **({"after": ns.after} if ns.after else {})}, "the command line", defaults
+        )
+    elif ns.config is None:
         options = {"chain_length": ns.chain_length} if ns.chain_length is not None else {}
         entry = {"armature": ns.armature, "target": ns.target, "tip_bone": ns.tip, **options}
         try:
@@ -151,7 +211,7 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     return Request(inputs, chain, ns.config, defaults, ns.output, ns.in_place, ns.report, ns.processes, ns.child)
 
 
-def load_jobs(request: Request) -> tuple[Job, ...]:
+def load_jobs(request: Request) -> tuple[AnyJob, ...]:
     """The jobs to run on every file: the command line's chain, or the config file's jobs.
 
     Raises
@@ -170,7 +230,12 @@ def load_jobs(request: Request) -> tuple[Job, ...]:
     entries = data.get("jobs")
     if not isinstance(entries, list) or not entries:
         raise UsageError(f"{path}: 'jobs' must be a non-empty list of chains to bake")
-    return tuple(_job(entry, f"{path}: job {i}", request.defaults) for i, entry in enumerate(entries, start=1))
+    return tuple(
+        _ik_job(entry, f"{path}: job {i}", request.defaults)
+        if isinstance(entry, dict) and entry.get("from_ik_constraints") is True
+        else _job(entry, f"{path}: job {i}", request.defaults)
+        for i, entry in enumerate(entries, start=1)
+    )
 
 
 def _job(entry: object, where: str, defaults: Mapping[str, Any]) -> Job:
@@ -200,6 +265,32 @@ def _job(entry: object, where: str, defaults: Mapping[str, Any]) -> Job:
     except (TypeError, ValueError) as error:
         raise UsageError(f"{where}: {error}") from None
     return Job(settings, tuple(files))
+
+
+def _ik_job(entry: dict[str, Any], where: str, defaults: Mapping[str, Any]) -> IKJob:
+    """A job baking an armature's IK constraints: its keys over the command line's ``defaults``."""
+    allowed = {"armature", "from_ik_constraints", "files", *IK_KEYWORDS}
+    unknown = sorted(set(entry) - allowed)
+    if unknown:
+        raise UsageError(f"{where}: an IK constraints job takes {', '.join(sorted(allowed))}; not {', '.join(unknown)}")
+    if not isinstance(entry.get("armature"), str) or not entry["armature"]:
+        raise UsageError(f"{where}: 'armature' must be an object's name, got {entry.get('armature')!r}")
+    if defaults.get("method", "fabrik") != "fabrik":
+        raise UsageError(f"{where}: IK constraints are baked with FABRIK (leave out --method)")
+    keywords = {key: value for key, value in {**defaults, **entry}.items() if key in IK_KEYWORDS}
+    try:
+        FrameRange(keywords.get("frame_start"), keywords.get("frame_end"), keywords.get("frame_step", 1))
+        SolverSettings(keywords.get("tolerance", DEFAULTS["tolerance"]), keywords.get("max_iterations", 1))
+    except (TypeError, ValueError) as error:
+        raise UsageError(f"{where}: {error}") from None
+    if keywords.get("after", "mute") not in IK_AFTER:
+        raise UsageError(f"{where}: 'after' must be one of {', '.join(IK_AFTER)}, got {keywords['after']!r}")
+    files = entry.get("files", [])
+    return IKJob(entry["armature"], keywords, tuple([files] if isinstance(files, str) else files))
+
+
+def _given(ns: argparse.Namespace, flag: str) -> bool:
+    return getattr(ns, flag.removeprefix("--").replace("-", "_")) is not None
 
 
 def _option_names(message: str) -> str:
@@ -296,6 +387,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--config", type=Path, metavar="FILE", help="a TOML or JSON file listing the chains to bake in each file"
     )
+    ik = parser.add_argument_group("Blender's IK constraints (instead of a chain)")
+    ik.add_argument(
+        "--from-ik-constraints",
+        action="store_true",
+        help="bake every IK constraint of --armature that is on, then mute them (see --after)",
+    )
+    ik.add_argument("--after", choices=IK_AFTER, help="what becomes of the constraints: mute (default), remove, keep")
     bake = parser.add_argument_group("bake settings (for every chain; a config job's own keys win)")
     bake.add_argument("--frames", type=_frames, metavar="A-B", help="frames to bake; default: the scene's range")
     bake.add_argument("--step", type=_whole(), metavar="N", help="key every N-th frame")

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .files import FilePlan
-from .options import Job
+from .options import AnyJob
 from .report import FileResult, file_done, read_report, say
 
 
@@ -54,7 +54,7 @@ def share(plans: Sequence[FilePlan], processes: int) -> list[list[FilePlan]]:
 
 def bake_in_children(
     plans: Sequence[FilePlan],
-    jobs: Sequence[Job],
+    jobs: Sequence[AnyJob],
     processes: int,
     command: Sequence[str],
     output_args: Sequence[str],

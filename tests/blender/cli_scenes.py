@@ -20,12 +20,16 @@ TOLERANCE = 1e-3
 CHAIN = ("--armature", "Rig", "--tip", "bone.002", "--target", "Target")
 
 
-def save_scene(path: Path, *, armature: str = "Rig", second_chain: bool = False) -> Path:
+def save_scene(path: Path, *, armature: str = "Rig", second_chain: bool = False, ik: bool = False) -> Path:
     """A file with a 3-bone chain ``armature`` and an Empty "Target" looping within its reach (12 frames);
-    with ``second_chain`` also a 2-bone "Arm" and its "Target2"."""
+    with ``second_chain`` also a 2-bone "Arm" and its "Target2"; with ``ik`` the chain's tip has an IK
+    constraint toward "Target"."""
     rigs.new_file(FRAMES)
-    rigs.make_chain(3, name=armature)
-    rigs.keyed_empty("Target", rigs.loop_path(FRAMES, (0.5, 0.3, 2.0), (0.6, 0.5, 0.4)))
+    rig, names = rigs.make_chain(3, name=armature)
+    target = rigs.keyed_empty("Target", rigs.loop_path(FRAMES, (0.5, 0.3, 2.0), (0.6, 0.5, 0.4)))
+    if ik:
+        constraint = rig.pose.bones[names[-1]].constraints.new("IK")
+        constraint.target, constraint.chain_count = target, 3
     if second_chain:
         rigs.make_chain(2, name="Arm")
         rigs.keyed_empty("Target2", rigs.loop_path(FRAMES, (0.3, 0.2, 1.2), (0.3, 0.3, 0.3)))

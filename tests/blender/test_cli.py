@@ -151,6 +151,18 @@ def test_a_report_on_a_file_the_bake_reads_or_writes_is_a_usage_error(tmp_path: 
     assert {path.name: digest(path) for path in tmp_path.iterdir()} == before, "nothing may be written"
 
 
+def test_a_files_ik_constraints_bake_from_the_command_line(tmp_path: Path) -> None:
+    source = save_scene(tmp_path / "shot.blend", ik=True)
+    run = run_cli(source, "--armature", "Rig", "--from-ik-constraints", "--report", tmp_path / "report.json")
+    assert run.returncode == 0, run.stderr
+    (chain,) = json.loads((tmp_path / "report.json").read_text())["files"][0]["chains"]
+    assert (chain["tip_bone"], chain["off_target_frames"]) == ("bone.002", [])
+    errors = tip_errors(tmp_path / "shot_baked.blend")  # opened: the IK constraint is muted, the keys show
+    assert errors.max() <= TOLERANCE * 1.001
+    (constraint,) = bpy.data.objects["Rig"].pose.bones["bone.002"].constraints
+    assert constraint.mute
+
+
 def test_python_embedded_in_a_file_does_not_run(tmp_path: Path) -> None:
     marker = tmp_path / "script-ran.txt"
     save_scene(tmp_path / "evil.blend")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fabrik_cli.options import Job, UsageError, load_jobs, parse_args, script_args
+from fabrik_cli.options import IKJob, Job, UsageError, load_jobs, parse_args, script_args
 
 from fabrik_addon.settings import BakeSettings
 
@@ -188,3 +188,38 @@ def test_a_missing_or_unknown_kind_of_config_is_a_usage_error(tmp_path: Path) ->
         load_jobs(parse_args(["a.blend", "--config", str(tmp_path / "none.toml")]))
     with pytest.raises(UsageError, match=r"must end in \.toml or \.json"):
         load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.yaml", "jobs: []"))]))
+
+
+def test_ik_constraints_jobs_from_the_command_line_and_from_a_config(tmp_path: Path) -> None:
+    request = parse_args(
+        ["a.blend", "--armature", "Rig", "--from-ik-constraints", "--after", "remove", "--frames", "2-9"]
+    )
+    (job,) = load_jobs(request)
+    assert job == IKJob("Rig", {"after": "remove", "frame_start": 2, "frame_end": 9})
+    assert job.label == "Rig/IK constraints"
+    text = '[[jobs]]\narmature = "Rig"\nfrom_ik_constraints = true\ntolerance = 0.01\nfiles = ["shot_*.blend"]\n'
+    (from_config,) = load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.toml", text))]))
+    assert from_config == IKJob("Rig", {"tolerance": 0.01}, ("shot_*.blend",))
+    round_trip = json.dumps({"jobs": [from_config.to_config()]})
+    assert load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.json", round_trip))])) == (from_config,)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--from-ik-constraints", "--armature", "Rig", "--tip", "x"], "leave out --tip"),
+        (["--from-ik-constraints"], "give --armature"),
+        ([*CHAIN, "--after", "keep"], "--after applies to --from-ik-constraints"),
+        (["--from-ik-constraints", "--armature", "Rig", "--method", "ccd"], "baked with FABRIK"),
+        (["--from-ik-constraints", "--armature", "Rig", "--tolerance", "0"], "tolerance must be a positive"),
+    ],
+)
+def test_ik_constraints_usage_errors(args: list[str], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        load_jobs(parse_args(["a.blend", *args]))
+
+
+def test_an_ik_constraints_job_in_a_config_takes_only_its_keys(tmp_path: Path) -> None:
+    text = '[[jobs]]\narmature = "Rig"\nfrom_ik_constraints = true\ntip_bone = "x"\n'
+    with pytest.raises(UsageError, match=r"an IK constraints job takes .*; not tip_bone"):
+        load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.toml", text))]))
