@@ -15,6 +15,10 @@ vertices skinned to the chain with Armature and Smooth modifiers, and a subdivid
 frames, against the same chain without the meshes; a 16- and a 4-bone chain beside another rig under
 Blender's IK constraint, 1,000 frames; and a 48-bone chain of 25-degree cones, 120 frames.
 
+Rig level: a creature whose two legs (bone targets and poles), 32-bone tail and arm (toward a bone of another,
+moving armature) are Blender's IK constraints, 250 frames: ``api.bake_ik_constraints`` against Blender's IK +
+Bake Action of the same bones, per chain.
+
 Both results are measured the same way, by Blender's own evaluation: step each frame and read the tip bone's
 tail (and the keyed local rotations, the knee's head).
 
@@ -298,13 +302,70 @@ def scene_cost_table() -> None:
     print(f"FABRIK in the heavy scene takes {heavy / light:.2f}x its time without the meshes")
 
 
+def creature_table(frames: int) -> None:
+    """The creature's four IK constraints: FABRIK in one bake, against Bake Action of their bones."""
+    span = range(1, frames + 1)
+    results = []
+    for side in ("FABRIK", "native"):
+        rigs.new_file(span)
+        creature, _ = rigs.creature_rig(span)
+        constraints = [c for pb in creature.pose.bones for c in pb.constraints if c.type == "IK"]
+        tips = [pb for pb in creature.pose.bones for c in pb.constraints if c.type == "IK"]
+        goals = [(c.target, c.subtarget) for c in constraints]  # read now: Bake Action removes the constraints
+        bones = {b.name for pb, c in zip(tips, constraints, strict=True) for b in _chain_bones(pb, c.chain_count)}
+        start = time.perf_counter()
+        if side == "FABRIK":
+            api.bake_ik_constraints(creature, tolerance=TOLERANCE)
+        else:
+            bpy.ops.object.mode_set(mode="POSE")
+            for pose_bone in creature.pose.bones:
+                compat.set_bone_selected(creature, pose_bone.name, pose_bone.name in bones)
+            bpy.ops.nla.bake(
+                frame_start=1,
+                frame_end=frames,
+                only_selected=True,
+                visual_keying=True,
+                clear_constraints=True,
+                bake_types={"POSE"},
+            )
+            bpy.ops.object.mode_set(mode="OBJECT")
+        seconds = time.perf_counter() - start
+        errors = np.zeros((frames, len(tips)))
+        scene = bpy.context.scene
+        for i, frame in enumerate(span):
+            scene.frame_set(frame)
+            for k, (tip, (target, bone)) in enumerate(zip(tips, goals, strict=True)):
+                goal = target.matrix_world @ target.pose.bones[bone].head if bone else target.matrix_world.translation
+                errors[i, k] = (creature.matrix_world @ tip.tail - goal).length
+        results.append((seconds, errors, [tip.name for tip in tips]))
+    (ours, our_errors, names), (theirs, their_errors, _) = results
+    print(
+        f"creature, {frames} frames: FABRIK {ours / frames * 1e3:.3f} ms/frame, native {theirs / frames * 1e3:.3f}"
+        f" ms/frame, {theirs / ours:.1f}x"
+    )
+    for k, name in enumerate(names):
+        print(
+            f"  {name:<10} max err F/N {our_errors[:, k].max():.1e}/{their_errors[:, k].max():.1e}  on target F/N "
+            f"{np.mean(our_errors[:, k] <= TOLERANCE):.0%}/{np.mean(their_errors[:, k] <= TOLERANCE):.0%}"
+        )
+
+
+def _chain_bones(tip: bpy.types.PoseBone, count: int) -> list[bpy.types.PoseBone]:
+    bones: list[bpy.types.PoseBone] = []
+    bone: bpy.types.PoseBone | None = tip
+    while bone is not None and (count == 0 or len(bones) < count):
+        bones.append(bone)
+        bone = bone.parent
+    return bones
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only 250 frames")
-    parser.add_argument("--section", choices=["free", "limited", "scene"], action="append", help="only these")
+    parser.add_argument("--section", choices=["free", "limited", "scene", "rig"], action="append", help="only these")
     args = parser.parse_args(sys.argv[sys.argv.index("--") + 1 :] if "--" in sys.argv else sys.argv[1:])
     frame_counts = (250,) if args.quick else (250, 1000)
-    sections = args.section or ["free", "limited", "scene"]
+    sections = args.section or ["free", "limited", "scene", "rig"]
     side_by_side(partial(free_chain, 4, 10))  # the first bake in a process pays for loading; not measured
     print(f"Blender {bpy.app.version_string}; tolerance {TOLERANCE}; times in ms per frame; errors in scene units")
     if "free" in sections:
@@ -316,6 +377,9 @@ def main() -> None:
     if "scene" in sections:
         print("\nScene cost (F: FABRIK, N: Blender's IK constraint)")
         scene_cost_table()
+    if "rig" in sections:
+        print("\nRig level (F: FABRIK's bake_ik_constraints, N: Blender's IK + Bake Action of the same bones)")
+        creature_table(250)
 
 
 if __name__ == "__main__":
