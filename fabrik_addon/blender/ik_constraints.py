@@ -27,7 +27,6 @@ from .checks import check_armature
 from .overrides import animated_paths
 
 
-
 @dataclass(frozen=True)
 class IKSource:
     """An IK constraint read as a chain to bake.

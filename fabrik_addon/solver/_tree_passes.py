@@ -109,22 +109,26 @@ def _turned(offsets: FloatArray, aims: FloatArray, weights: FloatArray) -> Float
     return np.asarray(rotated.transpose(0, 2, 1))
 
 
-def best_turn(offsets: FloatArray, aims: FloatArray, weights: FloatArray) -> FloatArray:
+def best_turn(
+    offsets: FloatArray, aims: FloatArray, weights: FloatArray, least_turn: float = _LEAST_TURN
+) -> FloatArray:
     """The unit quaternion (w, x, y, z) per frame, shape (4, m), maximising ``sum_k weights[k] * aims[k] .
-    (R offsets[k])`` plus ``_LEAST_TURN`` of its scale times ``trace(R)`` (Horn 1987: the eigenvector of the
+    (R offsets[k])`` plus ``least_turn`` of its scale times ``trace(R)`` (Horn 1987: the eigenvector of the
     largest eigenvalue of a symmetric 4x4 matrix).
 
     Parameters
     ----------
     offsets, aims : ndarray, shape (k, 3, m)
     weights : ndarray, shape (k,)
+    least_turn : float
+        How much a smaller turn counts, as a fraction of the aim's scale (see ``_LEAST_TURN``).
     """
     w = weights[:, None]
     S = [[(w * offsets[:, a] * aims[:, b]).sum(axis=0) for b in range(3)] for a in range(3)]  # (m,) each
     scale = (w * norms(offsets) * norms(aims)).sum(axis=0)
     (xx, xy, xz), (yx, yy, yz), (zx, zy, zz) = S
     N = np.empty((offsets.shape[2], 4, 4))
-    N[:, 0, 0] = xx + yy + zz + 4.0 * _LEAST_TURN * scale
+    N[:, 0, 0] = xx + yy + zz + 4.0 * least_turn * scale
     N[:, 1, 1] = xx - yy - zz
     N[:, 2, 2] = yy - xx - zz
     N[:, 3, 3] = zz - xx - yy

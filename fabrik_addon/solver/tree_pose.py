@@ -1,0 +1,161 @@
+"""A tree of bones as rigid bodies, as ``pose`` does for a chain: from local rotations to heads and tails, to
+the ``Tree`` of joints the tree solver moves, and from solved joints back to local rotations.
+
+Every position and rotation is in the tree's base frame: the root bone's rest frame, placed at its head. A
+bone is a rigid body from its head to what it carries: the heads of its children (at fixed offsets in its
+rest frame, which is how a disconnected child hangs) and its tail. In the solver's ``Tree`` each bone is one
+body, carrying its children's heads and, if it is an end effector, its tail.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from numpy.typing import NDArray
+
+from ._tree_passes import best_turn
+from .rotations import quat_between, quat_multiply, quat_to_matrix, sign_continuous, twist
+from .tree import Tree
+from .validate import FloatArray
+
+#: How much the smaller turn counts where bones' carried points leave a turn free (a rigid body whose points
+#: lie on one line): only to pick one, the nearest the bone's own rotation.
+_LEAST_TURN = 1e-12
+
+
+@dataclass(frozen=True)
+class TreeRest:
+    """The rest geometry of a tree of ``b`` bones, parents before children.
+
+    Attributes
+    ----------
+    parents : ndarray of int, shape (b,)
+        Each bone's parent bone; -1 for the root bone (bone 0), the only one.
+    rest_rotations : ndarray, shape (b, 3, 3)
+        Each bone's rest frame relative to its parent's rest frame; the root's is the identity.
+    heads : ndarray, shape (b, 3)
+        Each bone's head relative to its parent's head, in the parent's rest frame; 0 for the root.
+    lengths : ndarray, shape (b,)
+        Each bone's length: its tail lies at (0, length, 0) in its own frame.
+    """
+
+    parents: NDArray[np.int64]
+    rest_rotations: FloatArray
+    heads: FloatArray
+    lengths: FloatArray
+
+    def __post_init__(self) -> None:
+        b = len(self.parents)
+        if b < 1 or self.parents[0] != -1 or (self.parents[1:] < 0).any():
+            raise ValueError("a tree of bones needs one root bone, first, and a parent for every other bone")
+        if (self.parents[1:] >= np.arange(1, b)).any():
+            raise ValueError("every bone's parent must come before it")
+        if self.rest_rotations.shape != (b, 3, 3) or self.heads.shape != (b, 3) or self.lengths.shape != (b,):
+            raise ValueError(f"a tree of {b} bones needs rest_rotations (b, 3, 3), heads (b, 3), lengths (b,)")
+
+    @property
+    def children(self) -> list[list[int]]:
+        return [np.flatnonzero(self.parents == k).tolist() for k in range(len(self.parents))]
+
+
+def tree_forward_kinematics(rest: TreeRest, rotations: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Heads (F, b, 3), tails (F, b, 3) and orientations (F, b, 3, 3) of a tree posed by local rotations
+    (F, b, 4)."""
+    frames, bones = rotations.shape[:2]
+    heads = np.zeros((frames, bones, 3))
+    orientations = np.empty((frames, bones, 3, 3))
+    turned = quat_to_matrix(rotations)
+    for k in range(bones):
+        parent = rest.parents[k]
+        if parent < 0:
+            orientations[:, k] = rest.rest_rotations[k] @ turned[:, k]
+            continue
+        heads[:, k] = heads[:, parent] + orientations[:, parent] @ rest.heads[k]
+        orientations[:, k] = orientations[:, parent] @ rest.rest_rotations[k] @ turned[:, k]
+    tails = heads + orientations[..., :, 1] * rest.lengths[:, None]
+    return heads, tails, orientations
+
+
+@dataclass(frozen=True)
+class TreeJoints:
+    """Where the solver's ``Tree`` joints come from: for each bone, the joint at its head, and the joint at
+    its tail (-1 where the tail is no joint: bones that are not end effectors)."""
+
+    tree: Tree
+    head: NDArray[np.int64]
+    tail: NDArray[np.int64]
+
+
+def solver_tree(rest: TreeRest, rotations: npt.ArrayLike, tips: npt.ArrayLike) -> TreeJoints:
+    """The ``Tree`` of joints for the solver, in the pose of ``rotations`` (b, 4), with the tails of the bones
+    ``tips`` (the end effectors) as joints."""
+    quats = np.asarray(rotations, dtype=np.float64).reshape(1, -1, 4)
+    heads, tails, _ = tree_forward_kinematics(rest, quats)
+    tip_set = {int(t) for t in np.asarray(tips).ravel()}
+    bones = len(rest.parents)
+    head = np.zeros(bones, dtype=np.int64)
+    tail = np.full(bones, -1, dtype=np.int64)
+    points, parents, bodies = [heads[0, 0]], [-1], [-1]
+    children = rest.children
+    for k in range(bones):
+        for child in children[k]:
+            head[child] = len(points)
+            points.append(heads[0, child])
+            parents.append(int(head[k]))
+            bodies.append(k)
+        if k in tip_set:
+            tail[k] = len(points)
+            points.append(tails[0, k])
+            parents.append(int(head[k]))
+            bodies.append(k)
+        elif not children[k]:
+            raise ValueError(f"bone {k} has no children and is no end effector: nothing would turn it")
+    return TreeJoints(Tree(parents, points, bodies), head, tail)
+
+
+def tree_local_rotations(rest: TreeRest, joints: TreeJoints, solved: FloatArray, start: FloatArray) -> FloatArray:
+    """Each bone's local rotation (F, b, 4) that puts what it carries where the solver put it: the smallest
+    turn onto a single carried joint, keeping the twist ``start`` (F or 1, b, 4) had; the best rigid fit
+    onto several, nearest ``start``. Signs continuous from frame to frame.
+
+    Parameters
+    ----------
+    rest : TreeRest
+    joints : TreeJoints
+    solved : ndarray, shape (F, n, 3)
+        The solver's joints.
+    start : ndarray, shape (F, b, 4) or (1, b, 4)
+    """
+    frames, bones = solved.shape[0], len(rest.parents)
+    inputs = np.broadcast_to(start, (frames, bones, 4))
+    result = np.empty((frames, bones, 4))
+    orientations = np.empty((frames, bones, 3, 3))
+    children = rest.children
+    for k in range(bones):
+        parent = rest.parents[k]
+        frame = rest.rest_rotations[k] if parent < 0 else orientations[:, parent] @ rest.rest_rotations[k]
+        frame = np.broadcast_to(frame, (frames, 3, 3))
+        carried = [(rest.heads[c], joints.head[c]) for c in children[k]]
+        if joints.tail[k] >= 0:
+            carried.append((np.array([0.0, rest.lengths[k], 0.0]), joints.tail[k]))
+        offsets = np.array([offset for offset, _ in carried])  # (p, 3) in the bone's rest frame
+        aims = np.stack([solved[:, j] - solved[:, joints.head[k]] for _, j in carried], axis=1)  # (F, p, 3)
+        local_aims = np.einsum("fji,fpj->fpi", frame, aims)  # into the bone's rest frame under its parent
+        if len(carried) == 1:
+            axis = offsets[0] / np.linalg.norm(offsets[0])
+            swing = quat_between(np.broadcast_to(axis, (frames, 3)), _unit(local_aims[:, 0]))
+            rotation = quat_multiply(swing, twist(inputs[:, k], axis))
+        else:
+            own = quat_to_matrix(inputs[:, k])  # fit the turn from the bone's own rotation: ties keep it
+            turned = np.einsum("fij,pj->pif", own, offsets)
+            delta = best_turn(turned, local_aims.transpose(1, 2, 0), np.ones(len(carried)), _LEAST_TURN).T
+            rotation = quat_multiply(delta, inputs[:, k])
+        result[:, k] = sign_continuous(rotation, reference=inputs[0, k])
+        orientations[:, k] = frame @ quat_to_matrix(result[:, k])
+    return result
+
+
+def _unit(vectors: FloatArray) -> FloatArray:
+    return np.asarray(vectors / np.linalg.norm(vectors, axis=-1, keepdims=True), dtype=np.float64)
