@@ -59,6 +59,7 @@ def bake(
     pole_bone: str = "",
     use_rotation: bool = False,
     rotation_weight: float = 1.0,
+    weight: float = 1.0,
     progress: Callable[[float], None] | None = None,
 ) -> BakeReport:
     """Key the rotations of a chain of bones so its tip follows a target on every frame.
@@ -104,6 +105,9 @@ def bake(
     rotation_weight : float
         From 0.01 to 1: how far the tip bone turns toward the target's orientation from the one it would
         take without ``use_rotation``.
+    weight : float
+        How hard the tip pulls when the chain shares bones with others baked with it (``bake_settings``
+        with several chains: they are solved as one tree); a single chain ignores it.
     progress : callable, optional
         Called with the fraction done, from 0 to 1.
 

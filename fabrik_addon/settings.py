@@ -128,6 +128,9 @@ class ChainSettings(Generic[ObjectT]):
     rotation_weight : float
         In [0.01, 1]: how far the tip turns from its free orientation toward the target's (the IK
         constraint's Rotation weight).
+    weight : float
+        How hard the tip pulls (> 0) when the chain shares bones with others (they are solved as one tree):
+        only the weights' ratios matter (the IK constraint's Weight).
     """
 
     armature: ObjectT
@@ -141,6 +144,7 @@ class ChainSettings(Generic[ObjectT]):
     pole_bone: str = ""
     use_rotation: bool = False
     rotation_weight: float = 1.0
+    weight: float = 1.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.tip_bone, str):
@@ -158,6 +162,7 @@ class ChainSettings(Generic[ObjectT]):
         if not _WEIGHT_MIN <= weight <= 1.0:  # NaN fails too
             raise ValueError(f"rotation_weight must be a number from {_WEIGHT_MIN} to 1, got {self.rotation_weight!r}")
         _set(self, "rotation_weight", weight)
+        _set(self, "weight", _positive(self.weight, "weight"))
 
 
 @dataclass(frozen=True)

@@ -328,3 +328,82 @@ def creature_rig(frames: range) -> tuple[bpy.types.Object, bpy.types.Object]:
             ik.pole_target, ik.pole_subtarget, ik.pole_angle = creature, pole, -math.pi / 2
     bpy.context.view_layer.objects.active = creature
     return creature, prop
+
+
+def y_rig(trunk: int = 4, branch: int = 6, name: str = "Y") -> tuple[bpy.types.Object, list[str], list[str]]:
+    """A Y: a trunk of ``trunk`` bones up +Z and two branches of ``branch`` bones from its top, leaning apart.
+    Returns the armature, the two branch tips and every bone's name."""
+    armature = link(bpy.data.objects.new(name, bpy.data.armatures.new(name)))
+    _edit(armature)
+    edit = armature.data.edit_bones
+    parent = None
+    for i in range(trunk):
+        bone = edit.new(f"trunk.{i:03d}")
+        bone.head, bone.tail = Vector((0, 0, 0.5 * i)), Vector((0, 0, 0.5 * (i + 1)))
+        bone.parent, bone.use_connect = parent, parent is not None
+        parent = bone
+    top = parent
+    tips = []
+    for side, lean in (("L", 1.0), ("R", -1.0)):
+        parent = top
+        for i in range(branch):
+            bone = edit.new(f"branch.{side}.{i:03d}")
+            start = Vector((lean * 0.25 * i, 0.0, 0.5 * trunk + 0.4 * i))
+            bone.head, bone.tail = start, start + Vector((lean * 0.25, 0.0, 0.4))
+            bone.parent, bone.use_connect = parent, True
+            parent = bone
+        tips.append(parent.name)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return armature, tips, [b.name for b in armature.data.bones]
+
+
+def hand_rig(name: str = "Hand") -> tuple[bpy.types.Object, list[str], list[str]]:
+    """An arm of two bones, a palm, and five fingers of three bones whose roots are disconnected from the palm
+    (spread across its end). Returns the armature, the five fingertips and every bone's name."""
+    armature = link(bpy.data.objects.new(name, bpy.data.armatures.new(name)))
+    _edit(armature)
+    edit = armature.data.edit_bones
+    upper = edit.new("upper_arm")
+    upper.head, upper.tail = Vector((0, 0, 0)), Vector((0, 0, 1.0))
+    fore = edit.new("forearm")
+    fore.head, fore.tail, fore.parent, fore.use_connect = Vector((0, 0, 1.0)), Vector((0, 0.05, 1.9)), upper, True
+    palm = edit.new("palm")
+    palm.head, palm.tail, palm.parent, palm.use_connect = fore.tail, Vector((0, 0.08, 2.25)), fore, True
+    tips = []
+    for finger in range(5):
+        parent = palm
+        root = Vector(((finger - 2) * 0.09, 0.08, 2.3 - 0.02 * abs(finger - 2)))
+        for segment in range(3):
+            bone = edit.new(f"finger.{finger}.{segment}")
+            bone.head = root if segment == 0 else parent.tail
+            bone.tail = bone.head + Vector((0.0, 0.01, 0.12 - 0.02 * segment))
+            bone.parent, bone.use_connect = parent, segment > 0
+            parent = bone
+        tips.append(parent.name)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return armature, tips, [b.name for b in armature.data.bones]
+
+
+def posed_targets(
+    armature: bpy.types.Object, tips: Sequence[str], bones: Sequence[str], frames: range, spread: float = 0.5
+) -> list[bpy.types.Object]:
+    """An Empty per tip, keyed on every frame where that tip's tail is in a pose the rig itself takes (its
+    bones turned smoothly by up to ``spread`` radians), so that all tips can reach their targets at once.
+    The rig is left at rest."""
+    pose = armature.pose
+    assert pose is not None
+    random = np.random.default_rng(7)
+    phases = random.uniform(0, 2 * math.pi, size=(len(bones), 3))
+    paths: list[Keys] = [[] for _ in tips]
+    for frame in frames:
+        for k, name in enumerate(bones):
+            x, y, z = spread * np.sin(0.15 * frame + phases[k])
+            pose.bones[name].rotation_mode = "XYZ"
+            pose.bones[name].rotation_euler = (x, 0.3 * y, z)
+        bpy.context.view_layer.update()
+        for path, tip in zip(paths, tips, strict=True):
+            path.append((frame, tuple(armature.matrix_world @ pose.bones[tip].tail)))  # type: ignore[arg-type]
+    for name in bones:
+        pose.bones[name].rotation_euler = (0.0, 0.0, 0.0)
+        pose.bones[name].rotation_mode = "QUATERNION"
+    return [keyed_empty(f"{tip}.target", path) for tip, path in zip(tips, paths, strict=True)]

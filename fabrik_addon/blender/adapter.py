@@ -111,22 +111,81 @@ def prepare_chain(
 
 @dataclass(frozen=True)
 class Solved:
-    """A solved chain as the keys to write.
+    """A solved unit (one chain, or chains that share bones, solved as one tree) as the keys to write.
 
     Attributes
     ----------
+    pose_bones : list of bpy.types.PoseBone
+        The bones to key.
     channels : list of ndarray, shape (F, 3) or (F, 4)
         Per bone, its rotation channel values in its own rotation mode.
-    y_scales : ndarray, shape (F, m), or None
+    y_scales : ndarray, shape (F, bones), or None
         Y scales to key, with stretch.
-    iterations : ndarray of int, shape (F,)
-    reached : ndarray of bool, shape (F,)
+    iterations, reached : list of ndarray, shape (F,)
+        Per chain of the unit: solver iterations, and whether the solver brought its tip within tolerance.
     """
 
+    pose_bones: list[bpy.types.PoseBone]
     channels: list[FloatArray]
     y_scales: FloatArray | None
-    iterations: NDArray[np.int64]
-    reached: NDArray[np.bool_]
+    iterations: list[NDArray[np.int64]]
+    reached: list[NDArray[np.bool_]]
+
+
+@dataclass(frozen=True)
+class ChainFrame:
+    """A chain's inputs, checked, in its root frame (the root bone's rest frame under its posed parent, at its
+    head), where the solver works.
+
+    Attributes
+    ----------
+    scale, linear, origin : ndarray, shapes (F,), (F, 3, 3), (F, 3)
+        The root frame's uniform scale, linear part and origin per frame.
+    rotations : ndarray, shape (F or 1, m, 4)
+        Each chain bone's own rotation, read from the scene: where the solve starts.
+    tolerance : float
+        The tolerance in the root frame's units, less what float32 keys can cost.
+    """
+
+    scale: FloatArray
+    linear: FloatArray
+    origin: FloatArray
+    rotations: FloatArray
+    tolerance: float
+
+    def points(self, world: FloatArray) -> FloatArray:
+        """World points (F, 3) into the root frame: rotated back and scaled down to the chain's rest units, by
+        the root frame's inverse (not its transpose over its scale: Blender's float32 matrices are slightly
+        sheared, by a few 1e-6 where the root bone points nearly opposite its parent, and Blender poses the
+        chain with them as they are)."""
+        return np.asarray(np.linalg.solve(self.linear, (world - self.origin)[..., None])[..., 0], dtype=np.float64)
+
+    def orientations(self, world: FloatArray) -> FloatArray:
+        """World orientations (F, 3, 3) into the root frame."""
+        rotation = self.linear / self.scale[:, None, None]
+        return np.asarray(np.swapaxes(rotation, 1, 2) @ world, dtype=np.float64)
+
+
+def chain_frame(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int64], tolerance: float) -> ChainFrame:
+    """Check what the scene did on each frame and set the chain's inputs in its root frame.
+
+    Raises
+    ------
+    ValueError
+        For what the scene does on some frame that the solve cannot honour (naming the frame): a scaled or
+        moved chain bone, a non-uniform scale above the chain, a number that is not finite.
+    """
+    chain = prepared.chain
+    _check_finite(chain, inputs, frames)
+    _check_bone_bases(chain, inputs.bone_bases, frames, prepared.settings.use_stretch)
+    scale, linear, origin = _split_root_frames(inputs.root_frames, frames, chain.bone_names[0])
+    bases = inputs.bone_bases[..., :3, :3]
+    rotations = matrix_to_quat(bases / np.linalg.norm(bases, axis=-2, keepdims=True))  # (F or 1, m, 4)
+    # Blender keeps keys and evaluates poses in float32: aim inside the tolerance by what that can cost,
+    # a rounding of each bone's rotation moving the tip by up to the chain's reach (capped at half).
+    reach = float(chain.rest.lengths.sum() * scale.max())
+    margin = min(0.5 * tolerance, _FLOAT32_ROUNDING * len(chain.bone_names) * reach)
+    return ChainFrame(scale, linear, origin, rotations, (tolerance - margin) / float(scale.max()))
 
 
 def solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int64], solver: SolverSettings) -> Solved:
@@ -135,46 +194,25 @@ def solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int6
     Raises
     ------
     ValueError
-        For what the scene does on some frame that the solve cannot honour (naming the frame): a scaled or
-        moved chain bone, a non-uniform scale above the chain, a target that is not a number.
+        As ``chain_frame``.
     """
     chain = prepared.chain
-    use_stretch = prepared.settings.use_stretch
-    _check_finite(chain, inputs, frames)
-    _check_bone_bases(chain, inputs.bone_bases, frames, use_stretch)
-    scale, linear, origin = _split_root_frames(inputs.root_frames, frames, chain.bone_names[0])
-
-    def to_root_frame(points: FloatArray) -> FloatArray:
-        """World points into the root frame: rotated back and scaled down to the chain's rest units, by the
-        root frame's inverse (not its transpose over its scale: Blender's float32 matrices are slightly
-        sheared, by a few 1e-6 where the root bone points nearly opposite its parent, and Blender poses the
-        chain with them as they are)."""
-        return np.asarray(np.linalg.solve(linear, (points - origin)[..., None])[..., 0], dtype=np.float64)
-
-    targets = to_root_frame(inputs.targets)
-    bases = inputs.bone_bases[..., :3, :3]
-    input_rotations = matrix_to_quat(bases / np.linalg.norm(bases, axis=-2, keepdims=True))  # (F or 1, m, 4)
-    # Blender keeps keys and evaluates poses in float32: aim inside the tolerance by what that can cost,
-    # a rounding of each bone's rotation moving the tip by up to the chain's reach (capped at half).
-    reach = float(chain.rest.lengths.sum() * scale.max())
-    margin = min(0.5 * solver.tolerance, _FLOAT32_ROUNDING * len(chain.bone_names) * reach)
-    solver_tolerance = (solver.tolerance - margin) / float(scale.max())
+    root = chain_frame(prepared, inputs, frames, solver.tolerance)
     orientations = None
     if prepared.use_rotation:
         assert inputs.target_rotations is not None, "read with the goal's orientation"
-        rotation = linear / scale[:, None, None]  # the root frame's rotation: world orientations into it
-        orientations = np.swapaxes(rotation, 1, 2) @ inputs.target_rotations
+        orientations = root.orientations(inputs.target_rotations)
     solution = solve_bones(
         chain.rest,
-        input_rotations,
-        targets,
+        root.rotations,
+        root.points(inputs.targets),
         limits=chain.limits,
-        poles=None if inputs.poles is None else to_root_frame(inputs.poles),
+        poles=None if inputs.poles is None else root.points(inputs.poles),
         pole_angle=prepared.settings.pole_angle,
-        stretch=use_stretch,
+        stretch=prepared.settings.use_stretch,
         orientations=orientations,
         orientation_weight=prepared.settings.rotation_weight,
-        tolerance=solver_tolerance,
+        tolerance=root.tolerance,
         max_iterations=solver.max_iterations,
         method=solver.method,
         warm_start=solver.warm_start,
@@ -182,12 +220,11 @@ def solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int6
     rotations, y_scales = solution.rotations, None
     if solution.scales is not None:
         rotations, y_scales = inherited_stretch(chain.rest, rotations, solution.scales)
-    iterations, reached = solution.iterations, solution.error <= solver_tolerance
     channels = [
         rotation_channels(rotations[:, k], pose_bone.rotation_mode, inputs.first_channels[k])
         for k, pose_bone in enumerate(chain.pose_bones)
     ]
-    return Solved(channels, y_scales, iterations, reached)
+    return Solved(chain.pose_bones, channels, y_scales, [solution.iterations], [solution.error <= root.tolerance])
 
 
 def _check_finite(chain: ArmatureChain, inputs: Inputs, frames: NDArray[np.int64]) -> None:

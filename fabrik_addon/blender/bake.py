@@ -25,6 +25,7 @@ from .keys import KeyWriter
 from .overrides import check_blending
 from .pose_state import PoseSnapshot
 from .sampling import sample_inputs, sample_tips
+from .tree_adapter import PreparedTree, prepare_tree, solve_tree_unit
 
 #: Shares of the progress bar: reading the scene, then (after solving and writing) checking the keys.
 _READ_SHARE = 0.45
@@ -154,6 +155,10 @@ class BakePlan:
     chains : list of PreparedChain
     chain_bones : dict of armature to set of str
         The chains' bones on each armature.
+    units : list of list of int
+        The chains solved together: alone, or with the chains they share bones with (a tree).
+    trees : dict of int to PreparedTree
+        The trees among ``units``, by their position in it.
     """
 
     settings: BakeSettings[bpy.types.Object]
@@ -161,6 +166,8 @@ class BakePlan:
     frame_range: range
     chains: list[PreparedChain]
     chain_bones: dict[bpy.types.Object, set[str]]
+    units: list[list[int]]
+    trees: dict[int, PreparedTree]
 
 
 def plan(
@@ -183,13 +190,19 @@ def plan(
     for chain in settings.chains:
         theirs = {(bone, name) for owner, bone, name in replaced if owner == chain.armature}
         chains.append(prepare_chain(chain, settings.solver, theirs))
-    return BakePlan(settings, scene, frame_range, chains, _check_armatures(chains, settings.action_name))
+    chain_bones = _check_armatures(chains, settings.action_name)
+    units = _units(chains)
+    trees = {
+        k: prepare_tree([chains[i] for i in unit], settings.solver) for k, unit in enumerate(units) if len(unit) > 1
+    }
+    return BakePlan(settings, scene, frame_range, chains, chain_bones, units, trees)
 
 
 def run(plan: BakePlan, progress: Callable[[float], None] | None = None, *, sandbox: bool = True) -> RigBakeReport:
     """Carry out a planned bake (see ``bake``): read, solve, write, check; all or nothing."""
     started = time.perf_counter()
     settings, scene, prepared, chain_bones = plan.settings, plan.scene, plan.chains, plan.chain_bones
+    solver = settings.solver
     frames = np.array(plan.frame_range, dtype=np.int64)
     span = (float(plan.frame_range.start), float(plan.frame_range.stop - 1))
     report_progress = progress or (lambda fraction: None)
@@ -217,14 +230,19 @@ def run(plan: BakePlan, progress: Callable[[float], None] | None = None, *, sand
             timings["read scene"] = time.perf_counter() - clock
 
             clock = time.perf_counter()
-            solved = [solve_chain(p, i, frames, settings.solver) for p, i in zip(prepared, inputs, strict=True)]
+            solved = [
+                solve_tree_unit(plan.trees[k], [inputs[i] for i in unit], frames, solver)
+                if k in plan.trees
+                else solve_chain(prepared[unit[0]], inputs[unit[0]], frames, solver)
+                for k, unit in enumerate(plan.units)
+            ]
             timings["solve"] = time.perf_counter() - clock
 
             with ExitStack() as undo:  # from here on, a failure undoes every key of every armature
                 writers = {a: undo.enter_context(KeyWriter(a, settings.action_name)) for a in chain_bones}
                 clock = time.perf_counter()
-                for chain, result in zip(prepared, solved, strict=True):
-                    _write(writers[chain.chain.armature], chain, frames, span, result)
+                for unit, result in zip(plan.units, solved, strict=True):
+                    _write(writers[prepared[unit[0]].chain.armature], frames, span, result)
                 timings["write keys"] = time.perf_counter() - clock
                 report_progress(1.0 - _CHECK_SHARE)
 
@@ -238,9 +256,14 @@ def run(plan: BakePlan, progress: Callable[[float], None] | None = None, *, sand
         _settle(snapshots, chain_bones if succeeded else {})
 
     seconds = time.perf_counter() - started
+    found = {
+        i: (solved[k].iterations[j], solved[k].reached[j])
+        for k, unit in enumerate(plan.units)
+        for j, i in enumerate(unit)
+    }
     reports = tuple(
-        _report(chain, frames, result, tips, targets, settings.solver.tolerance, seconds, timings, writers)
-        for chain, result, (tips, targets) in zip(prepared, solved, checked, strict=True)
+        _report(chain, frames, *found[i], tips, targets, settings.solver.tolerance, seconds, timings, writers)
+        for i, (chain, (tips, targets)) in enumerate(zip(prepared, checked, strict=True))
     )
     return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, mode)
 
@@ -259,17 +282,7 @@ def _settle(snapshots: list[PoseSnapshot], keyed: dict[bpy.types.Object, set[str
 def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> dict[bpy.types.Object, set[str]]:
     """Each armature's keys can go into the Action and play from there; returns the chains' bones of each."""
     chain_bones: dict[bpy.types.Object, set[str]] = {}
-    owners: dict[tuple[bpy.types.Object, str], str] = {}
     for chain in prepared:
-        label = f"{chain.chain.armature.name}/{chain.chain.bone_names[-1]}"
-        shared = [name for name in chain.chain.bone_names if (chain.chain.armature, name) in owners]
-        if shared:
-            other = owners[(chain.chain.armature, shared[0])]
-            raise ValueError(
-                f"the chains {other} and {label} share the bones {', '.join(map(repr, shared))}: chains that "
-                "share bones are one tree, which this version cannot bake; bake them one at a time"
-            )
-        owners.update({(chain.chain.armature, name): label for name in chain.chain.bone_names})
         chain_bones.setdefault(chain.chain.armature, set()).update(chain.chain.bone_names)
     if action_name is not None and len(chain_bones) > 1:
         raise ValueError(
@@ -282,16 +295,30 @@ def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> 
     return chain_bones
 
 
-def _write(
-    writer: KeyWriter,
-    prepared: PreparedChain,
-    frames: NDArray[np.int64],
-    span: tuple[float, float],
-    solved: Solved,
-) -> None:
-    """Key each chain bone's rotation channels (and Y scale, with stretch) on ``frames``, replacing their keys
+def _units(prepared: list[PreparedChain]) -> list[list[int]]:
+    """The chains grouped by the bones they share (on one armature): each group is solved as one (a tree)."""
+    group = list(range(len(prepared)))
+
+    def top(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    owner: dict[tuple[bpy.types.Object, str], int] = {}
+    for i, chain in enumerate(prepared):
+        for name in chain.chain.bone_names:
+            other = owner.setdefault((chain.chain.armature, name), i)
+            group[top(i)] = top(other)
+    units: dict[int, list[int]] = {}
+    for i in range(len(prepared)):
+        units.setdefault(top(i), []).append(i)
+    return list(units.values())
+
+
+def _write(writer: KeyWriter, frames: NDArray[np.int64], span: tuple[float, float], solved: Solved) -> None:
+    """Key each solved bone's rotation channels (and Y scale, with stretch) on ``frames``, replacing their keys
     within ``span``."""
-    for k, (pose_bone, channels) in enumerate(zip(prepared.chain.pose_bones, solved.channels, strict=True)):
+    for k, (pose_bone, channels) in enumerate(zip(solved.pose_bones, solved.channels, strict=True)):
         path = pose_bone.path_from_id(rotation_property(pose_bone.rotation_mode))
         for index in range(channels.shape[1]):
             writer.replace(path, index, pose_bone.name, frames, channels[:, index], span)
@@ -302,7 +329,8 @@ def _write(
 def _report(
     prepared: PreparedChain,
     frames: NDArray[np.int64],
-    solved: Solved,
+    iterations: NDArray[np.int64],
+    reached: NDArray[np.bool_],
     tips: FloatArray,
     targets: FloatArray,
     tolerance: float,
@@ -318,8 +346,8 @@ def _report(
         bones=chain.bone_names,
         frames=frames,
         error=error,
-        iterations=solved.iterations,
-        unreachable_frames=tuple(int(f) for f in frames[~solved.reached]),
+        iterations=iterations,
+        unreachable_frames=tuple(int(f) for f in frames[~reached]),
         off_target_frames=tuple(int(f) for f in frames[~(error <= tolerance)]),
         tolerance=tolerance,
         max_error=float(error.max()),

@@ -96,11 +96,8 @@ def read_chain(armature: bpy.types.Object, tip_bone: str, chain_length: int) -> 
     # (by a few 1e-6 where a bone points nearly opposite its parent, as a thigh under the spine), and taking
     # a transpose of one as its inverse would put the chain a few 1e-6 away from where Blender poses it.
     rest_rotations = np.array([np.eye(3)] + [np.array(bone.matrix) for bone in chain[1:]])
-    # From each bone's head to the next joint, in the bone's rest frame: along Y by its length to its tail,
-    # then on to its child's head.
-    offsets = np.array([(0.0, bone.length, 0.0) for bone in chain])
-    for offset, child in zip(offsets[:-1], chain[1:], strict=True):
-        offset += np.array(child.head)
+    # From each bone's head to the next joint, in the bone's rest frame: its child's head, or its tail.
+    offsets = np.array([*(hang(child) for child in chain[1:]), (0.0, chain[-1].length, 0.0)])
     for name, offset, next_name in zip(names, offsets, (*names[1:], None), strict=True):
         if np.linalg.norm(offset) <= _ZERO_OFFSET_FRACTION * bones[name].length:
             raise ValueError(
@@ -116,6 +113,15 @@ def read_chain(armature: bpy.types.Object, tip_bone: str, chain_length: int) -> 
         rest=ChainRest(rest_rotations, offsets),
         limits=read_limits([pose.bones[name] for name in names]),
     )
+
+
+def hang(bone: bpy.types.Bone) -> FloatArray:
+    """Where a bone's head is from its parent's head, in the parent's rest frame: along Y by the parent's
+    length to its tail, then on by the bone's own head (which Blender stores from the parent's tail)."""
+    parent = bone.parent
+    assert parent is not None
+    offset: FloatArray = np.array(bone.head, dtype=np.float64) + np.array([0.0, parent.length, 0.0])
+    return offset
 
 
 def read_limits(pose_bones: list[bpy.types.PoseBone]) -> JointLimits:

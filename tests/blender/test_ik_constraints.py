@@ -123,9 +123,10 @@ def _refuse(
     assert state() == before
 
 
-def _second_ik(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
+def _second_ik_with_limits(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
     other = armature.pose.bones[names[2]].constraints.new("IK")
     other.target, other.chain_count = ik.target, 2
+    armature.pose.bones[names[1]].use_ik_limit_x = True
 
 
 def _driven_mute_reading_keys(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
@@ -146,7 +147,7 @@ REFUSED: dict[str, tuple[Callable[..., object], str]] = {
         lambda a, n, ik: (setattr(ik, "target", a), setattr(ik, "subtarget", "bone.002")),
         r"the IK constraint 'IK' of bone 'bone.003': the target bone 'bone.002' is a bone of the chain",
     ),
-    "shared bones": (_second_ik, r"share the bones 'bone.001', 'bone.002'"),
+    "a tree with limits": (_second_ik_with_limits, r"share bones and are solved as one tree, which does not honour IK"),
     "driven mute reading keys": (_driven_mute_reading_keys, r"switched on and off by a driver that reads animated"),
     "nothing on": (lambda a, n, ik: setattr(ik, "mute", True), "has no IK constraint that is on to bake"),
 }
