@@ -19,6 +19,11 @@ Rig level: a creature whose two legs (bone targets and poles), 32-bone tail and 
 moving armature) are Blender's IK constraints, 250 frames: ``api.bake_ik_constraints`` against Blender's IK +
 Bake Action of the same bones, per chain.
 
+Trees: IK constraints whose chains share bones (a Y of a 4-bone trunk and two 6-bone branches, an arm with a
+palm and five 3-bone fingers, a 60-bone tree of three levels with 9 tips), targets taken from poses the rig
+itself takes so that every tip can reach at once, 120 frames: ``bake_ik_constraints`` (one tree) against
+Blender's tree IK + Bake Action; the share of frames with every tip within the tolerance.
+
 Both results are measured the same way, by Blender's own evaluation: step each frame and read the tip bone's
 tail (and the keyed local rotations, the knee's head).
 
@@ -350,6 +355,60 @@ def creature_table(frames: int) -> None:
         )
 
 
+TREES: dict[str, Callable[[], tuple[bpy.types.Object, list[str], list[str]]]] = {
+    "Y (16 bones, 2 tips)": rigs.y_rig,
+    "hand (20 bones, 5 tips)": rigs.hand_rig,
+    "tree (60 bones, 9 tips)": rigs.branching_rig,
+}
+
+
+def tree_table(frames: int) -> None:
+    """Trees of IK constraints: FABRIK's tree against Blender's tree IK, each baked from a fresh file."""
+    span = range(1, frames + 1)
+    print(f"{'tree':<24} | {'FABRIK':>7} {'native':>7} {'speed-up':>8} | every tip on target F/N | max err F/N")
+    for label, build in TREES.items():
+        results = []
+        for side in ("FABRIK", "native"):
+            rigs.new_file(span)
+            armature, tips, bones = build()
+            targets = rigs.posed_targets(armature, tips, bones, span)
+            for tip, target in zip(tips, targets, strict=True):
+                ik = armature.pose.bones[tip].constraints.new("IK")
+                assert isinstance(ik, bpy.types.KinematicConstraint)
+                ik.target, ik.chain_count = target, 0
+            _active(Setup(armature, tips[0], 0, targets[0], JointLimits.free(1)))
+            start = time.perf_counter()
+            if side == "FABRIK":
+                api.bake_ik_constraints(armature, tolerance=TOLERANCE)
+            else:
+                bpy.ops.object.mode_set(mode="POSE")
+                for name in bones:
+                    compat.set_bone_selected(armature, name, True)
+                bpy.ops.nla.bake(
+                    frame_start=1,
+                    frame_end=frames,
+                    only_selected=True,
+                    visual_keying=True,
+                    clear_constraints=True,
+                    bake_types={"POSE"},
+                )
+                bpy.ops.object.mode_set(mode="OBJECT")
+            seconds = time.perf_counter() - start
+            errors = np.empty((frames, len(tips)))
+            for i, frame in enumerate(span):
+                bpy.context.scene.frame_set(frame)
+                for k, (tip, target) in enumerate(zip(tips, targets, strict=True)):
+                    tail = armature.matrix_world @ armature.pose.bones[tip].tail
+                    errors[i, k] = (tail - target.matrix_world.translation).length
+            results.append((seconds, errors))
+        (ours, our_errors), (theirs, their_errors) = results
+        ours_on, theirs_on = (np.mean((e <= TOLERANCE).all(axis=1)) for e in (our_errors, their_errors))
+        print(
+            f"{label:<24} | {ours / frames * 1e3:>7.3f} {theirs / frames * 1e3:>7.3f} {theirs / ours:>7.1f}x | "
+            f"{ours_on:>11.0%}/{theirs_on:<11.0%} | {our_errors.max():.1e}/{their_errors.max():.1e}"
+        )
+
+
 def _chain_bones(tip: bpy.types.PoseBone, count: int) -> list[bpy.types.PoseBone]:
     bones: list[bpy.types.PoseBone] = []
     bone: bpy.types.PoseBone | None = tip
@@ -362,10 +421,12 @@ def _chain_bones(tip: bpy.types.PoseBone, count: int) -> list[bpy.types.PoseBone
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only 250 frames")
-    parser.add_argument("--section", choices=["free", "limited", "scene", "rig"], action="append", help="only these")
+    parser.add_argument(
+        "--section", choices=["free", "limited", "scene", "rig", "trees"], action="append", help="only these"
+    )
     args = parser.parse_args(sys.argv[sys.argv.index("--") + 1 :] if "--" in sys.argv else sys.argv[1:])
     frame_counts = (250,) if args.quick else (250, 1000)
-    sections = args.section or ["free", "limited", "scene", "rig"]
+    sections = args.section or ["free", "limited", "scene", "rig", "trees"]
     side_by_side(partial(free_chain, 4, 10))  # the first bake in a process pays for loading; not measured
     print(f"Blender {bpy.app.version_string}; tolerance {TOLERANCE}; times in ms per frame; errors in scene units")
     if "free" in sections:
@@ -380,6 +441,9 @@ def main() -> None:
     if "rig" in sections:
         print("\nRig level (F: FABRIK's bake_ik_constraints, N: Blender's IK + Bake Action of the same bones)")
         creature_table(250)
+    if "trees" in sections:
+        print("\nTrees (F: FABRIK's tree, N: Blender's tree IK + Bake Action), 120 frames")
+        tree_table(120)
 
 
 if __name__ == "__main__":

@@ -407,3 +407,35 @@ def posed_targets(
         pose.bones[name].rotation_euler = (0.0, 0.0, 0.0)
         pose.bones[name].rotation_mode = "QUATERNION"
     return [keyed_empty(f"{tip}.target", path) for tip, path in zip(tips, paths, strict=True)]
+
+
+def branching_rig(
+    lengths: Sequence[int] = (6, 6, 4), fan: int = 3, name: str = "Tree"
+) -> tuple[bpy.types.Object, list[str], list[str]]:
+    """A tree of branches: a trunk of ``lengths[0]`` bones up +Z, ``fan`` branches of ``lengths[1]`` bones
+    from its top, ``fan`` more from each of theirs, and so on (60 bones with the defaults), spreading out as
+    they rise. Returns the armature, the outermost tips and every bone's name."""
+    armature = link(bpy.data.objects.new(name, bpy.data.armatures.new(name)))
+    _edit(armature)
+    edit = armature.data.edit_bones
+    tips: list[str] = []
+
+    def grow(parent: bpy.types.EditBone | None, level: int, direction: Vector, label: str) -> None:
+        head = parent.tail.copy() if parent is not None else Vector((0.0, 0.0, 0.0))
+        for i in range(lengths[level]):
+            bone = edit.new(f"{label}.{i:02d}")
+            bone.head, bone.tail = head, head + 0.3 * direction
+            bone.parent, bone.use_connect = parent, parent is not None
+            parent, head = bone, bone.tail.copy()
+        assert parent is not None
+        if level + 1 == len(lengths):
+            tips.append(parent.name)
+            return
+        for k in range(fan):
+            angle = 2 * math.pi * (k + 0.25 * level) / fan
+            spread = Vector((math.cos(angle), math.sin(angle), 0.0)) * (0.5 + 0.2 * level)
+            grow(parent, level + 1, (direction + spread).normalized(), f"{label}{k}")
+
+    grow(None, 0, Vector((0.0, 0.0, 1.0)), "b")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return armature, tips, [b.name for b in armature.data.bones]

@@ -20,6 +20,9 @@ from .rotations import quat_between, quat_multiply, quat_to_matrix, sign_continu
 from .tree import Tree
 from .validate import FloatArray
 
+#: Children of a bone whose heads lie within this distance of each other (scene units at rest) hang from one
+#: joint: a fork, where the paper's sub-base is (two branches connected to one tail).
+_SAME_PLACE = 1e-6
 #: How much the smaller turn counts where bones' carried points leave a turn free (a rigid body whose points
 #: lie on one line): only to pick one, the nearest the bone's own rotation.
 _LEAST_TURN = 1e-12
@@ -100,8 +103,13 @@ def solver_tree(rest: TreeRest, rotations: npt.ArrayLike, tips: npt.ArrayLike) -
     points, parents, bodies = [heads[0, 0]], [-1], [-1]
     children = rest.children
     for k in range(bones):
+        carried: dict[tuple[float, ...], int] = {}  # children whose heads coincide hang from one joint
         for child in children[k]:
-            head[child] = len(points)
+            where = tuple(np.round(rest.heads[child] / _SAME_PLACE).tolist())
+            if where in carried:
+                head[child] = carried[where]
+                continue
+            head[child] = carried[where] = len(points)
             points.append(heads[0, child])
             parents.append(int(head[k]))
             bodies.append(k)
@@ -137,7 +145,7 @@ def tree_local_rotations(rest: TreeRest, joints: TreeJoints, solved: FloatArray,
         parent = rest.parents[k]
         frame = rest.rest_rotations[k] if parent < 0 else orientations[:, parent] @ rest.rest_rotations[k]
         frame = np.broadcast_to(frame, (frames, 3, 3))
-        carried = [(rest.heads[c], joints.head[c]) for c in children[k]]
+        carried = list({int(joints.head[c]): (rest.heads[c], joints.head[c]) for c in children[k]}.values())
         if joints.tail[k] >= 0:
             carried.append((np.array([0.0, rest.lengths[k], 0.0]), joints.tail[k]))
         offsets = np.array([offset for offset, _ in carried])  # (p, 3) in the bone's rest frame
