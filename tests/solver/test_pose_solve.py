@@ -12,10 +12,10 @@ from fabrik_addon.solver.pose import ChainRest, forward_kinematics
 from fabrik_addon.solver.rotations import quat_normalize, quat_to_matrix
 from fabrik_addon.solver.validate import FloatArray
 
+from .chains import random_limited_chain
+
 DEG = np.pi / 180
 IDENTITY = np.array([1.0, 0, 0, 0])
-#: Hinge about X; cone (X and Z limited); cone with a twist limit; free.
-KINDS = ("hinge", "cone", "cone+twist", "free")
 
 
 def _leg(stretch: tuple[float, float] = (0.0, 0.0)) -> tuple[ChainRest, JointLimits]:
@@ -32,32 +32,11 @@ def _leg(stretch: tuple[float, float] = (0.0, 0.0)) -> tuple[ChainRest, JointLim
     return rest, knee
 
 
-def _random_chain(rng: np.random.Generator, bones: int) -> tuple[ChainRest, JointLimits, list[str]]:
-    """Random rest frames and lengths (some bones disconnected), each bone a random kind of joint."""
-    rest_rotations = quat_to_matrix(quat_normalize(rng.normal(size=(bones, 4)) * [3, 1, 1, 1]))
-    rest_rotations[0] = np.eye(3)
-    offsets = np.zeros((bones, 3))
-    offsets[:, 1] = rng.uniform(0.2, 2.0, bones)
-    disconnected = rng.random(bones) < 0.2
-    offsets[disconnected] += rng.normal(size=(int(disconnected.sum()), 3)) * 0.2
-    kinds = [KINDS[i] for i in rng.integers(0, len(KINDS), bones)]
-    lock = np.array([[False, k == "hinge", k == "hinge"] for k in kinds])
-    use = np.array([[k != "free", k == "cone+twist", k in ("cone", "cone+twist")] for k in kinds])
-    limits = JointLimits.of(
-        bones,
-        lock=lock,
-        use_limit=use,
-        minimum=-rng.uniform(0, np.pi, (bones, 3)),
-        maximum=rng.uniform(0, np.pi, (bones, 3)),
-    )
-    return ChainRest(rest_rotations, offsets), limits, kinds
-
-
 @settings(max_examples=15)
 @given(st.integers(0, 2**32 - 1), st.integers(2, 8))
 def test_random_limited_chains_keep_their_limits_and_reach_what_they_can(seed: int, bones: int) -> None:
     rng = np.random.default_rng(seed)
-    rest, limits, kinds = _random_chain(rng, bones)
+    rest, limits, kinds = random_limited_chain(rng, bones)
     reach = rest.lengths.sum()
     # Targets the chain can reach: the tips of random poses within the limits.
     poses = limits.clamp(quat_normalize(rng.normal(size=(16, bones, 4))))
@@ -85,7 +64,7 @@ def test_targets_within_the_limits_are_reached_in_essentially_every_case() -> No
     reached = total = 0
     for _ in range(30):
         bones = int(rng.integers(2, 9))
-        rest, limits, _ = _random_chain(rng, bones)
+        rest, limits, _ = random_limited_chain(rng, bones)
         poses = limits.clamp(quat_normalize(rng.normal(size=(20, bones, 4))))
         joints, _ = forward_kinematics(rest, poses)
         solution = solve_pose(
@@ -100,7 +79,7 @@ def test_the_same_input_gives_the_same_pose_every_time() -> None:
     """Frames left short are retried from random poses, drawn from a fixed seed: solving again (a bake run
     twice) gives the same rotations, to the last bit."""
     rng = np.random.default_rng(12)
-    rest, limits, _ = _random_chain(rng, 3)
+    rest, limits, _ = random_limited_chain(rng, 3)
     goals = rng.normal(size=(40, 3)) * rest.lengths.sum() / 2
     first, again = (solve_pose(rest, np.tile(IDENTITY, (3, 1)), goals, limits=limits) for _ in range(2))
     assert not first.reached.all()  # some frames went through the retries
