@@ -1,8 +1,9 @@
 """The iteration loop of the limited solver: stopping rules, best pose seen, and frames dropping out (as
 ``_iterate`` is for points).
 
-Frames that have reached the target, stalled, or run out of iterations leave the working set, so each
-iteration only pays for the frames still moving.
+Every iteration of a step costs about the same whatever the number of frames still at work (numpy's cost per
+call dominates on a few hundred frames), so a run lasts as long as its slowest frame: frames leave as soon as
+they stop gaining, and what they need next (another step, another start) runs on them alone.
 """
 
 from __future__ import annotations
@@ -63,8 +64,14 @@ class Pace:
     window: int
 
 
-#: A frame stops when its best error has not shrunk by 1e-6 of itself over 20 iterations: limited chains creep
-#: toward their goal for a while, then cycle.
+#: FABRIK closes most of the distance in its first iterations, then creeps (a 48-bone chain at a tenth of its
+#: error per twenty iterations) or cycles against the limits; least squares from there shrinks the error by
+#: about three times a step where no limit holds it back. So frames go on to least squares as soon as an
+#: iteration of FABRIK no longer shrinks their error to 0.3 of what it was, and leave least squares when four
+#: steps have not halved it.
+FAST_FABRIK = Pace(progress=0.3, window=1)
+FAST_LEAST_SQUARES = Pace(progress=0.5, window=4)
+#: Frames still short: limited chains creep toward their goal for a while, then cycle.
 CREEP = Pace(progress=1.0 - 1e-6, window=20)
 
 
