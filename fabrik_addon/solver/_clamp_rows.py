@@ -48,35 +48,35 @@ class RowClamp:
     @classmethod
     def of(cls, limits: JointLimits, bone: int | None = None) -> RowClamp:
         """The clamp of ``bone``'s limits, or of every bone's (rows (4, m, F)) without one."""
-        index: int | slice = slice(None) if bone is None else bone
-        lock, use = limits.lock[index], limits.use_limit[index]
-        minimum, maximum = limits.minimum[index], limits.maximum[index]
+        return cls._build(_Bounds.of(limits), slice(None) if bone is None else bone)
+
+    @classmethod
+    def each(cls, limits: JointLimits) -> list[RowClamp]:
+        """The clamp of each bone's limits, in order."""
+        bounds = _Bounds.of(limits)
+        return [cls._build(bounds, k) for k in range(limits.bones)]
+
+    @classmethod
+    def _build(cls, bounds: _Bounds, index: int | slice) -> RowClamp:
+        def flag(values: NDArray[np.bool_]) -> bool | NDArray[np.bool_]:
+            return bool(values.all()) if values.all() or not values.any() else values[..., None]
 
         def column(values: FloatArray) -> FloatArray:
-            return np.asarray(values, dtype=np.float64)[..., None]
+            """(m, k) or (k,) values of the bones at ``index`` as a column: (k, m, 1) or (k, 1)."""
+            return np.asarray(np.moveaxis(values[index], -1, 0)[..., None], dtype=np.float64)
 
-        def swing(values: FloatArray) -> FloatArray:
-            return column(np.stack([values[..., 0], values[..., 2]]))
-
-        low = np.where(lock, 0.0, np.where(use, np.sin(0.5 * minimum), -1.0))
-        high = np.where(lock, 0.0, np.where(use, np.sin(0.5 * maximum), 1.0))
-        with np.errstate(divide="ignore"):
-            inverse_high = swing(np.where(high > 0, 1.0 / high, 0.0))
-            inverse_low = swing(np.where(low < 0, -1.0 / low, 0.0))
-        ellipse = use[..., 0] & use[..., 2] & ~lock[..., 0] & ~lock[..., 2]
-        half_low = np.where(lock[..., 1], 0.0, np.where(use[..., 1], 0.5 * minimum[..., 1], -np.pi))
-        half_high = np.where(lock[..., 1], 0.0, np.where(use[..., 1], 0.5 * maximum[..., 1], np.pi))
-        twisted = lock[..., 1] | use[..., 1]
-        shape = (2,) + (1,) * np.ndim(lock[..., 0]) + (1,)
+        inverse_high, inverse_low = column(bounds.inverse_high), column(bounds.inverse_low)
+        twisted = bounds.twisted[index]
+        shape = (2,) + (1,) * np.ndim(twisted) + (1,)
         return cls(
-            free=not (lock.any() or use.any()),
-            bounded=bool((lock | use)[..., [0, 2]].any()),
-            low=swing(low),
-            high=swing(high),
-            ellipse=bool(ellipse.all()) if ellipse.all() or not ellipse.any() else ellipse[..., None],
+            free=bool(bounds.free[index].all()),
+            bounded=bool(bounds.bounded[index].any()),
+            low=column(bounds.low),
+            high=column(bounds.high),
+            ellipse=flag(bounds.ellipse[index]),
             inverse_semi=inverse_high if np.array_equal(inverse_high, inverse_low) else (inverse_high, inverse_low),
-            twist_locked=bool(lock[..., 1].all()),
-            twist=(column(half_low), column(half_high)) if twisted.any() else None,
+            twist_locked=bool(bounds.twist_locked[index].all()),
+            twist=(column(bounds.half_angles)[0], column(bounds.half_angles)[1]) if twisted.any() else None,
             tiny=np.reshape([_TINY, 0.0], shape),
             signs=np.reshape([1.0, -1.0], shape),
         )
@@ -118,3 +118,41 @@ class RowClamp:
         if isinstance(self.inverse_semi, tuple):
             return np.where(swing >= 0, *self.inverse_semi)
         return self.inverse_semi
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """What ``RowClamp`` needs of a chain's limits, per bone: the swing's X and Z bounds (m, 2), their
+    inverses, the twist's half-angle bounds (m, 2) and the flags (m,)."""
+
+    free: NDArray[np.bool_]
+    bounded: NDArray[np.bool_]
+    low: FloatArray
+    high: FloatArray
+    inverse_high: FloatArray
+    inverse_low: FloatArray
+    ellipse: NDArray[np.bool_]
+    twisted: NDArray[np.bool_]
+    twist_locked: NDArray[np.bool_]
+    half_angles: FloatArray
+
+    @classmethod
+    def of(cls, limits: JointLimits) -> _Bounds:
+        lock, use = limits.lock, limits.use_limit
+        low = np.where(lock, 0.0, np.where(use, np.sin(0.5 * limits.minimum), -1.0))[:, [0, 2]]
+        high = np.where(lock, 0.0, np.where(use, np.sin(0.5 * limits.maximum), 1.0))[:, [0, 2]]
+        half_low = np.where(lock[:, 1], 0.0, np.where(use[:, 1], 0.5 * limits.minimum[:, 1], -np.pi))
+        half_high = np.where(lock[:, 1], 0.0, np.where(use[:, 1], 0.5 * limits.maximum[:, 1], np.pi))
+        with np.errstate(divide="ignore"):
+            return cls(
+                free=~(lock | use).any(axis=1),
+                bounded=(lock | use)[:, [0, 2]].any(axis=1),
+                low=low,
+                high=high,
+                inverse_high=np.where(high > 0, 1.0 / high, 0.0),
+                inverse_low=np.where(low < 0, -1.0 / low, 0.0),
+                ellipse=use[:, 0] & use[:, 2] & ~lock[:, 0] & ~lock[:, 2],
+                twisted=lock[:, 1] | use[:, 1],
+                twist_locked=lock[:, 1],
+                half_angles=np.stack([half_low, half_high], axis=1),
+            )

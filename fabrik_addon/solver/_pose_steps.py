@@ -175,15 +175,15 @@ class PoseSteps:
     @cached_property
     def _right_rest(self) -> FloatArray:
         """(m, 4, 4): ``q * rest_k`` as a matrix product."""
-        return np.stack([rows.right_table(r) for r in self._rest_quats])
+        return rows.right_tables(self._rest_quats)
 
     @cached_property
     def _right_rest_conj(self) -> FloatArray:
-        return np.stack([rows.right_table(r * [1.0, -1.0, -1.0, -1.0]) for r in self._rest_quats])
+        return rows.right_tables(self._rest_quats * [1.0, -1.0, -1.0, -1.0])
 
     @cached_property
     def _left_rest_conj(self) -> FloatArray:
-        return np.stack([rows.left_table(r * [1.0, -1.0, -1.0, -1.0]) for r in self._rest_quats])
+        return rows.left_tables(self._rest_quats * [1.0, -1.0, -1.0, -1.0])
 
     @cached_property
     def _directions(self) -> FloatArray:
@@ -192,15 +192,15 @@ class PoseSteps:
 
     @cached_property
     def _offset_tables(self) -> FloatArray:
-        return np.stack([rows.fixed_vector_table(offset) for offset in self.rest.offsets])
+        return rows.fixed_vector_tables(self.rest.offsets)
 
     @cached_property
     def _between_tables(self) -> FloatArray:
-        return np.stack([rows.between_table(d) for d in self._directions])
+        return rows.between_tables(self._directions)
 
     @cached_property
     def _half_turns(self) -> FloatArray:
-        return np.stack([rows.half_turn_from(d) for d in self._directions])
+        return rows.half_turns_from(self._directions)
 
     @cached_property
     def _fallbacks(self) -> FloatArray:
@@ -208,7 +208,7 @@ class PoseSteps:
 
     @cached_property
     def _clamps(self) -> list[RowClamp]:
-        return [RowClamp.of(self.limits, k) for k in range(self.limits.bones)]
+        return RowClamp.each(self.limits)
 
     @cached_property
     def _clamp_all(self) -> RowClamp:

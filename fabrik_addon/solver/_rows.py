@@ -65,14 +65,14 @@ def multiply_conj(a: FloatArray, b: FloatArray) -> FloatArray:
     return np.asarray(_PRODUCT_CONJ @ _outer(a, b))
 
 
-def right_table(r: FloatArray) -> FloatArray:
-    """The (4, 4) matrix ``R`` with ``q * r == R @ q`` for a constant quaternion ``r`` (4,)."""
-    return np.stack([quat_multiply(_BASIS[j], r) for j in range(4)], axis=-1)
+def right_tables(r: FloatArray) -> FloatArray:
+    """The matrices ``R`` (..., 4, 4) with ``q * r == R @ q`` for constant quaternions ``r`` (..., 4)."""
+    return np.asarray(np.einsum("ijk,...k->...ij", _PRODUCT.reshape(4, 4, 4), r))
 
 
-def left_table(r: FloatArray) -> FloatArray:
-    """The (4, 4) matrix ``L`` with ``r * q == L @ q`` for a constant quaternion ``r`` (4,)."""
-    return np.stack([quat_multiply(r, _BASIS[j]) for j in range(4)], axis=-1)
+def left_tables(r: FloatArray) -> FloatArray:
+    """The matrices ``L`` (..., 4, 4) with ``r * q == L @ q`` for constant quaternions ``r`` (..., 4)."""
+    return np.asarray(np.einsum("ijk,...j->...ik", _PRODUCT.reshape(4, 4, 4), r))
 
 
 def matrices(q: FloatArray) -> FloatArray:
@@ -90,28 +90,30 @@ def rotate_back(q: FloatArray, v: FloatArray) -> FloatArray:
     return np.asarray(np.einsum("jif,jf->if", matrices(q), v))
 
 
-def fixed_vector_table(v: FloatArray) -> FloatArray:
-    """The (3, 16) matrix ``T`` with ``rotate(q, v) == T @ outer(q, q)`` for a constant vector ``v`` (3,)."""
-    return np.asarray(np.einsum("ijk,j->ik", _MATRIX.reshape(3, 3, 16), v))
+def fixed_vector_tables(v: FloatArray) -> FloatArray:
+    """The matrices ``T`` (..., 3, 16) with ``rotate(q, v) == T @ outer(q, q)`` for constant vectors ``v``
+    (..., 3)."""
+    return np.asarray(np.einsum("ijk,...j->...ik", _MATRIX.reshape(3, 3, 16), v))
 
 
 def rotate_fixed(q: FloatArray, table: FloatArray) -> FloatArray:
-    """A constant vector turned by unit quaternions ``q`` (4, N), given its ``fixed_vector_table``: (3, N)."""
+    """A constant vector turned by unit quaternions ``q`` (4, N), given its ``fixed_vector_tables``: (3, N)."""
     return np.asarray(table @ _outer(q, q))
 
 
-def between_table(d: FloatArray) -> FloatArray:
-    """The (4, 3) matrix giving ``(d . u, d x u)`` from vectors ``u`` (3, N), for a constant unit ``d`` (3,)."""
-    cross = np.cross(d, -np.eye(3))  # row i is e_i x d, so cross @ u == d x u
-    return np.vstack([d, cross])
+def between_tables(d: FloatArray) -> FloatArray:
+    """The matrices (..., 4, 3) giving ``(d . u, d x u)`` from vectors ``u`` (3, N), for constant unit vectors
+    ``d`` (..., 3)."""
+    cross = np.cross(d[..., None, :], -np.eye(3))  # row i is e_i x d, so cross @ u == d x u
+    return np.concatenate([d[..., None, :], cross], axis=-2)
 
 
 def turn_from(table: FloatArray, half_turn: FloatArray, u: FloatArray) -> FloatArray:
     """The smallest turns taking a constant unit vector ``d`` onto the directions of non-zero vectors ``u``
     (3, N), as unit quaternions (4, N): ``(|u| + d . u, d x u)`` normalised, ``table`` being
-    ``between_table(d)``. Where ``u`` points away from ``d`` (``1 + cos`` of the angle under 1e-12, as in
+    ``between_tables(d)``. Where ``u`` points away from ``d`` (``1 + cos`` of the angle under 1e-12, as in
     ``rotations.quat_between``) there is no smallest turn: those get ``half_turn`` (4, 1), a half turn about
-    a fixed perpendicular of ``d`` (``half_turn_from``).
+    a fixed perpendicular of ``d`` (``half_turns_from``).
     """
     size = np.sqrt(np.einsum("if,if->f", u, u))
     q = table @ u
@@ -124,7 +126,7 @@ def normalized(q: FloatArray) -> FloatArray:
     return np.asarray(q / np.sqrt(np.einsum("if,if->f", q, q)))
 
 
-def half_turn_from(d: FloatArray) -> FloatArray:
-    """A half turn (4, 1) about a unit vector perpendicular to unit ``d`` (3,), chosen as ``quat_between``
-    chooses it, for ``turn_from``."""
-    return np.asarray(quat_between(d, -d), dtype=np.float64)[:, None]
+def half_turns_from(d: FloatArray) -> FloatArray:
+    """Half turns (..., 4, 1) about unit vectors perpendicular to unit vectors ``d`` (..., 3), chosen as
+    ``quat_between`` chooses them, for ``turn_from``."""
+    return np.asarray(quat_between(d, -d), dtype=np.float64)[..., None]

@@ -31,17 +31,23 @@ def test_products_and_rotations_equal_the_frames_first_ones() -> None:
     np.testing.assert_allclose(rows.rotate(a.T, v.T).T, np.einsum("fij,fj->fi", matrices, v), atol=1e-14)
     np.testing.assert_allclose(rows.rotate_back(a.T, v.T).T, np.einsum("fji,fj->fi", matrices, v), atol=1e-14)
     r, c = _quats(rng, 1)[0], rng.normal(size=3)
-    np.testing.assert_allclose((rows.right_table(r) @ a.T).T, quat_multiply(a, r), atol=1e-15)
-    np.testing.assert_allclose((rows.left_table(r) @ a.T).T, quat_multiply(r, a), atol=1e-15)
-    turned = rows.rotate_fixed(a.T, rows.fixed_vector_table(c)).T
+    np.testing.assert_allclose((rows.right_tables(r) @ a.T).T, quat_multiply(a, r), atol=1e-15)
+    np.testing.assert_allclose((rows.left_tables(r) @ a.T).T, quat_multiply(r, a), atol=1e-15)
+    turned = rows.rotate_fixed(a.T, rows.fixed_vector_tables(c)).T
     np.testing.assert_allclose(turned, np.einsum("fij,j->fi", matrices, c), atol=1e-14)
+    stacked = _quats(rng, 3)  # tables of several constants at once are each one's table
+    np.testing.assert_allclose(rows.right_tables(stacked)[1], rows.right_tables(stacked[1]), atol=0)
+    np.testing.assert_allclose(rows.left_tables(stacked)[2], rows.left_tables(stacked[2]), atol=0)
 
 
 def test_the_turn_from_a_fixed_direction_is_the_smallest_and_a_half_turn_when_opposite() -> None:
     rng = np.random.default_rng(2)
     d = quat_normalize(rng.normal(size=3))
     u = rng.normal(size=(50, 3)) * rng.uniform(1e-3, 1e3, (50, 1))
-    table, half_turn = rows.between_table(d), rows.half_turn_from(d)
+    table, half_turn = rows.between_tables(d), rows.half_turns_from(d)
+    several = quat_normalize(rng.normal(size=(3, 3)))
+    np.testing.assert_array_equal(rows.between_tables(several)[1], rows.between_tables(several[1]))
+    np.testing.assert_array_equal(rows.half_turns_from(several)[2], rows.half_turns_from(several[2]))
     turns = rows.turn_from(table, half_turn, u.T).T
     directions = u / np.linalg.norm(u, axis=1, keepdims=True)
     np.testing.assert_allclose(turns, quat_between(np.broadcast_to(d, u.shape), directions), atol=1e-15)
