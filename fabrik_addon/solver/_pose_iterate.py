@@ -64,12 +64,12 @@ class Pace:
     window: int
 
 
-#: FABRIK closes most of the distance in its first iterations, then creeps (a 48-bone chain at a tenth of its
-#: error per twenty iterations) or cycles against the limits; least squares from there shrinks the error by
-#: about three times a step where no limit holds it back. So frames go on to least squares as soon as an
-#: iteration of FABRIK no longer shrinks their error to 0.3 of what it was, and leave least squares when four
-#: steps have not halved it.
-FAST_FABRIK = Pace(progress=0.3, window=1)
+#: FABRIK brings a chain near its goal in its first iteration, then creeps (a 48-bone chain near its goal
+#: gains a tenth per twenty iterations) or cycles against the limits, while an iteration costs about ten of
+#: least squares; least squares from there shrinks the error by about three times a step where no limit holds
+#: it back. So frames go on to least squares after one iteration of FABRIK (``progress`` 0: only reaching the
+#: target counts as gaining), and leave least squares when four steps have not halved their error.
+ONCE = Pace(progress=0.0, window=1)
 FAST_LEAST_SQUARES = Pace(progress=0.5, window=4)
 #: Frames still short: limited chains creep toward their goal for a while, then cycle.
 CREEP = Pace(progress=1.0 - 1e-6, window=20)

@@ -23,10 +23,10 @@ chain from there, so a chain that bends in one plane keeps the bend plane the tu
 lands where Blender's IK puts it. Everything is vectorised across frames: the Python loops run over bones and
 iterations only.
 
-An attempt runs FABRIK only while each iteration shrinks the miss several times over (its first few, which
-shape the chain), then damped least squares, which finishes in a few steps where FABRIK alone creeps (near
-its goal a 48-bone chain gains a tenth per twenty iterations); frames still short get both again, as long
-as they gain at all, before the retries from other starts.
+An attempt runs one iteration of FABRIK, which brings the chain near the goal and shapes it, then damped
+least squares, which finishes in a few steps where FABRIK alone creeps (near its goal a 48-bone chain gains
+a tenth per twenty iterations); frames still short get both again, as long as they gain at all, before the
+retries from other starts.
 
 This module holds the policy (which attempt runs, from which start, what is kept); ``_pose_steps`` the
 steps an attempt repeats, ``_pose_iterate`` when a run of one step stops.
@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._pose_iterate import CREEP, FAST_FABRIK, FAST_LEAST_SQUARES, Best, Pace, Step, frames_first, rows_of, run
+from ._pose_iterate import CREEP, FAST_LEAST_SQUARES, ONCE, Best, Pace, Step, frames_first, rows_of, run
 from ._pose_steps import PoseSteps
 from ._root_turns import swivel_nearest, turn_toward
 from ._solve import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
@@ -208,10 +208,10 @@ class _Solver:
         return self.tolerance, self.max_iterations
 
     def solve(self, start: Best, goals: FloatArray) -> Best:
-        """FABRIK from ``start``'s poses, then damped least squares on the frames it left short, each while it
-        gains quickly; on frames still short, FABRIK again from ``start`` and least squares from the best
-        pose, each as long as it gains at all."""
-        best = self._run(self.steps.fabrik, FAST_FABRIK, start, goals)
+        """One FABRIK iteration from ``start``'s poses, then damped least squares on the frames it left short
+        while they gain quickly; on frames still short, FABRIK again from ``start`` and least squares from the
+        best pose, each as long as it gains at all."""
+        best = self._run(self.steps.fabrik, ONCE, start, goals)
         for step, pace, origin in (
             (self.steps.least_squares, FAST_LEAST_SQUARES, best),
             (self.steps.fabrik, CREEP, start),
