@@ -40,7 +40,9 @@ class Best:
         return cls(rows_of(quats), np.ones((bones, frames)), np.zeros(frames, dtype=np.int64), np.full(frames, np.inf))
 
     def rows(self, rows: NDArray[np.intp]) -> Best:
-        return Best(self.quats[..., rows], self.scales[:, rows], self.iterations[rows], self.error[rows])
+        """The frames ``rows``, laid out frames last (see ``Posed.take``)."""
+        quats, scales = np.ascontiguousarray(self.quats[..., rows]), np.ascontiguousarray(self.scales[:, rows])
+        return Best(quats, scales, self.iterations[rows], self.error[rows])
 
     def keep_better(self, rows: NDArray[np.intp], attempt: Best) -> None:
         """Count ``attempt``'s iterations on ``rows`` and keep its poses where they come closer."""

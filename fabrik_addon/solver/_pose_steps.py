@@ -57,7 +57,12 @@ class Posed:
     joints: FloatArray
 
     def take(self, frames: NDArray[np.intp]) -> Posed:
-        return Posed(self.local[..., frames], self.scales[:, frames], self.world[..., frames], self.joints[..., frames])
+        """The poses of ``frames``, laid out frames last (indexing the last axis with an array lays the result
+        out frames first, and every row the steps touch would then be strided)."""
+        local, scales, world, joints = (
+            np.ascontiguousarray(array[..., frames]) for array in (self.local, self.scales, self.world, self.joints)
+        )
+        return Posed(local, scales, world, joints)
 
     def error(self, goals: FloatArray) -> FloatArray:
         """Distances (F,) from the last joint to ``goals`` (3, F)."""
@@ -74,7 +79,7 @@ class PoseSteps:
 
     def pose(self, local: FloatArray, scales: FloatArray) -> Posed:
         """Forward kinematics of local rotations (m, 4, F) and Y scales (m, F)."""
-        world = np.empty_like(local)
+        world = np.empty(local.shape)
         joints = np.zeros((len(local) + 1, 3, local.shape[-1]))
         stretched = bool((scales != 1.0).any())
         for k in range(len(local)):
@@ -89,9 +94,9 @@ class PoseSteps:
         joints, world, scales = posed.joints, posed.world, posed.scales
 
         # Backward: from the target toward the root, each bone aimed from its next joint at its old head.
-        placed = np.empty_like(joints)
+        placed = np.empty(joints.shape)
         placed[-1] = goals
-        turned = np.empty_like(world)
+        turned = np.empty(world.shape)
         for k in range(bones - 1, -1, -1):
             toward = rows.rotate_back(world[k], placed[k + 1] - joints[k])  # in the bone's own frame
             turned[k] = rows.multiply(world[k], self._turn_from_direction(k, toward))
@@ -100,9 +105,9 @@ class PoseSteps:
             placed[k] = placed[k + 1] - self._offset(turned[k], k, scales[k], stretched)
 
         # Forward: from the fixed root head, each bone aimed at the joint placed above, then clamped.
-        local = np.empty_like(posed.local)
-        new_world = np.empty_like(world)
-        new_joints = np.zeros_like(joints)
+        local = np.empty(posed.local.shape)
+        new_world = np.empty(world.shape)
+        new_joints = np.zeros(joints.shape)
         for k in range(bones):
             frame = self._frame(new_world, k)
             wanted = rows.rotate_back(turned[k], placed[k + 1] - new_joints[k])  # in the turned bone's frame

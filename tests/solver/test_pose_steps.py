@@ -139,3 +139,13 @@ def test_forward_kinematics_on_rows_is_the_one_on_matrices(stretched: bool) -> N
     joints, orientations = forward_kinematics(rest, quats, scales)
     np.testing.assert_allclose(posed.joints.transpose(2, 0, 1), joints, atol=1e-12 * rest.lengths.sum())
     np.testing.assert_allclose(quat_to_matrix(posed.world.transpose(2, 0, 1)), orientations, atol=1e-13)
+
+
+def test_frames_taken_from_poses_are_laid_out_frames_last() -> None:
+    """Indexing the frames axis with an array lays the result out frames first; the steps' per-bone rows
+    would then be strided, several times slower, so taking frames lays them out again."""
+    rest, limits, quats, scales, _ = _case(6, 4, True)
+    posed = PoseSteps(rest, limits).pose(_rows(quats), np.ascontiguousarray(scales.T)).take(np.arange(0, 30, 3))
+    for array in (posed.local, posed.scales, posed.world, posed.joints):
+        assert array.flags.c_contiguous
+    np.testing.assert_array_equal(posed.local, _rows(quats)[..., ::3])
