@@ -48,38 +48,62 @@ class RowClamp:
     @classmethod
     def of(cls, limits: JointLimits, bone: int | None = None) -> RowClamp:
         """The clamp of ``bone``'s limits, or of every bone's (rows (4, m, F)) without one."""
-        return cls._build(_Bounds.of(limits), slice(None) if bone is None else bone)
+        return cls.every(limits) if bone is None else cls.each(limits)[bone]
+
+    @classmethod
+    def every(cls, limits: JointLimits) -> RowClamp:
+        """The clamp of every bone's limits at once, for rows (4, m, F)."""
+        bounds = _Bounds.of(limits)
+
+        def flag(values: NDArray[np.bool_]) -> bool | NDArray[np.bool_]:
+            return bool(values.all()) if values.all() or not values.any() else values[:, None]
+
+        def column(values: FloatArray) -> FloatArray:
+            """Values (m, 2) as columns (2, m, 1)."""
+            return np.ascontiguousarray(values.T[..., None])
+
+        inverse_high, inverse_low = column(bounds.inverse_high), column(bounds.inverse_low)
+        halves = column(bounds.half_angles)
+        return cls(
+            free=bool(bounds.free.all()),
+            bounded=bool(bounds.bounded.any()),
+            low=column(bounds.low),
+            high=column(bounds.high),
+            ellipse=flag(bounds.ellipse),
+            inverse_semi=inverse_high if np.array_equal(inverse_high, inverse_low) else (inverse_high, inverse_low),
+            twist_locked=bool(bounds.twist_locked.all()),
+            twist=(halves[0], halves[1]) if bounds.twisted.any() else None,
+            tiny=np.reshape([_TINY, 0.0], (2, 1, 1)),
+            signs=np.reshape([1.0, -1.0], (2, 1, 1)),
+        )
 
     @classmethod
     def each(cls, limits: JointLimits) -> list[RowClamp]:
-        """The clamp of each bone's limits, in order."""
+        """The clamp of each bone's limits, in order, for rows (4, F); sliced from arrays of every bone's
+        bounds (the solver builds one per bone of every chain it solves)."""
         bounds = _Bounds.of(limits)
-        return [cls._build(bounds, k) for k in range(limits.bones)]
-
-    @classmethod
-    def _build(cls, bounds: _Bounds, index: int | slice) -> RowClamp:
-        def flag(values: NDArray[np.bool_]) -> bool | NDArray[np.bool_]:
-            return bool(values.all()) if values.all() or not values.any() else values[..., None]
-
-        def column(values: FloatArray) -> FloatArray:
-            """(m, k) or (k,) values of the bones at ``index`` as a column: (k, m, 1) or (k, 1)."""
-            return np.asarray(np.moveaxis(values[index], -1, 0)[..., None], dtype=np.float64)
-
-        inverse_high, inverse_low = column(bounds.inverse_high), column(bounds.inverse_low)
-        twisted = bounds.twisted[index]
-        shape = (2,) + (1,) * np.ndim(twisted) + (1,)
-        return cls(
-            free=bool(bounds.free[index].all()),
-            bounded=bool(bounds.bounded[index].any()),
-            low=column(bounds.low),
-            high=column(bounds.high),
-            ellipse=flag(bounds.ellipse[index]),
-            inverse_semi=inverse_high if np.array_equal(inverse_high, inverse_low) else (inverse_high, inverse_low),
-            twist_locked=bool(bounds.twist_locked[index].all()),
-            twist=(column(bounds.half_angles)[0], column(bounds.half_angles)[1]) if twisted.any() else None,
-            tiny=np.reshape([_TINY, 0.0], shape),
-            signs=np.reshape([1.0, -1.0], shape),
-        )
+        low, high = bounds.low[..., None], bounds.high[..., None]  # (m, 2, 1)
+        inverse_high, inverse_low = bounds.inverse_high[..., None], bounds.inverse_low[..., None]
+        symmetric = (bounds.inverse_high == bounds.inverse_low).all(axis=1).tolist()
+        halves = bounds.half_angles[..., None]  # (m, 2, 1)
+        tiny, signs = np.array([[_TINY], [0.0]]), np.array([[1.0], [-1.0]])
+        free, bounded, ellipse = bounds.free.tolist(), bounds.bounded.tolist(), bounds.ellipse.tolist()
+        twist_locked, twisted = bounds.twist_locked.tolist(), bounds.twisted.tolist()
+        return [
+            cls(
+                free=free[k],
+                bounded=bounded[k],
+                low=low[k],
+                high=high[k],
+                ellipse=ellipse[k],
+                inverse_semi=inverse_high[k] if symmetric[k] else (inverse_high[k], inverse_low[k]),
+                twist_locked=twist_locked[k],
+                twist=(halves[k, 0], halves[k, 1]) if twisted[k] else None,
+                tiny=tiny,
+                signs=signs,
+            )
+            for k in range(limits.bones)
+        ]
 
     def __call__(self, rows: FloatArray) -> FloatArray:
         """The nearest allowed rotations: rows (4, F), or (4, m, F) for a clamp of every bone, to unit

@@ -217,7 +217,7 @@ class PoseSteps:
 
     @cached_property
     def _clamp_all(self) -> RowClamp:
-        return RowClamp.of(self.limits)
+        return RowClamp.every(self.limits)
 
     @cached_property
     def _limited(self) -> NDArray[np.bool_]:
