@@ -22,7 +22,7 @@ from . import _rows as rows
 from ._clamp_rows import RowClamp
 from .limits import JointLimits
 from .pose import ChainRest
-from .rotations import matrix_to_quat
+from .rotations import matrix_to_quat, quat_conjugate, quat_multiply, quat_rotate
 from .validate import FloatArray
 
 #: Damping of the least-squares steps, as a fraction of the chain's length (the step's distance scale).
@@ -136,16 +136,18 @@ class PoseSteps:
         turns = np.cross(arms, y[None], axis=1)  # (m, 3, F), world axes times angles
         angles = np.sqrt(np.einsum("kif,kif->kf", turns, turns))
         turns *= np.minimum(1.0, _MAX_STEP_RAD / np.maximum(angles, 1e-300))[:, None]
-        # Each turn seen in its bone's rest frame under its posed parent, where the local rotation lives.
+        # Each turn seen in its bone's rest frame under its posed parent, where the local rotation lives. On
+        # every bone at once the arrays are long, and the written-out products of ``rotations`` beat the
+        # tables of ``_rows`` (made for one bone's short rows) ten times over: they work frames first.
         parents = np.concatenate([np.broadcast_to(self._rest_quats[0][:, None], (1, 4, frames)), posed.world[:-1]])
         if bones > 1:
             parents[1:] = np.einsum("kij,kjf->kif", self._right_rest[1:], parents[1:])
-        flat = parents.transpose(1, 0, 2).reshape(4, -1)
-        local_turns = rows.rotate_back(flat, turns.transpose(1, 0, 2).reshape(3, -1))
-        half = 0.5 * np.sqrt(np.einsum("if,if->f", local_turns, local_turns))
-        exp = np.concatenate([np.cos(half)[None], (0.5 * np.sinc(half / np.pi)) * local_turns])
-        local = rows.multiply(exp, posed.local.transpose(1, 0, 2).reshape(4, -1)).reshape(4, bones, frames)
-        return self.pose(np.ascontiguousarray(self._clamp_all(local).transpose(1, 0, 2)), posed.scales)
+        local_turns = quat_rotate(quat_conjugate(parents.transpose(0, 2, 1)), turns.transpose(0, 2, 1))
+        half = 0.5 * np.sqrt(np.einsum("kfi,kfi->kf", local_turns, local_turns))[..., None]
+        exp = np.concatenate([np.cos(half), (0.5 * np.sinc(half / np.pi)) * local_turns], axis=-1)
+        local = quat_multiply(exp, posed.local.transpose(0, 2, 1))  # (m, F, 4)
+        clamped = self._clamp_all(np.ascontiguousarray(local.transpose(2, 0, 1)))
+        return self.pose(np.ascontiguousarray(clamped.transpose(1, 0, 2)), posed.scales)
 
     def _frame(self, world: FloatArray, k: int) -> FloatArray:
         """Bone ``k``'s rest frame under its posed parent (4, F) (the root's: its rest rotation)."""
