@@ -153,7 +153,7 @@ class PoseSteps:
         """Bone ``k``'s rest frame under its posed parent (4, F) (the root's: its rest rotation)."""
         if k == 0:
             return np.asarray(self._rest_quats[0][:, None])
-        return np.asarray(self._right_rest[k] @ world[k - 1])
+        return rows.apply(self._right_rest[k], world[k - 1])
 
     def _offset(self, orientation: FloatArray, k: int, scales: FloatArray, stretched: bool) -> FloatArray:
         """From bone ``k``'s head to the next joint (3, F), the bone at ``orientation`` (4, F), scaled along Y."""
@@ -171,9 +171,9 @@ class PoseSteps:
         """The parent orientation (4, F) under which ``child`` (bone ``k``'s orientation) is a rotation within
         bone ``k``'s limits: ``parent`` itself where it already is (to rounding), else turned to match the
         nearest allowed one."""
-        local = self._left_rest_conj[k] @ rows.conj_multiply(parent, child)  # conj(parent * rest) * child
+        local = rows.apply(self._left_rest_conj[k], rows.conj_multiply(parent, child))  # conj(parent rest) child
         allowed = self._clamps[k](local)
-        return np.asarray(self._right_rest_conj[k] @ rows.multiply_conj(child, allowed))
+        return rows.apply(self._right_rest_conj[k], rows.multiply_conj(child, allowed))
 
     @cached_property
     def _rest_quats(self) -> FloatArray:

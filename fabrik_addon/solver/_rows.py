@@ -5,7 +5,8 @@ The limited solver loops over bones in Python and works on every frame at once. 
 each numpy call costs far more than its arithmetic, so these routines use as few calls as they can: the
 product of two quaternions is their outer product (one broadcast multiplication) times a constant table (one
 matrix product), a rotation matrix the same; turns by a constant quaternion, and rotations of a constant
-vector, are one matrix product each. Every routine works frame by frame (nothing mixes frames).
+vector, are one matrix product each. Every routine works frame by frame (nothing mixes frames), to the
+last bit: see ``apply``.
 """
 
 from __future__ import annotations
@@ -50,34 +51,44 @@ _PRODUCT_CONJ = _bilinear_table(lambda a, b: quat_multiply(a, b * _CONJ))
 _MATRIX = _bilinear_table(_rotation_form)
 
 
+def apply(table: FloatArray, rows: FloatArray) -> FloatArray:
+    """A constant matrix (k, n) times rows (n, N): (k, N).
+
+    With ``einsum`` rather than ``@``: BLAS splits a long product between threads, and then how many it has
+    changes the last bits of every frame (and a frame's result could depend on the frames beside it);
+    ``einsum`` sums each frame's terms in one order, whatever the machine and the number of frames.
+    """
+    return np.asarray(np.einsum("ij,jf->if", table, rows))
+
+
 def multiply(a: FloatArray, b: FloatArray) -> FloatArray:
     """Hamilton products ``a * b`` (``b`` first, then ``a``): (4, ...) x (4, ...) -> (4, N), N the frames."""
-    return np.asarray(_PRODUCT @ _outer(a, b))
+    return apply(_PRODUCT, _outer(a, b))
 
 
 def conj_multiply(a: FloatArray, b: FloatArray) -> FloatArray:
     """``conj(a) * b``, the turn from ``a`` to ``b`` seen in ``a``'s frame: (4, ...) x (4, ...) -> (4, N)."""
-    return np.asarray(_CONJ_PRODUCT @ _outer(a, b))
+    return apply(_CONJ_PRODUCT, _outer(a, b))
 
 
 def multiply_conj(a: FloatArray, b: FloatArray) -> FloatArray:
     """``a * conj(b)``, the turn that takes ``b`` to ``a``: (4, ...) x (4, ...) -> (4, N)."""
-    return np.asarray(_PRODUCT_CONJ @ _outer(a, b))
+    return apply(_PRODUCT_CONJ, _outer(a, b))
 
 
 def right_tables(r: FloatArray) -> FloatArray:
-    """The matrices ``R`` (..., 4, 4) with ``q * r == R @ q`` for constant quaternions ``r`` (..., 4)."""
+    """The matrices ``R`` (..., 4, 4) with ``q * r == apply(R, q)`` for constant quaternions ``r`` (..., 4)."""
     return np.asarray(np.einsum("ijk,...k->...ij", _PRODUCT.reshape(4, 4, 4), r))
 
 
 def left_tables(r: FloatArray) -> FloatArray:
-    """The matrices ``L`` (..., 4, 4) with ``r * q == L @ q`` for constant quaternions ``r`` (..., 4)."""
+    """The matrices ``L`` (..., 4, 4) with ``r * q == apply(L, q)`` for constant quaternions ``r`` (..., 4)."""
     return np.asarray(np.einsum("ijk,...j->...ik", _PRODUCT.reshape(4, 4, 4), r))
 
 
 def matrices(q: FloatArray) -> FloatArray:
     """Rotation matrices of unit quaternions: (4, ...) -> (3, 3, N)."""
-    return np.asarray(_MATRIX @ _outer(q, q)).reshape(3, 3, -1)
+    return apply(_MATRIX, _outer(q, q)).reshape(3, 3, -1)
 
 
 def rotate(q: FloatArray, v: FloatArray) -> FloatArray:
@@ -91,14 +102,14 @@ def rotate_back(q: FloatArray, v: FloatArray) -> FloatArray:
 
 
 def fixed_vector_tables(v: FloatArray) -> FloatArray:
-    """The matrices ``T`` (..., 3, 16) with ``rotate(q, v) == T @ outer(q, q)`` for constant vectors ``v``
+    """The matrices ``T`` (..., 3, 16) with ``rotate(q, v) == apply(T, outer(q, q))`` for constant vectors ``v``
     (..., 3)."""
     return np.asarray(np.einsum("ijk,...j->...ik", _MATRIX.reshape(3, 3, 16), v))
 
 
 def rotate_fixed(q: FloatArray, table: FloatArray) -> FloatArray:
     """A constant vector turned by unit quaternions ``q`` (4, N), given its ``fixed_vector_tables``: (3, N)."""
-    return np.asarray(table @ _outer(q, q))
+    return apply(table, _outer(q, q))
 
 
 def between_tables(d: FloatArray) -> FloatArray:
@@ -116,7 +127,7 @@ def turn_from(table: FloatArray, half_turn: FloatArray, u: FloatArray) -> FloatA
     a fixed perpendicular of ``d`` (``half_turns_from``).
     """
     size = np.sqrt(np.einsum("if,if->f", u, u))
-    q = table @ u
+    q = apply(table, u)
     q[0] += size
     return normalized(np.where(q[0] > 1e-12 * size, q, half_turn))
 

@@ -31,8 +31,8 @@ def test_products_and_rotations_equal_the_frames_first_ones() -> None:
     np.testing.assert_allclose(rows.rotate(a.T, v.T).T, np.einsum("fij,fj->fi", matrices, v), atol=1e-14)
     np.testing.assert_allclose(rows.rotate_back(a.T, v.T).T, np.einsum("fji,fj->fi", matrices, v), atol=1e-14)
     r, c = _quats(rng, 1)[0], rng.normal(size=3)
-    np.testing.assert_allclose((rows.right_tables(r) @ a.T).T, quat_multiply(a, r), atol=1e-15)
-    np.testing.assert_allclose((rows.left_tables(r) @ a.T).T, quat_multiply(r, a), atol=1e-15)
+    np.testing.assert_allclose(rows.apply(rows.right_tables(r), a.T).T, quat_multiply(a, r), atol=1e-15)
+    np.testing.assert_allclose(rows.apply(rows.left_tables(r), a.T).T, quat_multiply(r, a), atol=1e-15)
     turned = rows.rotate_fixed(a.T, rows.fixed_vector_tables(c)).T
     np.testing.assert_allclose(turned, np.einsum("fij,j->fi", matrices, c), atol=1e-14)
     stacked = _quats(rng, 3)  # tables of several constants at once are each one's table
