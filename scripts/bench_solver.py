@@ -3,8 +3,12 @@
 1. In the shape of Table 1 of Aristidou & Lasenby (2011): a 10-joint chain and 1,000 seeded random reachable
    and unreachable targets, FABRIK and CCD at the same tolerance: mean iterations and time per solve.
 2. ``solve_frames`` on a smooth 1,000-frame target path, 16 and 64 bones: microseconds per frame vectorised
-   against straightforward per-frame Python loops of the paper's Algorithm 1, with and without warm start.
-3. ``solve_tree`` on a Y, a hand and a 63-bone tree (time per frame, frames with every effector within
+   against straightforward per-frame Python loops of the paper's Algorithm 1, with and without warm start;
+   and at 16 bones against a per-frame loop of the public ``solve``.
+3. ``solve_pose`` on a chain of 48 unit bones whose joints are cones (X and Z limited, Y locked), as
+   ``scripts/bench_bake.py`` builds it, its target on a loop through what the cones let the tip reach, 120
+   frames: milliseconds per frame, frames reached and iterations, against a per-frame loop of ``solve_pose``.
+4. ``solve_tree`` on a Y, a hand and a 63-bone tree (time per frame, frames with every effector within
    tolerance), and on chains against ``solve_frames``.
 
 Run: ``.venv/bin/python scripts/bench_solver.py`` (any Python with numpy; Blender is not needed).
@@ -25,7 +29,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fabrik_addon.solver import DEFAULT_MAX_ITERATIONS, FramesSolution, Solution, solve, solve_frames
+from fabrik_addon.solver import (
+    DEFAULT_MAX_ITERATIONS,
+    FramesSolution,
+    JointLimits,
+    PoseSolution,
+    Solution,
+    solve,
+    solve_frames,
+    solve_pose,
+)
+from fabrik_addon.solver.pose import ChainRest
 from fabrik_addon.solver.validate import FloatArray
 
 SEED = 2011
@@ -193,6 +207,69 @@ def frames_benchmark() -> None:
             )
 
 
+def _solve_loop(joints: FloatArray, targets: FloatArray, warm: bool) -> None:
+    """The public ``solve`` frame by frame; with ``warm`` each frame starts from the frame before's result."""
+    pose = joints
+    for target in targets:
+        pose = solve(pose if warm else joints, target, tolerance=TOLERANCE, max_iterations=MAX_ITERATIONS).joints
+
+
+def solve_loop_benchmark() -> None:
+    bones = 16
+    joints = np.column_stack([np.zeros(bones + 1), np.zeros(bones + 1), np.arange(bones + 1.0)])
+    targets = smooth_path(1000, float(bones))
+    print(f"\nsolve_frames against a loop of solve() frame by frame, {bones} bones, 1,000 frames (ms per frame)")
+    print(f"{'warm':>5} {'solve_frames':>13} {'loop of solve':>14} {'ratio':>6}")
+    for warm in (False, True):
+        vectorised = timed(partial(_solve_batched, joints, targets, "fabrik", warm))
+        looped = timed(partial(_solve_loop, joints, targets, warm), repeat=1)
+        per = 1e3 / len(targets)
+        print(f"{warm!s:>5} {vectorised * per:>13.4f} {looped * per:>14.4f} {looped / vectorised:>6.1f}")
+
+
+def cone_chain(bones: int, cone_deg: float, frames: int) -> tuple[ChainRest, JointLimits, FloatArray]:
+    """``scripts/bench_bake.py``'s cone chain without Blender: unit bones in a line, each rolled 0.7 radians
+    from its parent, X and Z limited to +-``cone_deg``, Y locked; its target on a Lissajous loop about a point
+    at 0.6 of its length. In the root bone's rest frame (Y along the chain), as ``solve_pose`` takes it."""
+    roll = np.array([[math.cos(0.7), 0.0, math.sin(0.7)], [0.0, 1.0, 0.0], [-math.sin(0.7), 0.0, math.cos(0.7)]])
+    rest_rotations = np.tile(roll, (bones, 1, 1))
+    rest_rotations[0] = np.eye(3)
+    rest = ChainRest(rest_rotations, np.tile([0.0, 1.0, 0.0], (bones, 1)))
+    cone = math.radians(cone_deg)
+    limits = JointLimits.of(bones, lock=[0, 1, 0], use_limit=[1, 0, 1], minimum=-cone, maximum=cone)
+    t = 2 * np.pi * np.arange(frames) / frames
+    # bench_bake's world loop (x, y, z) about (0, 0, 0.6 bones), seen from the root bone up world Z: (x, z, -y).
+    x, y, z = 0.35 * bones * np.sin(2 * t), 0.3 * bones * np.cos(3 * t), bones * (0.6 + 0.15 * np.sin(t))
+    return rest, limits, np.column_stack([x, z, -y])
+
+
+def _pose_batched(rest: ChainRest, limits: JointLimits, targets: FloatArray) -> PoseSolution:
+    start = np.tile([1.0, 0.0, 0.0, 0.0], (len(rest.offsets), 1))
+    return solve_pose(rest, start, targets, limits=limits, tolerance=TOLERANCE, max_iterations=MAX_ITERATIONS)
+
+
+def _pose_loop(rest: ChainRest, limits: JointLimits, targets: FloatArray) -> list[PoseSolution]:
+    return [_pose_batched(rest, limits, target[None]) for target in targets]
+
+
+def cone_benchmark() -> None:
+    print("\nsolve_pose on 48 unit bones, cone joints (X and Z limited, Y locked), 120 frames, target on a loop")
+    print(f"{'cone':>5} {'ms/frame':>9} {'reached':>8} {'it median':>9} {'it max':>7} ", end="")
+    print(f"{'loop ms/frame':>14} {'ratio':>6}")
+    for cone_deg in (25.0, 15.0):
+        rest, limits, targets = cone_chain(48, cone_deg, 120)
+        result = _pose_batched(rest, limits, targets)
+        assert limits.excess(result.rotations).max() <= 1e-6, "a limit broken"
+        vectorised = timed(partial(_pose_batched, rest, limits, targets))
+        looped = timed(partial(_pose_loop, rest, limits, targets), repeat=1)
+        per = 1e3 / len(targets)
+        print(
+            f"{cone_deg:>4.0f}° {vectorised * per:>9.3f} {np.mean(result.reached):>8.1%} "
+            f"{np.median(result.iterations):>9.0f} {result.iterations.max():>7} {looped * per:>14.3f} "
+            f"{looped / vectorised:>6.1f}"
+        )
+
+
 # -- Trees (solve_tree): the rigs of issue 16, and chains solved as one-effector trees against solve_frames.
 
 
@@ -250,4 +327,6 @@ def tree_benchmark() -> None:
 if __name__ == "__main__":
     table_1()
     frames_benchmark()
+    solve_loop_benchmark()
+    cone_benchmark()
     tree_benchmark()

@@ -90,11 +90,18 @@ def is_straight_line(P: FloatArray, targets: FloatArray, rel_tol: float = 1e-9) 
     chain would never bend; the caller bends it first.
     """
     root = P[0]
-    offsets = np.concatenate([P[1:] - root, (targets - root)[None]])  # (n+1, 3, m)
-    scale = norms(offsets).max(axis=0)
     axis = unit_or(P[-1] - root, unit_or(P[1] - root, FALLBACK_DIRECTION[:, None]))
-    off_line = norms(np.cross(offsets, axis[None], axis=1))
-    return np.asarray(off_line.max(axis=0) <= rel_tol * scale)
+    # No joint lies farther from the root than the chain is long, so a target farther off the line than
+    # rel_tol times that (or its own distance) settles a frame without the joints (a hair over: rounding).
+    to_target = targets - root
+    bound = (rel_tol + 1e-20) * np.maximum(norms(np.diff(P, axis=0)).sum(axis=0), norms(to_target))
+    straight = norms(np.cross(to_target, axis, axis=0)) <= bound
+    if straight.any():
+        near = np.flatnonzero(straight)
+        offsets = np.concatenate([P[1:, :, near] - root[:, near], to_target[None, :, near]])  # (n+1, 3, k)
+        off_line = norms(np.cross(offsets, axis[None, :, near], axis=1))
+        straight[near] = off_line.max(axis=0) <= rel_tol * norms(offsets).max(axis=0)
+    return straight
 
 
 def bend(P: FloatArray, total_angle_rad: float) -> FloatArray:

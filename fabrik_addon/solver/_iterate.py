@@ -71,9 +71,7 @@ def iterate(
     best_error = norms(P[-1] - targets)
     iterations = np.zeros(P.shape[2], dtype=np.int64)
     active = np.flatnonzero(best_error > stopping.tolerance)
-    work = P[:, :, active]
-    work_targets = targets[:, active]
-    bases = P[0][:, active]
+    work, work_targets, bases = _frames(P, active), _frames(targets, active), _frames(P[0], active)
     previous = best_error[active]
     for count in range(1, stopping.max_iterations + 1):
         if active.size == 0:
@@ -86,8 +84,14 @@ def iterate(
         best_error[active[improved]] = error[improved]
         going = (error > stopping.tolerance) & (previous - error > stopping.min_improvement * previous)
         if not going.all():
-            active, work = active[going], work[:, :, going]
-            work_targets, bases = work_targets[:, going], bases[:, going]
+            active, work = active[going], _frames(work, going)
+            work_targets, bases = _frames(work_targets, going), _frames(bases, going)
             error = error[going]
         previous = error
     return best, iterations, best_error
+
+
+def _frames(array: FloatArray, frames: NDArray[np.intp] | NDArray[np.bool_]) -> FloatArray:
+    """The given frames (last axis) of ``array``, laid out frames last again: indexing the last axis with an
+    array lays the result out frames first, and every row the passes touch would then be strided."""
+    return np.ascontiguousarray(array[..., frames])

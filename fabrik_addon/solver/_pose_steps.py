@@ -1,27 +1,73 @@
 """The steps the limited solver repeats on every frame: one FABRIK iteration on bones (a backward and a
 forward pass that carry each bone's orientation and keep its limits) and one damped-least-squares step.
 
-Each step takes the bones' local rotations (F, m, 4), their Y scales (F, m) and the goals (F, 3), and returns
-new local rotations within the limits; ``_pose_solve`` decides which step runs when, from which start, and
-which result to keep. See ``_pose_solve`` for the method and its source.
+Each step takes a ``Posed`` (local rotations, Y scales, and what forward kinematics makes of them) and the
+goals, and returns the next ``Posed``, its rotations within the limits; ``_pose_solve`` decides which step
+runs when, from which start, and which result to keep. See ``_pose_solve`` for the method and its source.
+
+Poses are stored as rows (``_rows``): quaternions (m, 4, F), points (m+1, 3, F), frames last. The passes
+loop over bones and cost a fixed number of numpy calls per bone, whatever the number of frames; what can be
+done for every bone at once (the least-squares step's turns, its clamp) is.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
+from numpy.typing import NDArray
 
-from ._root_turns import cross_matrices, unit
+from . import _rows as rows
+from ._clamp_rows import RowClamp
 from .limits import JointLimits
-from .pose import ChainRest, forward_kinematics
-from .rotations import axis_angle_to_quat, matrix_to_quat, quat_between, quat_multiply, quat_to_matrix
+from .pose import ChainRest
+from .rotations import matrix_to_quat, quat_conjugate, quat_multiply, quat_rotate
 from .validate import FloatArray
 
 #: Damping of the least-squares steps, as a fraction of the chain's length (the step's distance scale).
 _DAMPING = 0.1
 #: The largest turn of one bone in one least-squares step, radians.
 _MAX_STEP_RAD = 0.3
+#: Added to a bone's direction, scaled by its length, before it is aimed at a point: where the point is on
+#: the bone's head the direction is undefined and this keeps the bone's own; elsewhere it turns the aim by
+#: about 1e-12 of a radian or less (as ``fabrik._NUDGE`` does for points).
+_NUDGE = 1e-12
+
+
+@dataclass(frozen=True)
+class Posed:
+    """Poses of a chain on F frames, as rows.
+
+    Attributes
+    ----------
+    local : ndarray, shape (m, 4, F)
+        Each bone's local rotation.
+    scales : ndarray, shape (m, F)
+        Each bone's scale along its own Y axis.
+    world : ndarray, shape (m, 4, F)
+        Each bone's orientation in the chain's base frame.
+    joints : ndarray, shape (m+1, 3, F)
+        The bones' heads, then the last bone's tail.
+    """
+
+    local: FloatArray
+    scales: FloatArray
+    world: FloatArray
+    joints: FloatArray
+
+    def take(self, frames: NDArray[np.intp]) -> Posed:
+        """The poses of ``frames``, laid out frames last (indexing the last axis with an array lays the result
+        out frames first, and every row the steps touch would then be strided)."""
+        local, scales, world, joints = (
+            np.ascontiguousarray(array[..., frames]) for array in (self.local, self.scales, self.world, self.joints)
+        )
+        return Posed(local, scales, world, joints)
+
+    def error(self, goals: FloatArray) -> FloatArray:
+        """Distances (F,) from the last joint to ``goals`` (3, F)."""
+        miss = self.joints[-1] - goals
+        return np.asarray(np.sqrt(np.einsum("if,if->f", miss, miss)), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -31,88 +77,150 @@ class PoseSteps:
     rest: ChainRest
     limits: JointLimits
 
-    def fabrik(self, quats: FloatArray, scales: FloatArray, goals: FloatArray) -> FloatArray:
-        """One backward and one forward pass on every frame given; returns the new local rotations."""
-        rest, limits = self.rest, self.limits
-        bones = len(rest.offsets)
-        offsets = rest.stretched_offsets(scales)  # (F, m, 3)
-        directions = rest.offsets / rest.lengths[:, None]  # (m, 3), in each bone's frame
-        joints, orientations = forward_kinematics(rest, quats, scales)
+    def pose(self, local: FloatArray, scales: FloatArray) -> Posed:
+        """Forward kinematics of local rotations (m, 4, F) and Y scales (m, F)."""
+        world = np.empty(local.shape)
+        joints = np.zeros((len(local) + 1, 3, local.shape[-1]))
+        stretched = bool((scales != 1.0).any())
+        for k in range(len(local)):
+            world[k] = rows.multiply(self._frame(world, k), local[k])
+            joints[k + 1] = joints[k] + self._offset(world[k], k, scales[k], stretched)
+        return Posed(local, scales, world, joints)
+
+    def fabrik(self, posed: Posed, goals: FloatArray) -> Posed:
+        """One backward and one forward pass on every frame given (goals (3, F))."""
+        bones = len(posed.local)
+        stretched = bool((posed.scales != 1.0).any())
+        joints, world, scales = posed.joints, posed.world, posed.scales
 
         # Backward: from the target toward the root, each bone aimed from its next joint at its old head.
-        placed = np.empty_like(joints)
-        placed[:, -1] = goals
-        turned = orientations.copy()
+        placed = np.empty(joints.shape)
+        placed[-1] = goals
+        turned = np.empty(world.shape)
         for k in range(bones - 1, -1, -1):
-            toward_tail = unit(placed[:, k + 1] - joints[:, k], fallback=orientations[:, k] @ directions[k])
-            turned[:, k] = _aim(orientations[:, k], directions[k], toward_tail)
-            if k + 1 < bones:
-                turned[:, k] = self._parent_within_child_limits(turned[:, k], turned[:, k + 1], k + 1)
-            placed[:, k] = placed[:, k + 1] - np.einsum("fij,fj->fi", turned[:, k], offsets[:, k])
+            toward = rows.rotate_back(world[k], placed[k + 1] - joints[k])  # in the bone's own frame
+            turned[k] = rows.multiply(world[k], self._turn_from_direction(k, toward))
+            if k + 1 < bones and self._limited[k + 1]:
+                turned[k] = self._parent_within_child_limits(turned[k], turned[k + 1], k + 1)
+            placed[k] = placed[k + 1] - self._offset(turned[k], k, scales[k], stretched)
 
         # Forward: from the fixed root head, each bone aimed at the joint placed above, then clamped.
-        result = np.empty_like(quats)
-        head = np.zeros((len(goals), 3))
-        parent = np.broadcast_to(np.eye(3), (len(goals), 3, 3))
+        local = np.empty(posed.local.shape)
+        new_world = np.empty(world.shape)
+        new_joints = np.zeros(joints.shape)
         for k in range(bones):
-            frame = parent @ rest.rest_rotations[k]
-            local = np.swapaxes(frame, 1, 2) @ turned[:, k]  # the backward pass's rotation, as a local one
-            wanted = unit(placed[:, k + 1] - head, fallback=turned[:, k] @ directions[k])
-            aimed = _aim(local, directions[k], np.einsum("fji,fj->fi", frame, wanted))
-            result[:, k] = limits.clamp(matrix_to_quat(aimed), bone=k)
-            parent = frame @ quat_to_matrix(result[:, k])
-            head = head + np.einsum("fij,fj->fi", parent, offsets[:, k])
-        return result
+            frame = self._frame(new_world, k)
+            wanted = rows.rotate_back(turned[k], placed[k + 1] - new_joints[k])  # in the turned bone's frame
+            aimed = rows.multiply(rows.conj_multiply(frame, turned[k]), self._turn_from_direction(k, wanted))
+            local[k] = self._clamps[k](aimed)
+            new_world[k] = rows.multiply(frame, local[k])
+            new_joints[k + 1] = new_joints[k] + self._offset(new_world[k], k, scales[k], stretched)
+        return Posed(local, scales, new_world, new_joints)
 
-    def least_squares(self, quats: FloatArray, scales: FloatArray, goals: FloatArray) -> FloatArray:
+    def least_squares(self, posed: Posed, goals: FloatArray) -> Posed:
         """One damped-least-squares step on every bone's rotation, each clamped to its limits after.
 
         FABRIK aims each bone with the smallest turn, which never rolls a bone about its own axis; a frame that
         needs a roll (a hinge whose plane must turn to the target) stalls there. The tip's Jacobian does see
         those rolls, so a few of these steps finish what FABRIK left."""
-        rest = self.rest
-        frames, bones = quats.shape[:2]
-        joints, orientations = forward_kinematics(rest, quats, scales)
-        error = goals - joints[:, -1]
-        # d tip / d (turn of bone k about world axis a) = a x (tip - head_k) = -[tip - head_k]x a
-        arms = joints[:, -1:] - joints[:, :-1]  # (F, m, 3)
-        jacobian = -cross_matrices(arms).transpose(0, 2, 1, 3).reshape(frames, 3, 3 * bones)
-        damping = (_DAMPING * float((rest.lengths * scales.mean(axis=0)).sum())) ** 2
-        normal = jacobian @ np.swapaxes(jacobian, 1, 2) + damping * np.eye(3)
-        turns = (np.swapaxes(jacobian, 1, 2) @ np.linalg.solve(normal, error[..., None]))[..., 0]
-        turns = turns.reshape(frames, bones, 3)
-        angles = np.linalg.norm(turns, axis=-1, keepdims=True)
-        turns *= np.minimum(1.0, _MAX_STEP_RAD / np.maximum(angles, 1e-300))
-        result = np.empty_like(quats)
-        parent = np.broadcast_to(np.eye(3), (frames, 3, 3))
-        for k in range(bones):
-            frame = parent @ rest.rest_rotations[k]
-            local_turn = np.einsum("fji,fj->fi", frame, turns[:, k])  # frame.T @ turn: in the bone's rest frame
-            angle = np.linalg.norm(local_turn, axis=-1, keepdims=True)
-            turned = quat_multiply(axis_angle_to_quat(np.concatenate([angle, local_turn], axis=-1)), quats[:, k])
-            result[:, k] = self.limits.clamp(turned, bone=k)
-            parent = orientations[:, k]
-        return result
+        bones, frames = posed.local.shape[0], posed.local.shape[-1]
+        joints = posed.joints
+        error = goals - joints[-1]
+        # d tip / d (turn of bone k about world axis a) = a x arm_k, arm_k = tip - head_k: the Jacobian's block
+        # for bone k is -[arm_k]x, so J J^T = sum_k (|arm_k|^2 I - arm_k arm_k^T) and J^T y = arm_k x y.
+        arms = joints[-1] - joints[:-1]  # (m, 3, F)
+        outer = np.einsum("kif,kjf->fij", arms, arms)
+        damping = (_DAMPING * float(np.einsum("k,kf->f", self.rest.lengths, posed.scales).mean())) ** 2
+        normal = (np.trace(outer, axis1=1, axis2=2) + damping)[:, None, None] * np.eye(3) - outer
+        y = np.linalg.solve(normal, error.T[..., None])[..., 0].T  # (3, F)
+        turns = np.cross(arms, y[None], axis=1)  # (m, 3, F), world axes times angles
+        angles = np.sqrt(np.einsum("kif,kif->kf", turns, turns))
+        turns *= np.minimum(1.0, _MAX_STEP_RAD / np.maximum(angles, 1e-300))[:, None]
+        # Each turn seen in its bone's rest frame under its posed parent, where the local rotation lives. On
+        # every bone at once the arrays are long, and the written-out products of ``rotations`` beat the
+        # tables of ``_rows`` (made for one bone's short rows) ten times over: they work frames first.
+        parents = np.concatenate([np.broadcast_to(self._rest_quats[0][:, None], (1, 4, frames)), posed.world[:-1]])
+        if bones > 1:
+            parents[1:] = np.einsum("kij,kjf->kif", self._right_rest[1:], parents[1:])
+        local_turns = quat_rotate(quat_conjugate(parents.transpose(0, 2, 1)), turns.transpose(0, 2, 1))
+        half = 0.5 * np.sqrt(np.einsum("kfi,kfi->kf", local_turns, local_turns))[..., None]
+        exp = np.concatenate([np.cos(half), (0.5 * np.sinc(half / np.pi)) * local_turns], axis=-1)
+        local = quat_multiply(exp, posed.local.transpose(0, 2, 1))  # (m, F, 4)
+        clamped = self._clamp_all(np.ascontiguousarray(local.transpose(2, 0, 1)))
+        return self.pose(np.ascontiguousarray(clamped.transpose(1, 0, 2)), posed.scales)
+
+    def _frame(self, world: FloatArray, k: int) -> FloatArray:
+        """Bone ``k``'s rest frame under its posed parent (4, F) (the root's: its rest rotation)."""
+        if k == 0:
+            return np.asarray(self._rest_quats[0][:, None])
+        return rows.apply(self._right_rest[k], world[k - 1])
+
+    def _offset(self, orientation: FloatArray, k: int, scales: FloatArray, stretched: bool) -> FloatArray:
+        """From bone ``k``'s head to the next joint (3, F), the bone at ``orientation`` (4, F), scaled along Y."""
+        if not stretched:
+            return rows.rotate_fixed(orientation, self._offset_tables[k])
+        offset = np.repeat(self.rest.offsets[k][:, None], len(scales), axis=1)
+        offset[1] *= scales
+        return rows.rotate(orientation, offset)
+
+    def _turn_from_direction(self, k: int, toward: FloatArray) -> FloatArray:
+        """The smallest turn (4, F) taking bone ``k``'s direction onto ``toward`` (3, F), both in its frame."""
+        return rows.turn_from(self._between_tables[k], self._half_turns[k], toward + self._fallbacks[k])
 
     def _parent_within_child_limits(self, parent: FloatArray, child: FloatArray, k: int) -> FloatArray:
-        """The parent orientation (F, 3, 3) under which ``child`` (bone ``k``'s orientation) is a rotation
-        within bone ``k``'s limits: ``parent`` itself where it already is, else turned to match the nearest
-        allowed one."""
-        if not (self.limits.lock[k].any() or self.limits.use_limit[k].any()):
-            return parent
-        rest_rotation = self.rest.rest_rotations[k]
-        local = matrix_to_quat(np.swapaxes(parent @ rest_rotation, 1, 2) @ child)
-        allowed = self.limits.clamp(local, bone=k)
-        return np.asarray(child @ np.swapaxes(rest_rotation @ quat_to_matrix(allowed), 1, 2))
+        """The parent orientation (4, F) under which ``child`` (bone ``k``'s orientation) is a rotation within
+        bone ``k``'s limits: ``parent`` itself where it already is (to rounding), else turned to match the
+        nearest allowed one."""
+        local = rows.apply(self._left_rest_conj[k], rows.conj_multiply(parent, child))  # conj(parent rest) child
+        allowed = self._clamps[k](local)
+        return rows.apply(self._right_rest_conj[k], rows.multiply_conj(child, allowed))
 
+    @cached_property
+    def _rest_quats(self) -> FloatArray:
+        return matrix_to_quat(self.rest.rest_rotations)
 
-def _aim(orientation: FloatArray, direction: FloatArray, toward: FloatArray) -> FloatArray:
-    """``orientation`` (F, 3, 3) turned by the smallest rotation that takes its ``direction`` (3,), a vector in
-    its own frame, onto the unit vectors ``toward`` (F, 3)."""
-    now = orientation @ direction
-    return np.asarray(quat_to_matrix(quat_between(now, toward)) @ orientation)
+    @cached_property
+    def _right_rest(self) -> FloatArray:
+        """(m, 4, 4): ``q * rest_k`` as a matrix product."""
+        return rows.right_tables(self._rest_quats)
 
+    @cached_property
+    def _right_rest_conj(self) -> FloatArray:
+        return rows.right_tables(self._rest_quats * [1.0, -1.0, -1.0, -1.0])
 
-def tip_error(rest: ChainRest, quats: FloatArray, scales: FloatArray, goals: FloatArray) -> FloatArray:
-    joints, _ = forward_kinematics(rest, quats, scales)
-    return np.asarray(np.linalg.norm(joints[:, -1] - goals, axis=-1))
+    @cached_property
+    def _left_rest_conj(self) -> FloatArray:
+        return rows.left_tables(self._rest_quats * [1.0, -1.0, -1.0, -1.0])
+
+    @cached_property
+    def _directions(self) -> FloatArray:
+        """Each bone's unit direction in its own frame, (m, 3)."""
+        return np.asarray(self.rest.offsets / self.rest.lengths[:, None], dtype=np.float64)
+
+    @cached_property
+    def _offset_tables(self) -> FloatArray:
+        return rows.fixed_vector_tables(self.rest.offsets)
+
+    @cached_property
+    def _between_tables(self) -> FloatArray:
+        return rows.between_tables(self._directions)
+
+    @cached_property
+    def _half_turns(self) -> FloatArray:
+        return rows.half_turns_from(self._directions)
+
+    @cached_property
+    def _fallbacks(self) -> FloatArray:
+        return np.asarray(_NUDGE * self.rest.offsets[:, :, None], dtype=np.float64)
+
+    @cached_property
+    def _clamps(self) -> list[RowClamp]:
+        return RowClamp.each(self.limits)
+
+    @cached_property
+    def _clamp_all(self) -> RowClamp:
+        return RowClamp.every(self.limits)
+
+    @cached_property
+    def _limited(self) -> NDArray[np.bool_]:
+        return np.asarray(self.limits.lock.any(axis=1) | self.limits.use_limit.any(axis=1))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .limits import JointLimits
-from .pose import ChainRest, forward_kinematics
+from .pose import ChainRest
 from .rotations import axis_angle_to_quat, matrix_to_quat, quat_between, quat_to_matrix
 from .validate import FloatArray
 
@@ -19,10 +19,10 @@ def turn_toward(
     rest: ChainRest,
     limits: JointLimits,
     quats: FloatArray,
+    tips: FloatArray,
     goals: FloatArray,
     poles: FloatArray | None,
     pole_angle: float,
-    scales: FloatArray | None = None,
 ) -> FloatArray:
     """The poses turned about the root's head as Blender's IK turns a chain before solving, the root then
     clamped to its limits (Blender's turns the root past them).
@@ -39,19 +39,18 @@ def turn_toward(
     limits : JointLimits
     quats : ndarray, shape (F, m, 4)
         Local rotations.
+    tips : ndarray, shape (F, 3)
+        Where they put the last joint (with the bones' scales).
     goals, poles : ndarray, shape (F, 3)
     pole_angle : float
         Radians.
-    scales : ndarray, shape (F, m), optional
-        Each bone's Y scale (1 by default).
 
     Returns
     -------
     ndarray, shape (F, m, 4)
     """
-    joints, orientations = forward_kinematics(rest, quats, scales)
-    root = orientations[:, 0]
-    tip_direction = unit(joints[:, -1], fallback=root[:, :, 1])
+    root = _root(rest, quats)
+    tip_direction = unit(tips, fallback=root[:, :, 1])
     goal_direction = unit(goals, fallback=tip_direction)
     if poles is None:
         turn = quat_to_matrix(quat_between(tip_direction, goal_direction))
@@ -63,7 +62,7 @@ def turn_toward(
 
 
 def swivel_nearest(
-    rest: ChainRest, limits: JointLimits, quats: FloatArray, scales: FloatArray, reference: FloatArray
+    rest: ChainRest, limits: JointLimits, quats: FloatArray, tips: FloatArray, reference: FloatArray
 ) -> FloatArray:
     """The poses turned about their root-to-tip lines to where the root is nearest ``reference``'s, the root
     then clamped to its limits.
@@ -80,8 +79,8 @@ def swivel_nearest(
     limits : JointLimits
     quats : ndarray, shape (F, m, 4)
         Local rotations to turn.
-    scales : ndarray, shape (F, m)
-        Each bone's Y scale.
+    tips : ndarray, shape (F, 3)
+        Where they put the last joint (with the bones' scales).
     reference : ndarray, shape (F, m, 4)
         Local rotations whose root to come nearest.
 
@@ -89,10 +88,9 @@ def swivel_nearest(
     -------
     ndarray, shape (F, m, 4)
     """
-    joints, orientations = forward_kinematics(rest, quats, scales)
-    root = orientations[:, 0]
-    line = unit(joints[:, -1], fallback=root[:, :, 1])
-    reference_root = rest.rest_rotations[0] @ quat_to_matrix(reference[:, 0])
+    root = _root(rest, quats)
+    line = unit(tips, fallback=root[:, :, 1])
+    reference_root = _root(rest, reference)
     M = root @ np.swapaxes(reference_root, 1, 2)
     A = np.trace(M, axis1=1, axis2=2) - np.einsum("fi,fij,fj->f", line, M, line)
     B = np.einsum("fij,fji->f", cross_matrices(line), M)
@@ -122,6 +120,11 @@ def _look_at(direction: FloatArray, up: FloatArray) -> FloatArray:
     with np.errstate(invalid="ignore", divide="ignore"):
         side = np.where(size > 1e-9, side / size, np.nan)
     return np.stack([side, np.cross(direction, side), direction], axis=-1)
+
+
+def _root(rest: ChainRest, quats: FloatArray) -> FloatArray:
+    """The root bone's orientations (F, 3, 3) in the base frame under local rotations (F, m, 4)."""
+    return np.asarray(rest.rest_rotations[0] @ quat_to_matrix(quats[:, 0]))
 
 
 def _with_root(rest: ChainRest, limits: JointLimits, quats: FloatArray, root: FloatArray) -> FloatArray:

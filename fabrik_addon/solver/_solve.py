@@ -28,12 +28,13 @@ DEFAULT_TOLERANCE = 1e-3
 DEFAULT_MAX_ITERATIONS = 200
 DEFAULT_MIN_IMPROVEMENT = 1e-6
 
-#: With warm start, frames are solved in blocks of this many consecutive frames (see ``solve_frames``):
-#: large enough that numpy's per-call cost is shared by many frames (a block costs as many iterations as its
-#: slowest frame needs), small enough that no frame starts far from its solution. Frames of a block that
-#: jump to another solution are solved again (``JUMP_RATIO``); with that check, blocks of 64 to 1,000 frames
-#: gave equally coherent motion on smooth paths, and larger blocks took less time.
-WARM_START_BLOCK = 256
+#: With warm start, frames are solved in blocks of this many consecutive frames (see ``solve_frames``). A
+#: block costs as many iterations as its slowest frame needs, each about as dear for a few frames as for a
+#: thousand (numpy's per-call cost), so fewer, larger blocks take less time: 1,000 frames of a 16-bone chain
+#: on a smooth path took about twice as long in blocks of 256 (scripts/bench_solver.py). Frames of a block
+#: that jump to another solution are solved again (``JUMP_RATIO``); with that check, blocks of 64 to 1,024
+#: frames gave equally coherent motion on smooth paths.
+WARM_START_BLOCK = 1024
 #: A frame of a warm-start block "jumps" when some joint moves more than this many times as far as the
 #: target does since the frame before (plus the tolerance); it is then solved again from the frame before.
 #: Solved frame by frame, chains of five or more bones stay within 1.0x on smooth paths; blocks checked at

@@ -6,9 +6,14 @@ import numpy as np
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
+from fabrik_addon.solver import JointLimits
 from fabrik_addon.solver._geometry import inner_radius
+from fabrik_addon.solver.pose import ChainRest
+from fabrik_addon.solver.rotations import quat_normalize, quat_to_matrix
 
 FloatArray = NDArray[np.float64]
+#: Joints of ``random_limited_chain``: a hinge about X; a cone (X and Z limited); a cone with a twist limit; free.
+KINDS = ("hinge", "cone", "cone+twist", "free")
 
 
 def random_chain(rng: np.random.Generator, segments: int) -> FloatArray:
@@ -61,3 +66,24 @@ def assert_chain_kept(result: FloatArray, start: FloatArray) -> None:
         np.broadcast_to(lengths_of(start), (*result.shape[:-2], len(start) - 1)),
         rtol=1e-9,
     )
+
+
+def random_limited_chain(rng: np.random.Generator, bones: int) -> tuple[ChainRest, JointLimits, list[str]]:
+    """Random rest frames and lengths (some bones disconnected), each bone a random kind of joint."""
+    rest_rotations = quat_to_matrix(quat_normalize(rng.normal(size=(bones, 4)) * [3, 1, 1, 1]))
+    rest_rotations[0] = np.eye(3)
+    offsets = np.zeros((bones, 3))
+    offsets[:, 1] = rng.uniform(0.2, 2.0, bones)
+    disconnected = rng.random(bones) < 0.2
+    offsets[disconnected] += rng.normal(size=(int(disconnected.sum()), 3)) * 0.2
+    kinds = [KINDS[i] for i in rng.integers(0, len(KINDS), bones)]
+    lock = np.array([[False, k == "hinge", k == "hinge"] for k in kinds])
+    use = np.array([[k != "free", k == "cone+twist", k in ("cone", "cone+twist")] for k in kinds])
+    limits = JointLimits.of(
+        bones,
+        lock=lock,
+        use_limit=use,
+        minimum=-rng.uniform(0, np.pi, (bones, 3)),
+        maximum=rng.uniform(0, np.pi, (bones, 3)),
+    )
+    return ChainRest(rest_rotations, offsets), limits, kinds

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from fabrik_addon.solver import solve
+from fabrik_addon.solver._geometry import is_straight_line
 
 from .chains import assert_chain_kept
 
@@ -82,3 +83,25 @@ def test_stops_early_when_stalled() -> None:
     assert stalled.iterations < patient.iterations
     assert stalled.error >= patient.error
     assert_chain_kept(stalled.joints, chain)
+
+
+def test_a_chain_is_straight_when_every_joint_and_the_target_lie_on_one_line_through_its_root() -> None:
+    """The check as defined (each joint and the target within 1e-9 of the farthest one's distance from the
+    line through the root and the tip), against chains on a line, off it by 1e-14 to 0.1 of their length, and
+    targets on it or off it the same way."""
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        segments, frames = int(rng.integers(1, 8)), 50
+        line = rng.normal(size=(3, frames))
+        line /= np.linalg.norm(line, axis=0)
+        along = np.cumsum(rng.uniform(-2, 2, (segments, 1, frames)) * line, axis=0)
+        root = rng.normal(size=(1, 3, frames))
+        joints = root + np.concatenate([np.zeros((1, 3, frames)), along])
+        off = 10.0 ** rng.integers(-14, 0, (2, frames)) * (rng.random((2, frames)) < 0.6)
+        joints[1:] += rng.normal(size=(segments, 3, frames)) * off[0]
+        targets = root[0] + line * rng.uniform(-5, 5, frames) + rng.normal(size=(3, frames)) * off[1]
+        offsets = np.concatenate([joints[1:] - root, (targets - root[0])[None]])
+        axis = (joints[-1] - root[0]) / np.linalg.norm(joints[-1] - root[0], axis=0)
+        off_line = np.linalg.norm(np.cross(offsets, axis[None], axis=1), axis=1).max(axis=0)
+        expected = off_line <= 1e-9 * np.linalg.norm(offsets, axis=1).max(axis=0)
+        np.testing.assert_array_equal(is_straight_line(joints, targets), expected)

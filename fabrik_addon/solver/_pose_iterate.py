@@ -1,0 +1,136 @@
+"""The iteration loop of the limited solver: stopping rules, best pose seen, and frames dropping out (as
+``_iterate`` is for points).
+
+Every iteration of a step costs about the same whatever the number of frames still at work (numpy's cost per
+call dominates on a few hundred frames), so a run lasts as long as its slowest frame: frames leave as soon as
+they stop gaining, and what they need next (another step, another start) runs on them alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._pose_steps import Posed
+from .validate import FloatArray
+
+#: One iteration on many frames: (poses, targets (3, F)) -> the next poses.
+Step = Callable[[Posed, FloatArray], Posed]
+#: Forward kinematics: (local rotations (m, 4, F), Y scales (m, F)) -> poses.
+Pose = Callable[[FloatArray, FloatArray], Posed]
+
+
+@dataclass(frozen=True)
+class Best:
+    """The best pose found so far on each frame, as rows: rotations (m, 4, F), scales (m, F), iterations
+    spent (F,) and tip errors (F,). The arrays are updated in place as attempts improve on them."""
+
+    quats: FloatArray
+    scales: FloatArray
+    iterations: NDArray[np.int64]
+    error: FloatArray
+
+    @classmethod
+    def start(cls, quats: FloatArray) -> Best:
+        """Poses to start from, rotations (F, m, 4) with unit scales, none solved yet."""
+        frames, bones = quats.shape[:2]
+        return cls(rows_of(quats), np.ones((bones, frames)), np.zeros(frames, dtype=np.int64), np.full(frames, np.inf))
+
+    def rows(self, rows: NDArray[np.intp]) -> Best:
+        """The frames ``rows``, laid out frames last (see ``Posed.take``)."""
+        quats, scales = np.ascontiguousarray(self.quats[..., rows]), np.ascontiguousarray(self.scales[:, rows])
+        return Best(quats, scales, self.iterations[rows], self.error[rows])
+
+    def keep_better(self, rows: NDArray[np.intp], attempt: Best) -> None:
+        """Count ``attempt``'s iterations on ``rows`` and keep its poses where they come closer."""
+        self.iterations[rows] += attempt.iterations
+        better = attempt.error < self.error[rows]
+        keep = rows[better]
+        self.quats[..., keep], self.scales[:, keep], self.error[keep] = (
+            attempt.quats[..., better],
+            attempt.scales[:, better],
+            attempt.error[better],
+        )
+
+
+@dataclass(frozen=True)
+class Pace:
+    """When a frame leaves a run of one step: once its best error has not shrunk to ``progress`` times what it
+    was within ``window`` iterations (the step has stalled, or gains so slowly that another step or start does
+    better), besides reaching the target or running out of iterations."""
+
+    progress: float
+    window: int
+
+
+#: FABRIK brings a chain near its goal in its first iteration, then creeps (a 48-bone chain near its goal
+#: gains a tenth per twenty iterations) or cycles against the limits, while an iteration costs about ten of
+#: least squares; least squares from there shrinks the error by about three times a step where no limit holds
+#: it back. So frames go on to least squares after one iteration of FABRIK (``progress`` 0: only reaching the
+#: target counts as gaining), and leave least squares when four steps have not halved their error.
+ONCE = Pace(progress=0.0, window=1)
+FAST_LEAST_SQUARES = Pace(progress=0.5, window=4)
+#: Frames still short: limited chains creep toward their goal for a while, then cycle.
+CREEP = Pace(progress=1.0 - 1e-6, window=20)
+
+
+def run(pose: Pose, step: Step, pace: Pace, start: Best, goals: FloatArray, stopping: tuple[float, int]) -> Best:
+    """Iterate ``step`` on every frame from ``start``'s poses until it reaches, stalls (see ``Pace``) or runs
+    out of iterations.
+
+    Parameters
+    ----------
+    pose : callable
+        Forward kinematics of the chain (``PoseSteps.pose``).
+    step : callable
+        One iteration (``PoseSteps.fabrik`` or ``PoseSteps.least_squares``).
+    pace : Pace
+    start : Best
+        The poses to start from; not modified.
+    goals : ndarray, shape (3, F)
+    stopping : (float, int)
+        The tolerance and the most iterations.
+
+    Returns
+    -------
+    Best
+        Each frame's best pose (its start included), with ``start``'s scales, the iterations run and its error.
+    """
+    tolerance, max_iterations = stopping
+    posed = pose(start.quats, start.scales)
+    best = start.quats.copy()
+    best_error = posed.error(goals)
+    iterations = np.zeros(goals.shape[1], dtype=np.int64)
+    active = np.flatnonzero(best_error > tolerance)
+    work, work_goals = posed.take(active), goals[:, active]
+    mark, since = best_error[active], np.zeros(active.size, dtype=np.int64)
+    for count in range(1, max_iterations + 1):
+        if active.size == 0:
+            break
+        work = step(work, work_goals)
+        error = work.error(work_goals)
+        iterations[active] = count
+        improved = np.flatnonzero(error < best_error[active])
+        best[..., active[improved]] = work.local[..., improved]
+        best_error[active[improved]] = error[improved]
+        gained = best_error[active] <= pace.progress * mark
+        mark = np.where(gained, best_error[active], mark)
+        since = np.where(gained, 0, since + 1)
+        going = np.flatnonzero((best_error[active] > tolerance) & (since < pace.window))
+        if going.size < active.size:
+            active, work, work_goals = active[going], work.take(going), work_goals[:, going]
+            mark, since = mark[going], since[going]
+    return Best(best, start.scales, iterations, best_error)
+
+
+def rows_of(quats: FloatArray) -> FloatArray:
+    """Rotations (F, m, 4) as rows (m, 4, F)."""
+    return np.ascontiguousarray(quats.transpose(1, 2, 0))
+
+
+def frames_first(array: FloatArray) -> FloatArray:
+    """Rows (m, k, F) back to (F, m, k)."""
+    return np.ascontiguousarray(array.transpose(2, 0, 1))
