@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._pose_iterate import CREEP, FAST_LEAST_SQUARES, ONCE, Best, Pace, Step, frames_first, rows_of, run
+from ._pose_iterate import Best, attempt, frames_first, rows_of
 from ._pose_steps import PoseSteps
 from ._root_turns import swivel_nearest, turn_toward
 from ._solve import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
@@ -54,15 +54,15 @@ from .rotations import (
 from .validate import FloatArray, as_points, positive_float, positive_int
 
 #: Rounds of lengthening the bones, each followed by a solve, when stretching toward a target out of reach.
-_STRETCH_ROUNDS = 4
+STRETCH_ROUNDS = 4
 #: Attempts from random poses within the limits on frames still short of a target within the chain's length,
 #: after the start pose and the bent one: limits can leave so few ways to a target that two starts miss a few
 #: (3 take targets known to be reachable from 97 % to 99 %). Seeded: a bake gives the same keys every time.
-_RESTARTS = 3
-_RESTART_SEED = 0
+RESTARTS = 3
+RESTART_SEED = 0
 #: Relative rounding of a tip's distance after a turn of the whole chain (a fraction of the chain's length):
 #: a turn that moves the tip by no more is taken as keeping it where it was.
-_ROUNDING = 1e-12
+ROUNDING = 1e-12
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ def solve_pose(
     bones = len(rest.offsets)
     goals = as_points(targets, "targets")
     frames = len(goals)
-    start = _as_rotations(rotations, frames, bones)
+    start = as_rotations(rotations, frames, bones)
     limits = JointLimits.free(bones) if limits is None else limits
     if limits.bones != bones:
         raise ValueError(f"limits are for {limits.bones} bones, the chain has {bones}")
@@ -170,8 +170,8 @@ def solve_pose(
         first = solver.turn(first, np.ones((bones, frames)), goals, pole_points)
     best = solver.solve(Best.start(first), goals)
     solver.retry_bent(best, goals, pole_points)
-    random = np.random.default_rng(_RESTART_SEED)
-    for _ in range(_RESTARTS):
+    random = np.random.default_rng(RESTART_SEED)
+    for _ in range(RESTARTS):
         solver.retry_random(best, goals, pole_points, random)
     if stretch and limits.stretch.any():
         solver.stretch(best, goals)
@@ -208,22 +208,8 @@ class _Solver:
         return self.tolerance, self.max_iterations
 
     def solve(self, start: Best, goals: FloatArray) -> Best:
-        """One FABRIK iteration from ``start``'s poses, then damped least squares on the frames it left short
-        while they gain quickly; on frames still short, FABRIK again from ``start`` and least squares from the
-        best pose, each as long as it gains at all."""
-        best = self._run(self.steps.fabrik, ONCE, start, goals)
-        for step, pace, origin in (
-            (self.steps.least_squares, FAST_LEAST_SQUARES, best),
-            (self.steps.fabrik, CREEP, start),
-            (self.steps.least_squares, CREEP, best),
-        ):
-            short = np.flatnonzero(best.error > self.tolerance)
-            if short.size:
-                best.keep_better(short, self._run(step, pace, origin.rows(short), goals[short]))
-        return best
-
-    def _run(self, step: Step, pace: Pace, start: Best, goals: FloatArray) -> Best:
-        return run(self.steps.pose, step, pace, start, np.ascontiguousarray(goals.T), self.stopping)
+        """``attempt`` with this chain's steps, from ``start``'s poses toward ``goals`` (F, 3)."""
+        return attempt(self.steps, start, goals, self.stopping)
 
     def retry_bent(self, best: Best, goals: FloatArray, poles: FloatArray | None) -> None:
         """Solve the frames that fell short again, from a bent pose turned toward the goal.
@@ -270,7 +256,7 @@ class _Solver:
         Each round adds the remaining distance to the bones in proportion to ``length * share``: exact for a
         chain that points straight at its target, and a step toward it otherwise."""
         stretchable = float((self.rest.lengths * self.limits.stretch).sum())
-        for _ in range(_STRETCH_ROUNDS):
+        for _ in range(STRETCH_ROUNDS):
             short = np.flatnonzero(best.error > self.tolerance)
             if short.size == 0:
                 break
@@ -292,7 +278,7 @@ class _Solver:
         tips = frames_first(self.steps.pose(best.quats, best.scales).joints[-1:])[:, 0]
         turned = rows_of(swivel_nearest(self.rest, self.limits, frames_first(best.quats), tips, reference))
         error = self.steps.pose(turned, best.scales).error(np.ascontiguousarray(goals.T))
-        rounding = _ROUNDING * float(self.rest.lengths.sum()) * best.scales.max(axis=0)
+        rounding = ROUNDING * float(self.rest.lengths.sum()) * best.scales.max(axis=0)
         keep = np.flatnonzero(error <= np.maximum(best.error, self.tolerance) + rounding)
         best.quats[..., keep], best.error[keep] = turned[..., keep], error[keep]
 
@@ -306,7 +292,7 @@ def _rows(array: FloatArray | None, rows: NDArray[np.intp]) -> FloatArray | None
     return None if array is None else array[rows]
 
 
-def _as_rotations(rotations: npt.ArrayLike, frames: int, bones: int) -> FloatArray:
+def as_rotations(rotations: npt.ArrayLike, frames: int, bones: int) -> FloatArray:
     quats = np.asarray(rotations, dtype=np.float64)
     if quats.shape not in {(bones, 4), (1, bones, 4), (frames, bones, 4)}:
         raise ValueError(
