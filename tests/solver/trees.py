@@ -1,5 +1,6 @@
-"""Trees for the tree solver's tests and benchmark: the rigs the issue names (a Y, a hand, a 3-level tree),
-random trees of limbs, random poses of a tree, and the invariants every solution must keep."""
+"""Trees for the tree solvers' tests and benchmark: the rigs the issue names (a Y, a hand, a 3-level tree),
+random trees of limbs (of joints, and of bones), random poses of a tree, and the invariants every solution must
+keep."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from numpy.typing import NDArray
 
 from fabrik_addon.solver import Tree
 from fabrik_addon.solver.rotations import quat_rotate
+from fabrik_addon.solver.tree_pose import TreeRest
+
+from .chains import random_rest_rotations
 
 FloatArray = NDArray[np.float64]
 
@@ -136,3 +140,35 @@ def shape_error(tree: Tree, poses: FloatArray) -> float:
         after = np.linalg.norm(poses[:, points][:, :, None] - poses[:, points][:, None], axis=-1)[:, *pairs]
         worst = max(worst, float((np.abs(after - before) / before).max()))
     return worst
+
+
+def limb_bones(rng: np.random.Generator, limbs: int) -> tuple[TreeRest, list[int]]:
+    """A random tree of bones: a root bone and ``limbs`` limbs of 2 to 4 bones, each hanging from the tail of
+    the root or of an earlier limb's last bone (several there make a fork), or with probability 0.3 from a palm
+    bone there that carries 2 or 3 limbs at disconnected offsets; lengths from 0.3 to 1.5, random rest frames.
+    Returns the tree and its tips: every bone without children."""
+    parents, heads, lengths = [-1], [np.zeros(3)], [rng.uniform(0.3, 1.5)]
+
+    def add(parent: int, head: FloatArray) -> int:
+        parents.append(parent)
+        heads.append(head)
+        lengths.append(rng.uniform(0.3, 1.5))
+        return len(parents) - 1
+
+    def tail(bone: int) -> FloatArray:
+        return np.array([0.0, lengths[bone], 0.0])
+
+    ends = [0]
+    for _ in range(limbs):
+        start = ends[int(rng.integers(len(ends)))]
+        roots = [(start, tail(start))]
+        if rng.random() < 0.3:
+            palm = add(start, tail(start))
+            roots = [(palm, rng.normal(size=3) * 0.5 + tail(palm)) for _ in range(int(rng.integers(2, 4)))]
+        for parent, head in roots:
+            bone = add(parent, head)
+            for _ in range(int(rng.integers(1, 4))):
+                bone = add(bone, tail(bone))
+            ends.append(bone)
+    rest = TreeRest(np.array(parents), random_rest_rotations(rng, len(parents)), np.array(heads), np.array(lengths))
+    return rest, [k for k, children in enumerate(rest.children) if not children]
