@@ -30,6 +30,7 @@ root-mean-square miss (``_tree_pose_steps.Misses``): where targets conflict, the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -93,7 +94,7 @@ def solve_tree_pose(
     *,
     weights: npt.ArrayLike | None = None,
     limits: JointLimits | None = None,
-    poles: list[npt.ArrayLike | None] | None = None,
+    poles: Sequence[npt.ArrayLike | None] | None = None,
     pole_angles: npt.ArrayLike = 0.0,
     stretch: bool = False,
     tolerance: float = DEFAULT_TOLERANCE,
@@ -117,7 +118,7 @@ def solve_tree_pose(
         of the effectors beyond it, and least squares weighs each miss by it. Only their ratios matter.
     limits : JointLimits, optional
         Per-bone limits and stretch shares; none by default.
-    poles : list of (array-like, shape (F, 3)) or None, optional
+    poles : sequence of (array-like, shape (F, 3)) or None, optional
         Per effector, a pole target per frame or None: it bends the effector's branch (see the module's
         notes).
     pole_angles : float or array-like, shape (E,)
@@ -297,7 +298,7 @@ def _as_targets(targets: npt.ArrayLike, effectors: int) -> FloatArray:
     return array
 
 
-def _as_poles(poles: list[npt.ArrayLike | None] | None, effectors: int, frames: int) -> list[FloatArray | None]:
+def _as_poles(poles: Sequence[npt.ArrayLike | None] | None, effectors: int, frames: int) -> list[FloatArray | None]:
     if poles is None:
         return [None] * effectors
     if len(poles) != effectors:

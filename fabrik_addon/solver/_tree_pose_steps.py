@@ -33,7 +33,7 @@ from . import _rows as rows
 from ._bone_rows import Aims, BoneFrames
 from ._pose_steps import MAX_STEP_RAD
 from ._tree_bones import TreeBones
-from ._tree_passes import best_turn
+from ._tree_passes import HEAD_WEIGHT, best_turn
 from ._tree_solve import weighted_rms
 from .limits import JointLimits
 from .rotations import quat_rotate
@@ -45,9 +45,6 @@ from .validate import FloatArray
 #: crawls: on a hand it damps the fingers, a tenth of the arm's length, to a third of their step or less; far
 #: from the goal, or where it cannot be reached, the steps are as damped as the chain's.
 _DAMPING = 0.1
-#: A bone fitted to several points in the inward pass keeps its head where it was by this share of their
-#: weight (see ``_tree_passes._HEAD_WEIGHT``).
-_HEAD_WEIGHT = 0.1
 
 
 @dataclass(frozen=True)
@@ -135,11 +132,14 @@ class TreePoseSteps:
 
     def fabrik(self, posed: TreePosed, goals: FloatArray) -> TreePosed:
         """One inward and one outward pass on every frame given (goals (E, 3, F))."""
+        return self._outward(posed, *self._inward(posed, goals))
+
+    def _inward(self, posed: TreePosed, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Stage 1, from the bones farthest out to the root, each bone's points pulled to what hangs from them:
+        each bone's orientation (b, 4, F) and where its points were left (P, 3, F)."""
         bones, points = self.bones, self.bones.points
         stretched = bool((posed.scales != 1.0).any())
         world, heads, scales = posed.world, posed.heads, posed.scales
-
-        # Inward: from the bones farthest out to the root, each bone's points pulled to what hangs from them.
         placed_heads = np.empty(heads.shape)
         placed = np.empty((len(points), *heads.shape[1:]))
         turned = np.empty(world.shape)
@@ -161,7 +161,7 @@ class TreePoseSteps:
                 continue
             now = np.stack([heads[k], *(heads[k] + self._carried(world[k], p, scales[k], stretched) for p in carried)])
             aims = np.stack([heads[k], *wishes])
-            weights = np.array([_HEAD_WEIGHT * self._weights[k].sum(), *self._weights[k]])
+            weights = np.array([HEAD_WEIGHT * self._weights[k].sum(), *self._weights[k]])
             share = weights[:, None, None] / weights.sum()
             centre, goal_centre = (share * now).sum(axis=0), (share * aims).sum(axis=0)
             turn = best_turn(now - centre, aims - goal_centre, weights)
@@ -169,8 +169,14 @@ class TreePoseSteps:
             placed_heads[k] = goal_centre + rows.rotate(turn, heads[k] - centre)
             for p in carried:
                 placed[p] = placed_heads[k] + self._carried(turned[k], p, scales[k], stretched)
+        return turned, placed
 
-        # Outward: from the root's fixed head, each bone aimed at its points placed above, then clamped.
+    def _outward(self, posed: TreePosed, turned: FloatArray, placed: FloatArray) -> TreePosed:
+        """Stage 2, from the root's fixed head out, each bone turned from ``turned`` to aim at its points
+        ``placed``, then clamped."""
+        bones, scales = self.bones, posed.scales
+        stretched = bool((scales != 1.0).any())
+        world, heads = posed.world, posed.heads
         local = np.empty(posed.local.shape)
         new_world = np.empty(world.shape)
         new_heads = np.zeros(heads.shape)

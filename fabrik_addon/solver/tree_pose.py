@@ -16,6 +16,7 @@ import numpy.typing as npt
 from numpy.typing import NDArray
 
 from ._tree_passes import best_turn
+from .pose import inherit_stretch
 from .rotations import quat_between, quat_multiply, quat_to_matrix, sign_continuous, twist
 from .tree import Tree
 from .validate import FloatArray
@@ -84,6 +85,14 @@ def tree_forward_kinematics(
         orientations[:, k] = orientations[:, parent] @ rest.rest_rotations[k] @ turned[:, k]
     tails = heads + orientations[..., :, 1] * (rest.lengths * stretch)[..., None]
     return heads, tails, orientations
+
+
+def tree_inherited_stretch(rest: TreeRest, rotations: FloatArray, scales: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The rotations (F, b, 4) and Y scales (F, b) to key on a tree's stretched bones whose children inherit
+    their scale fully: ``pose.inherited_stretch`` for a tree, from solved local rotations (F, b, 4) and Y
+    scales (F, b)."""
+    orientations = tree_forward_kinematics(rest, rotations, scales)[2]
+    return inherit_stretch(rest.parents, rest.rest_rotations, orientations, rotations, scales)
 
 
 @dataclass(frozen=True)

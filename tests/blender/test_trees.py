@@ -1,21 +1,30 @@
 """Chains that share bones, solved as one tree (several end effectors): IK constraints sharing a trunk, a hand
-of five fingers, a Rigify torso reaching with both arms; conflicting targets and weights. Blender's
-evaluation of the keys is the oracle; targets come from poses the rig itself takes, so all can be reached."""
+of five fingers, a Rigify torso reaching with both arms; IK limits, poles and stretch in a tree; conflicting
+targets and weights. Blender's evaluation of the keys is the oracle; targets come from poses the rig itself
+takes (within its limits), so all can be reached."""
 
 from __future__ import annotations
+
+import math
 
 import bpy
 import numpy as np
 import pytest
-from rigs import hand_rig, keyed_empty, posed_targets, rigify_metarig, y_rig
+from mathutils import Vector
+from rigs import hand_rig, keyed_empty, link, posed_targets, rigify_metarig, y_rig
 
 from fabrik_addon import api
+from fabrik_addon.blender.chain import read_limits
 from fabrik_addon.settings import BakeSettings, ChainSettings, FrameRange
+from fabrik_addon.solver.rotations import quat_normalize
 
-from .oracle import FloatArray, fcurve_keys, file_digest
+from .oracle import FloatArray, evaluated, fcurve_keys, file_digest
 
 FRAMES = range(1, 31)
 TOLERANCE = 1e-3
+DEG = math.pi / 180
+#: Blender stores rotations in float32: a limit is kept to this (radians) beyond the solver's.
+FLOAT32_SLACK = 1e-6
 
 
 def with_ik(armature: bpy.types.Object, tips: list[str], targets: list[bpy.types.Object], count: int) -> None:
@@ -91,12 +100,175 @@ def test_a_rigify_torso_reaches_with_both_arms() -> None:
     assert set(report.chains[0].bones) & set(report.chains[1].bones) == set(torso)
 
 
-def test_a_tree_with_limits_is_refused_for_now() -> None:
+def legal_targets(
+    armature: bpy.types.Object, tips: list[str], bones: list[str], spread: float = 0.6, reach: float = 1.0
+) -> list[bpy.types.Object]:
+    """An Empty per tip, keyed on every frame where that tip's tail is in a pose the rig takes within its IK
+    limits (each bone turned smoothly, then clamped to its limits), pushed out from the armature's origin by
+    the factor ``reach``. The rig is left at rest."""
+    pose = armature.pose
+    limits = read_limits([pose.bones[name] for name in bones])
+    phases = np.random.default_rng(11).uniform(0, 2 * math.pi, size=(len(bones), 3))
+    paths: list[list[tuple[int, tuple[float, ...]]]] = [[] for _ in tips]
+    for frame in FRAMES:
+        turns = np.column_stack([np.ones(len(bones)), spread * np.sin(0.15 * frame + phases)])
+        for name, quat in zip(bones, limits.clamp(quat_normalize(turns)), strict=True):
+            pose.bones[name].rotation_mode = "QUATERNION"
+            pose.bones[name].rotation_quaternion = tuple(quat)
+        bpy.context.view_layer.update()
+        for path, tip in zip(paths, tips, strict=True):
+            path.append((frame, tuple(reach * np.array(armature.matrix_world @ pose.bones[tip].tail))))
+    for name in bones:
+        pose.bones[name].rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+    return [keyed_empty(f"{tip}.target", path) for tip, path in zip(tips, paths, strict=True)]
+
+
+def cones(armature: bpy.types.Object, bones: list[str], degrees: float) -> None:
+    for name in bones:
+        pose_bone = armature.pose.bones[name]
+        pose_bone.lock_ik_y = True
+        pose_bone.use_ik_limit_x = pose_bone.use_ik_limit_z = True
+        pose_bone.ik_min_x = pose_bone.ik_min_z = -degrees * DEG
+        pose_bone.ik_max_x = pose_bone.ik_max_z = degrees * DEG
+
+
+def hinges(armature: bpy.types.Object, bones: list[str], low: float, high: float) -> None:
+    for name in bones:
+        pose_bone = armature.pose.bones[name]
+        pose_bone.lock_ik_y = pose_bone.lock_ik_z = True
+        pose_bone.use_ik_limit_x = True
+        pose_bone.ik_min_x, pose_bone.ik_max_x = low * DEG, high * DEG
+
+
+def limited_y() -> tuple[bpy.types.Object, list[str], list[str]]:
+    """The Y, every joint a cone of 25 degrees that cannot twist."""
+    armature, tips, bones = y_rig()
+    cones(armature, bones, 25.0)
+    return armature, tips, bones
+
+
+def limited_hand() -> tuple[bpy.types.Object, list[str], list[str]]:
+    """The hand, each finger's root a cone of 30 degrees and its other two joints hinges bending 0 to 100
+    degrees; the arm and palm free."""
+    armature, tips, bones = hand_rig()
+    cones(armature, [f"finger.{f}.0" for f in range(5)], 30.0)
+    hinges(armature, [f"finger.{f}.{s}" for f in range(5) for s in (1, 2)], 0.0, 100.0)
+    return armature, tips, bones
+
+
+def excess(armature: bpy.types.Object, bones: list[str], quats: FloatArray) -> float:
+    """How far, in radians, the evaluated local rotations (F, m, 4) break the bones' IK limits at most."""
+    return float(read_limits([armature.pose.bones[name] for name in bones]).excess(quats).max())
+
+
+@pytest.mark.parametrize(("build", "count"), [(limited_y, 10), (limited_hand, 6)], ids=["Y of cones", "hinged hand"])
+def test_ik_constraints_sharing_bones_with_limits_bake_as_one_tree_within_them(build: object, count: int) -> None:
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
+    armature, tips, bones = build()
+    targets = legal_targets(armature, tips, bones)
+    with_ik(armature, tips, targets, count)
+    report = api.bake_ik_constraints(armature)
+    errors = tips_on_targets(armature, tips, targets)
+    np.testing.assert_allclose(errors, np.array([c.error for c in report.chains]).T, atol=1e-6)
+    assert (errors <= TOLERANCE).all(axis=1).mean() >= 0.99  # every tip on target together
+    assert excess(armature, bones, evaluated(armature, FRAMES, bones)["quats"]) <= FLOAT32_SLACK
+
+
+def two_armed() -> tuple[bpy.types.Object, list[str], list[str], list[Vector]]:
+    """A spine of two bones up +Z and two arms of two bones leaving its top sideways, each elbow a hinge
+    bending 0 to 150 degrees about the forearm's X axis (toward its Z axis, up); returns the rig, the
+    forearms, every bone's name and, per arm, the world direction its elbow points when it bends (down)."""
+    armature = link(bpy.data.objects.new("Torso", bpy.data.armatures.new("Torso")))
+    bpy.context.view_layer.objects.active = armature
+    bpy.ops.object.mode_set(mode="EDIT")
+    edit = armature.data.edit_bones
+    spine = None
+    for i in range(2):
+        bone = edit.new(f"spine.{i}")
+        bone.head, bone.tail = Vector((0, 0, 0.6 * i)), Vector((0, 0, 0.6 * (i + 1)))
+        bone.parent, bone.use_connect = spine, spine is not None
+        spine = bone
+    forearms = []
+    for side, x in (("L", 1.0), ("R", -1.0)):
+        upper = edit.new(f"upper_arm.{side}")
+        upper.head, upper.tail = Vector((0, 0, 1.2)), Vector((0.6 * x, 0, 1.2))
+        upper.parent, upper.use_connect = spine, True
+        fore = edit.new(f"forearm.{side}")
+        fore.head, fore.tail = upper.tail, Vector((1.2 * x, 0, 1.2))
+        fore.parent, fore.use_connect = upper, True
+        forearms.append(fore.name)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    hinges(armature, forearms, 0.0, 150.0)
+    elbows = [-Vector(armature.data.bones[name].matrix_local.col[2][:3]) for name in forearms]
+    return armature, forearms, [b.name for b in armature.data.bones], elbows
+
+
+def test_each_arm_of_a_tree_bends_its_elbow_toward_its_own_pole() -> None:
+    """Two IK constraints sharing the spine, each with its pole on the side its elbow points to (pole angle
+    -90 degrees: the upper arm's -Z axis faces the pole): every hand on target, each elbow on its pole's side of
+    the line from its shoulder to its hand, as Blender evaluates the keys. (Blender's own tree IK keeps one
+    pole per tree, the last constraint's, and turns the whole tree with it.)"""
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
+    armature, forearms, bones, sides = two_armed()
+    targets = legal_targets(armature, forearms, bones, spread=0.5)
+    poles = []
+    for name, side in zip(forearms, sides, strict=True):
+        elbow = armature.data.bones[name].head_local
+        poles.append(keyed_empty(f"{name}.pole", [(FRAMES.start, tuple(elbow + 2.0 * side))]))
+    for name, target, pole in zip(forearms, targets, poles, strict=True):
+        ik = armature.pose.bones[name].constraints.new("IK")
+        ik.target, ik.chain_count, ik.pole_target, ik.pole_angle = target, 4, pole, -90 * DEG
+    report = api.bake_ik_constraints(armature)
+    errors = tips_on_targets(armature, forearms, targets)
+    assert (errors <= TOLERANCE).all(axis=1).mean() >= 0.99
+    np.testing.assert_allclose(errors, np.array([c.error for c in report.chains]).T, atol=1e-6)
+    seen = evaluated(armature, FRAMES, [f"upper_arm.{side}" for side in ("L", "R")])
+    shoulders, elbows = seen["heads"], seen["tails"]
+    hands = np.stack([tips_on_targets_tails(armature, forearms)], axis=0)[0]
+    line = hands - shoulders
+    bend = elbows - shoulders
+    across = bend - line * (np.einsum("fei,fei->fe", bend, line) / np.einsum("fei,fei->fe", line, line))[..., None]
+    toward = np.einsum("fei,fei->fe", across, np.array([[p.location[:] for p in poles]]) - shoulders)
+    bent = np.linalg.norm(across, axis=2) > 1e-3
+    assert (toward[bent] > 0).all()
+
+
+def tips_on_targets_tails(armature: bpy.types.Object, tips: list[str]) -> FloatArray:
+    """Per frame, each tip's tail in world space, (F, E, 3)."""
+    return np.asarray(evaluated(armature, FRAMES, tips)["tails"])
+
+
+def test_a_tree_stretches_its_branches_to_targets_beyond_its_reach() -> None:
+    """The Y with Stretch on both IK constraints and an IK Stretch of 0.5 on the branches' bones, its targets
+    pushed out to 1.15 times where its own poses put the tips: every tip on target, the branches keyed longer
+    (Y scale), the trunk at its length."""
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
+    armature, tips, bones = y_rig()
+    for name in bones:
+        armature.pose.bones[name].ik_stretch = 0.0 if name.startswith("trunk") else 0.5
+    targets = legal_targets(armature, tips, bones, spread=0.3, reach=1.15)
+    with_ik(armature, tips, targets, 10)
+    for tip in tips:
+        armature.pose.bones[tip].constraints[0].use_stretch = True
+    api.bake_ik_constraints(armature)
+    errors = tips_on_targets(armature, tips, targets)
+    assert (errors <= TOLERANCE).all(axis=1).mean() >= 0.99
+    seen = evaluated(armature, FRAMES, bones)
+    lengths = np.linalg.norm(seen["tails"] - seen["heads"], axis=2)
+    rest = np.array([armature.data.bones[name].length for name in bones])
+    trunk = np.array([name.startswith("trunk") for name in bones])
+    np.testing.assert_allclose(lengths[:, trunk], np.broadcast_to(rest[trunk], lengths[:, trunk].shape), rtol=1e-5)
+    assert (lengths[:, ~trunk] > 1.01 * rest[~trunk]).any(axis=0).all()
+
+
+def test_target_rotation_in_a_tree_is_refused() -> None:
     armature, tips, bones = y_rig()
     targets = posed_targets(armature, tips, bones, range(1, 3))
-    armature.pose.bones[tips[0]].use_ik_limit_x = True
-    chains = tuple(ChainSettings(armature, t, tip, 10) for tip, t in zip(tips, targets, strict=True))
+    chains = tuple(
+        ChainSettings(armature, t, tip, 10, use_rotation=k == 0)
+        for k, (tip, t) in enumerate(zip(tips, targets, strict=True))
+    )
     before = file_digest()
-    with pytest.raises(ValueError, match=r"share bones and are solved as one tree, which does not honour IK limits"):
+    with pytest.raises(ValueError, match=r"share bones and are solved as one tree, which does not turn a tip"):
         api.bake_settings(BakeSettings(chains, FrameRange(1, 2)))
     assert file_digest() == before

@@ -17,7 +17,7 @@ from fabrik_addon.solver.rotations import axis_angle_to_quat, quat_normalize, qu
 from fabrik_addon.solver.tree_pose import TreeRest, tree_forward_kinematics
 
 from .chains import random_limits
-from .trees import FloatArray, limb_bones
+from .trees import FloatArray, limb_bones, y_bones
 
 DEG = np.pi / 180
 IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
@@ -25,23 +25,6 @@ IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
 
 def _turn(axis: list[float], degrees: float) -> FloatArray:
     return np.asarray(quat_to_matrix(axis_angle_to_quat(np.array([degrees * DEG, *axis]))))
-
-
-def y_bones(trunk: int = 4, branch: int = 6) -> tuple[TreeRest, list[int]]:
-    """``scripts/rigs.py``'s Y as a tree of bones: a trunk up its own Y axis, two branches leaning apart from
-    its top; the two branch tips."""
-    lean = [_turn([0.0, 0.0, 1.0], side * 32.0) for side in (-1.0, 1.0)]
-    parents, rotations = list(range(-1, trunk - 1)), [np.eye(3)] * trunk
-    for side in range(2):
-        parents += [trunk - 1, *range(len(parents), len(parents) + branch - 1)]
-        rotations += [lean[side], *[np.eye(3)] * (branch - 1)]
-    lengths = np.array([0.5] * trunk + [0.47] * 2 * branch)
-    heads = np.zeros((len(parents), 3))
-    heads[1:, 1] = lengths[np.array(parents[1:])]
-    return TreeRest(np.array(parents), np.array(rotations), heads, lengths), [
-        trunk + branch - 1,
-        trunk + 2 * branch - 1,
-    ]
 
 
 def _rest_pose(rest: TreeRest) -> FloatArray:

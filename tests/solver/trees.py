@@ -9,7 +9,7 @@ import numpy.typing as npt
 from numpy.typing import NDArray
 
 from fabrik_addon.solver import Tree
-from fabrik_addon.solver.rotations import quat_rotate
+from fabrik_addon.solver.rotations import quat_between, quat_rotate, quat_to_matrix
 from fabrik_addon.solver.tree_pose import TreeRest
 
 from .chains import random_rest_rotations
@@ -172,3 +172,82 @@ def limb_bones(rng: np.random.Generator, limbs: int) -> tuple[TreeRest, list[int
             ends.append(bone)
     rest = TreeRest(np.array(parents), random_rest_rotations(rng, len(parents)), np.array(heads), np.array(lengths))
     return rest, [k for k, children in enumerate(rest.children) if not children]
+
+
+def bones_from_points(parents: list[int], heads: npt.ArrayLike, tails: npt.ArrayLike) -> TreeRest:
+    """A tree of bones from their heads and tails (b, 3) in one frame, parents before children: each bone's
+    frame turns Y onto it by the smallest turn (no roll), positions relative to the root bone's head and
+    frame."""
+    head, tail = np.asarray(heads, dtype=float), np.asarray(tails, dtype=float)
+    lengths = np.linalg.norm(tail - head, axis=1)
+    frames = quat_to_matrix(
+        quat_between(np.broadcast_to([0.0, 1.0, 0.0], head.shape), (tail - head) / lengths[:, None])
+    )
+    rest_rotations, offsets = np.empty_like(frames), np.zeros_like(head)
+    rest_rotations[0] = np.eye(3)
+    for k, parent in enumerate(parents[1:], start=1):
+        rest_rotations[k] = frames[parent].T @ frames[k]
+        offsets[k] = frames[parent].T @ (head[k] - head[parent])
+    return TreeRest(np.array(parents), rest_rotations, offsets, lengths)
+
+
+def y_bones(trunk: int = 4, branch: int = 6) -> tuple[TreeRest, list[int]]:
+    """``scripts/rigs.py``'s Y as a tree of bones: a trunk of ``trunk`` bones up +Z, two branches of ``branch``
+    bones from its top, leaning apart; and the two branch tips."""
+    parents, heads, tails = [], [], []
+    for i in range(trunk):
+        parents.append(i - 1)
+        heads.append([0.0, 0.0, 0.5 * i])
+        tails.append([0.0, 0.0, 0.5 * (i + 1)])
+    tips = []
+    for lean in (1.0, -1.0):
+        for i in range(branch):
+            parents.append(trunk - 1 if i == 0 else len(parents) - 1)
+            heads.append([lean * 0.25 * i, 0.0, 0.5 * trunk + 0.4 * i])
+            tails.append([lean * 0.25 * (i + 1), 0.0, 0.5 * trunk + 0.4 * (i + 1)])
+        tips.append(len(parents) - 1)
+    return bones_from_points(parents, heads, tails), tips
+
+
+def hand_bones() -> tuple[TreeRest, list[int]]:
+    """``scripts/rigs.py``'s hand as a tree of bones: an upper arm, a forearm, a palm and five fingers of three
+    bones whose roots are disconnected from the palm; and the five fingertips."""
+    parents = [-1, 0, 1]
+    heads = [np.zeros(3), np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.05, 1.9])]
+    tails = [heads[1], heads[2], np.array([0.0, 0.08, 2.25])]
+    tips = []
+    for finger in range(5):
+        head = np.array([(finger - 2) * 0.09, 0.08, 2.3 - 0.02 * abs(finger - 2)])
+        for segment in range(3):
+            parents.append(2 if segment == 0 else len(parents) - 1)
+            heads.append(head)
+            tails.append(head + np.array([0.0, 0.01, 0.12 - 0.02 * segment]))
+            head = tails[-1]
+        tips.append(len(parents) - 1)
+    return bones_from_points(parents, heads, tails), tips
+
+
+def branching_bones(lengths: tuple[int, ...] = (6, 6, 4), fan: int = 3) -> tuple[TreeRest, list[int]]:
+    """``scripts/rigs.py``'s 60-bone tree of branches as a tree of bones, and its outermost tips."""
+    parents: list[int] = []
+    heads: list[FloatArray] = []
+    tails: list[FloatArray] = []
+    tips: list[int] = []
+
+    def grow(parent: int, level: int, direction: FloatArray) -> None:
+        head = tails[parent] if parent >= 0 else np.zeros(3)
+        for _ in range(lengths[level]):
+            parents.append(parent)
+            heads.append(head)
+            tails.append(head + 0.3 * direction)
+            parent, head = len(parents) - 1, tails[-1]
+        if level + 1 == len(lengths):
+            tips.append(parent)
+            return
+        for k in range(fan):
+            angle = 2 * np.pi * (k + 0.25 * level) / fan
+            spread = np.array([np.cos(angle), np.sin(angle), 0.0]) * (0.5 + 0.2 * level)
+            grow(parent, level + 1, (direction + spread) / np.linalg.norm(direction + spread))
+
+    grow(-1, 0, np.array([0.0, 0.0, 1.0]))
+    return bones_from_points(parents, heads, tails), tips
