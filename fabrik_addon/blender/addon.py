@@ -1,13 +1,13 @@
-"""Registering the add-on: the settings, operators and panels in order, the ``Object.fabrik`` pointer and the
-live preview's handlers; unregistering takes them away in reverse order."""
+"""Registering the add-on: the settings, operators, the chain list and panels in order, the ``Object.fabrik``
+pointer and the live preview's handlers; unregistering takes them away in reverse order."""
 
 from __future__ import annotations
 
 import bpy
 
-from . import operators, panel, preview, properties
+from . import chain_list, operators, panel, preview, properties
 
-CLASSES = (*properties.CLASSES, *operators.CLASSES, *panel.CLASSES)
+CLASSES = (*properties.CLASSES, *operators.CLASSES, *chain_list.CLASSES, *panel.CLASSES)
 
 
 def register() -> None:
