@@ -10,6 +10,7 @@ from bpy.props import EnumProperty
 
 from .operators import ArmatureOperator
 from .properties import FABRIK_PG_chain, FABRIK_PG_settings, chain_label, notify, settings_of
+from .versioning import migrate
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -40,7 +41,8 @@ class FABRIK_UL_chains(bpy.types.UIList):
 
 class _ChainListOperator(ArmatureOperator):
     """What the chain list's operators share (not registered itself): the poll (an armature with enough chains)
-    and the settings of the active armature; the preview is told of the change."""
+    and the settings of the active armature, brought to the current layout first so that an old chain keeps
+    its place."""
 
     #: The fewest chains the operator works on.
     fewest_chains = 0
@@ -58,6 +60,7 @@ class _ChainListOperator(ArmatureOperator):
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         armature = context.active_object
         assert armature is not None
+        migrate(armature)
         settings = settings_of(armature)
         result = self.act(context, settings)
         if result == {"FINISHED"}:

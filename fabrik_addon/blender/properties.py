@@ -8,7 +8,7 @@ preview subscribes when it registers, so this module needs nothing of it.
 
 Layout versions (``FABRIK_PG_settings.version``): 0, one chain whose settings sat on the armature's settings
 themselves (``target``, ``tip_bone``...; still registered, hidden, so that older files' values load), and
-``SETTINGS_VERSION``, the chain list.
+``SETTINGS_VERSION``, the chain list. ``versioning`` brings version 0 up to date when a file loads.
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
         update=_notify("live_preview"),
         override=_OVERRIDABLE,
     )
-    # Layout 0: the one chain's settings, kept so that older files' values load.
+    # Layout 0: the one chain's settings, read only to move them into ``chains`` (``versioning``).
     target: PointerProperty(type=bpy.types.Object, options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
     tip_bone: StringProperty(options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
     chain_length: IntProperty(default=DEFAULTS["chain_length"], options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]

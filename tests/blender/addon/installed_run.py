@@ -18,7 +18,8 @@ import numpy as np
 from rigs import keyed_empty, loop_path, make_chain
 
 MODULE = "bl_ext.user_default.fabrik_addon"
-HANDLER_LISTS = ("depsgraph_update_post", "frame_change_post", "load_post")
+#: Blender's handler lists the add-on uses (``blend_import_post`` from Blender 4.3).
+HANDLER_LISTS = ("depsgraph_update_post", "frame_change_post", "load_post", "blend_import_post")
 
 
 def leftovers() -> list[str]:
@@ -57,6 +58,7 @@ def run(package: str) -> dict[str, Any]:
     seen["max_error"] = chain.last_bake.max_error
     settings.live_preview = True
     seen["held_while_enabled"] = leftovers()
+    seen["import_handlers"] = hasattr(bpy.app.handlers, "blend_import_post")
 
     bpy.ops.preferences.addon_disable(module=MODULE)
     seen["disabled"] = MODULE not in bpy.context.preferences.addons
