@@ -1,8 +1,8 @@
 """Live preview: while an armature's ``live_preview`` is on, FABRIK poses its enabled chains (without keys)
 whenever a target moves or the frame changes, so the animator sees each chain follow its target as they drag
-it. The chains are solved one after another, each from the pose Blender last evaluated: a chain hanging below
-another one is solved before that one's new pose is evaluated (which happens after the handler), so it catches
-up at the next change in the scene.
+it. The chains are solved one after another (those that share bones together, as one tree), each from the
+pose Blender last evaluated: a chain hanging below another one is solved before that one's new pose is
+evaluated (which happens after the handler), so it catches up at the next change in the scene.
 
 The handlers stay registered while the add-on is enabled, persistent so that they survive loading a file, and
 look at the settings on every call: a file saved with the preview on resumes it when loaded, and nothing is
@@ -24,11 +24,12 @@ from bpy.app.handlers import persistent
 from ..settings import ChainSettings, SolverSettings
 from ..solver import FloatArray
 from . import properties
-from .adapter import prepare_chain, solve_chain
+from .adapter import PreparedChain, prepare_chain, solve_chain
 from .chain import chain_bone_names
 from .channels import rotation_property
-from .properties import FABRIK_PG_chain, chain_label, chain_settings, enabled_chains, settings_of, solver_settings
+from .properties import FABRIK_PG_chain, chain_settings, enabled_chains, settings_of, solver_settings
 from .sampling import current_inputs, goal_matrix, walking_frames
+from .tree_adapter import prepare_tree, shared_groups, solve_tree_unit
 
 #: A rotation channel that moves less than this (radians, or quaternion units) is left as it is.
 _UNCHANGED = 1e-6
@@ -40,8 +41,9 @@ _busy = False
 
 
 def follow(armature: bpy.types.Object, frame: int) -> bool:
-    """Pose every enabled chain of ``armature`` so its tip reaches its target, without keying, in the list's
-    order; a chain that cannot be solved is left as it is and its problem noted (``problems``).
+    """Pose every enabled chain of ``armature`` so its tip reaches its target, without keying: each alone, or
+    with the chains it shares bones with, as one tree (as a bake solves them); a chain that cannot be solved
+    is left as it is and its problem noted (``problems``).
 
     Parameters
     ----------
@@ -57,64 +59,55 @@ def follow(armature: bpy.types.Object, frame: int) -> bool:
     """
     solver = solver_settings(armature)
     found: dict[int, str] = {}
-    owners: dict[str, str] = {}  # bone name -> the chain (higher in the list) that poses it
-    changed = False
+    wanted: list[tuple[int, ChainSettings[bpy.types.Object]]] = []
     for index, item in enabled_chains(armature):
         try:
             chain = chain_settings(armature, item)
-            bones = _bone_names(chain)
-            _check_unshared(bones, owners, chain_label(item, index))
-            owners.update(dict.fromkeys(bones, chain_label(item, index)))
-            changed |= follow_chain(chain, solver, frame)
+            if chain.target is None:
+                raise ValueError("pick a target object")
+            if not chain.tip_bone:
+                raise ValueError("pick a tip bone")
+            wanted.append((index, chain))
         except (TypeError, ValueError) as error:
             found[index] = str(error)
+    if all(_settled(chain, solver) for _, chain in wanted):  # the common update: nothing to do, checked cheaply
+        _problems[armature.name] = found
+        return False
+    ready: list[tuple[int, PreparedChain]] = []
+    for index, chain in wanted:
+        try:
+            ready.append((index, prepare_chain(chain, solver)))
+        except (TypeError, ValueError) as error:
+            found[index] = str(error)
+    changed = False
+    for group in shared_groups([prepared for _, prepared in ready]):
+        try:
+            changed |= _follow_unit([ready[i][1] for i in group], solver, frame)
+        except (TypeError, ValueError) as error:
+            found.update((ready[i][0], str(error)) for i in group)
     _problems[armature.name] = found
     return changed
 
 
-def _bone_names(chain: ChainSettings[bpy.types.Object]) -> tuple[str, ...]:
-    """The chain's bones, or none if it names no chain of its armature (``follow_chain`` then says why)."""
-    try:
-        return chain_bone_names(chain.armature, chain.tip_bone, chain.chain_length)
-    except (TypeError, ValueError):
-        return ()
+def _settled(chain: ChainSettings[bpy.types.Object], solver: SolverSettings) -> bool:
+    """Whether the chain's tip is within tolerance of its goal already, and it has no pole or orientation to
+    follow: then solving it again would give the pose it has."""
+    return chain.pole_target is None and not chain.use_rotation and _tip_distance(chain) <= solver.tolerance
 
 
-def _check_unshared(bones: tuple[str, ...], owners: dict[str, str], label: str) -> None:
-    """Refuse a chain with bones that a chain higher in the list poses already, as a bake refuses them."""
-    shared = [name for name in bones if name in owners]
-    if shared:
-        raise ValueError(
-            f"the chains '{owners[shared[0]]}' and '{label}' share the bones {', '.join(map(repr, shared))}: chains "
-            "that share bones are one tree, which this version cannot solve; disable one of them"
-        )
-
-
-def follow_chain(chain: ChainSettings[bpy.types.Object], solver: SolverSettings, frame: int) -> bool:
-    """Pose one chain so its tip reaches its target, without keying.
-
-    Returns
-    -------
-    bool
-        Whether the pose changed: nothing is written when the tip is already within tolerance of the target
-        (and has no pole or orientation to follow), or when solving gives the pose the chain has.
-
-    Raises
-    ------
-    TypeError, ValueError
-        When the settings or the chain cannot be solved, with the same messages as ``api.bake``.
-    """
-    if chain.target is None:
-        raise ValueError("pick a target object")
-    if not chain.tip_bone:
-        raise ValueError("pick a tip bone")
-    settled = chain.pole_target is None and not chain.use_rotation
-    if settled and _tip_distance(chain) <= solver.tolerance:
+def _follow_unit(chains: list[PreparedChain], solver: SolverSettings, frame: int) -> bool:
+    """Pose one chain, or chains that share bones as one tree; whether the pose changed. Nothing is solved when
+    every chain is settled (``_settled``)."""
+    if all(_settled(c.settings, solver) for c in chains):
         return False
-    prepared = prepare_chain(chain, solver)
-    solved = solve_chain(prepared, current_inputs(prepared), np.array([frame]), solver)
+    inputs = [current_inputs(prepared) for prepared in chains]
+    frames = np.array([frame])
+    if len(chains) == 1:
+        solved = solve_chain(chains[0], inputs[0], frames, solver)
+    else:
+        solved = solve_tree_unit(prepare_tree(chains, solver), inputs, frames, solver)
     changed = False
-    for k, (pose_bone, channels) in enumerate(zip(prepared.chain.pose_bones, solved.channels, strict=True)):
+    for k, (pose_bone, channels) in enumerate(zip(solved.pose_bones, solved.channels, strict=True)):
         changed |= _set(pose_bone, rotation_property(pose_bone.rotation_mode), channels[0])
         if solved.y_scales is not None:
             changed |= _set(pose_bone, "scale", np.array([1.0, solved.y_scales[0, k], 1.0]))

@@ -10,11 +10,10 @@ library overrides of them) cannot be changed here: they are brought up to date i
 
 from __future__ import annotations
 
-from typing import Any
-
 import bpy
 from bpy.app.handlers import persistent
 
+from . import compat
 from .properties import LEGACY_CHAIN_SETTINGS, SETTINGS_VERSION, FABRIK_PG_settings, settings_of
 
 
@@ -68,19 +67,8 @@ def _on_load(*_: object) -> None:
     migrate_file()
 
 
-def _handler_lists() -> list[list[Any]]:
-    """``load_post``, and ``blend_import_post`` where Blender has it (4.3 and later): objects appended from an
-    older file are brought up to date too. (In 4.2 they are when the file is next opened, or when a chain is
-    added to them.)"""
-    handlers = bpy.app.handlers
-    lists: list[list[Any]] = [handlers.load_post]
-    if hasattr(handlers, "blend_import_post"):
-        lists.append(handlers.blend_import_post)
-    return lists
-
-
 def register() -> None:
-    for handlers in _handler_lists():
+    for handlers in compat.file_handlers():
         if _on_load not in handlers:
             handlers.append(_on_load)
     if isinstance(bpy.data, bpy.types.BlendData):
@@ -89,6 +77,6 @@ def register() -> None:
 
 
 def unregister() -> None:
-    for handlers in _handler_lists():
+    for handlers in compat.file_handlers():
         while _on_load in handlers:
             handlers.remove(_on_load)

@@ -290,17 +290,16 @@ def test_a_chain_that_cannot_be_solved_leaves_the_others_posed() -> None:
     tip, goal = tip_and_target(armature, names["right"][-1])
     assert np.linalg.norm(tip - goal) <= TOLERANCE
 
-    # A chain sharing bones with one above it in the list is refused, as a bake refuses it; the one above poses.
+    # Chains that share bones are solved together, as one tree; a tree's problem is each of its chains'.
     chains[0].target = targets["left"]
     add_chain(armature, target=targets["left"], tip_bone="right.001")
-    targets["right"].location = (1.5, -0.5, 2.0)
+    settings.method = "CCD"  # a tree is solved with FABRIK only
+    targets["left"].location = (-1.5, -0.5, 2.0)
     bpy.context.view_layer.update()
-    assert preview.problems(armature) == {
-        2: "the chains 'right.002' and 'right.001' share the bones 'right.000', 'right.001': chains that share "
-        "bones are one tree, which this version cannot solve; disable one of them"
-    }
-    tip, goal = tip_and_target(armature, names["right"][-1])
-    assert np.linalg.norm(tip - goal) <= TOLERANCE
+    problem = "chains that share bones are solved as one tree with FABRIK, not 'ccd'"
+    assert preview.problems(armature) == {1: problem, 2: problem}
+    tip, goal = tip_and_target(armature, names["left"][-1])
+    assert np.linalg.norm(tip - goal) <= TOLERANCE  # the other chain still follows its target
     settings.active_chain = 2
     assert bpy.ops.fabrik.chain_remove() == {"FINISHED"}  # the list changed: the preview looks again
     assert preview.problems(armature) == {}
