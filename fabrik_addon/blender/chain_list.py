@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import bpy
 from bpy.props import EnumProperty
 
+from .chain import chain_bone_names
 from .operators import ArmatureOperator
-from .properties import FABRIK_PG_chain, FABRIK_PG_settings, chain_label, notify, settings_of
+from .properties import FABRIK_PG_chain, FABRIK_PG_settings, chain_label, enabled_chains, notify, settings_of
 from .versioning import migrate
 
 if TYPE_CHECKING:
@@ -37,6 +38,32 @@ class FABRIK_UL_chains(bpy.types.UIList):
         name = row.row()
         name.active = item.enabled
         name.prop(item, "name", text="", emboss=False, icon="CON_KINEMATIC", placeholder=chain_label(item, index or 0))
+        armature = item.id_data
+        tree = tree_numbers(armature).get(index or 0) if isinstance(armature, bpy.types.Object) else None
+        if tree is not None:  # solved with the chains it shares bones with
+            row.label(text=f"Tree {tree}", icon="OUTLINER_DATA_ARMATURE")
+
+
+def tree_numbers(armature: bpy.types.Object) -> dict[int, int]:
+    """Which enabled chains are solved together as a tree (they share bones): a tree number (1, 2...) by the
+    chain's place in the list; chains solved alone are not listed."""
+    bones: dict[int, set[str]] = {}
+    for index, chain in enabled_chains(armature):
+        try:
+            bones[index] = set(chain_bone_names(armature, chain.tip_bone, chain.chain_length))
+        except (TypeError, ValueError):
+            continue  # no chain yet: the panel says why
+    trees: list[tuple[set[int], set[str]]] = []
+    for index, names in bones.items():
+        joined = [tree for tree in trees if tree[1] & names]
+        members, shared = {index}, set(names)
+        for tree in joined:
+            members |= tree[0]
+            shared |= tree[1]
+            trees.remove(tree)
+        trees.append((members, shared))
+    numbered = sorted((min(members), members) for members, _ in trees if len(members) > 1)
+    return {index: number for number, (_, members) in enumerate(numbered, start=1) for index in members}
 
 
 class _ChainListOperator(ArmatureOperator):

@@ -4,14 +4,25 @@ add-on's operators share (``ArmatureOperator``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import bpy
+from bpy.props import EnumProperty
 
 from ..settings import BakeSettings
 from .bake import BakeReport, bake
 from .clear import clear
-from .properties import FABRIK_PG_bake_summary, bake_settings, chain_label, enabled_chains, no_chain_text
+from .ik_constraints import bake_ik_constraints
+from .properties import (
+    FABRIK_PG_bake_summary,
+    bake_settings,
+    chain_label,
+    enabled_chains,
+    frame_range,
+    no_chain_text,
+    solver_settings,
+)
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -226,4 +237,51 @@ class FABRIK_OT_clear(_ChainOperator):
         return {"FINISHED"}
 
 
-CLASSES = (FABRIK_OT_bake, FABRIK_OT_clear)
+class FABRIK_OT_bake_ik_constraints(ArmatureOperator):
+    """Bake every IK constraint of the active armature that is on with FABRIK, in one walk through the frames
+    (the armature's frame range and solver settings), then mute them so the keys show"""
+
+    bl_idname = "fabrik.bake_ik_constraints"
+    bl_label = "Bake IK Constraints"
+
+    after: EnumProperty(  # type: ignore[valid-type]
+        name="Then",
+        description="What becomes of the IK constraints once their keys are baked",
+        items=(
+            ("mute", "Mute", "Mute them (one whose mute a driver sets is switched off by its influence)"),
+            ("remove", "Remove", "Remove them"),
+            ("keep", "Keep", "Keep them on (they override the keys)"),
+        ),
+        default="mute",
+    )
+
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        armature = context.active_object
+        window_manager = context.window_manager
+        assert armature is not None
+        assert window_manager is not None
+        assert context.scene is not None
+        try:
+            frames = frame_range(armature, context.scene)
+            solver = replace(solver_settings(armature), method="fabrik")  # IK constraints are baked with FABRIK
+            window_manager.progress_begin(0.0, 1.0)
+            try:
+                progress = window_manager.progress_update
+                report = bake_ik_constraints(armature, frames, solver, after=self.after, progress=progress)
+            finally:
+                window_manager.progress_end()
+        except (TypeError, ValueError) as error:
+            self.report({"ERROR"}, sentence(error))
+            return {"CANCELLED"}
+        worst = length_text(context.scene, report.max_error)
+        missed = [chain.tip_bone for chain in report.chains if not chain.on_target]
+        verdict = f"off target in {len(missed)} ({', '.join(missed)})" if missed else "on target on every frame"
+        lines = [f"Baked {len(report.chains)} IK constraints in {report.seconds:.2f} s: max error {worst}; {verdict}"]
+        lines += [
+            f"{chain.tip_bone}: max error {length_text(context.scene, chain.max_error)}" for chain in report.chains
+        ]
+        self.report({"INFO"}, "\n".join(lines))
+        return {"FINISHED"}
+
+
+CLASSES = (FABRIK_OT_bake, FABRIK_OT_clear, FABRIK_OT_bake_ik_constraints)

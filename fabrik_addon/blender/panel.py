@@ -6,6 +6,7 @@ from __future__ import annotations
 import bpy
 
 from . import preview
+from .chain_list import tree_numbers
 from .operators import length_text, sentence, target_text
 from .properties import FABRIK_PG_chain, chain_label, settings_of
 
@@ -75,6 +76,7 @@ class FABRIK_PT_main(_Sidebar):
         row.scale_y = 1.4
         row.operator("fabrik.bake", icon="ACTION")
         row.operator("fabrik.clear", icon="X")
+        layout.operator("fabrik.bake_ik_constraints", icon="CON_KINEMATIC")
 
 
 def _draw_chain(column: bpy.types.UILayout, armature: bpy.types.Object, chain: FABRIK_PG_chain) -> None:
@@ -94,6 +96,9 @@ def _draw_chain(column: bpy.types.UILayout, armature: bpy.types.Object, chain: F
     column.prop(chain, "use_rotation")
     if chain.use_rotation:
         column.prop(chain, "rotation_weight")
+    index = list(settings_of(armature).chains).index(chain)
+    if index in tree_numbers(armature):  # shares bones with other chains: solved with them as one tree
+        column.prop(chain, "weight")
 
 
 def _draw_goal(column: bpy.types.UILayout, chain: FABRIK_PG_chain, goal: str, bone: str) -> None:

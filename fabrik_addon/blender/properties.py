@@ -188,6 +188,18 @@ class FABRIK_PG_chain(bpy.types.PropertyGroup):
         update=_notify("rotation_weight"),
         override=_OVERRIDABLE,
     )
+    weight: FloatProperty(  # type: ignore[valid-type]
+        name="Tree Weight",
+        description=(
+            "How hard this chain's tip pulls when it shares bones with other chains, solved with them as one "
+            "tree (the IK constraint's Weight): only the weights' ratios matter"
+        ),
+        default=DEFAULTS["weight"],
+        min=0.01,
+        soft_max=10.0,
+        update=_notify("weight"),
+        override=_OVERRIDABLE,
+    )
     last_bake: PointerProperty(  # type: ignore[valid-type]
         type=FABRIK_PG_bake_summary, options={"HIDDEN"}, override=_OVERRIDABLE
     )
@@ -324,6 +336,7 @@ def chain_settings(armature: bpy.types.Object, chain: FABRIK_PG_chain) -> ChainS
         pole_bone=chain.pole_bone,
         use_rotation=chain.use_rotation,
         rotation_weight=chain.rotation_weight,
+        weight=chain.weight,
     )
 
 

@@ -174,3 +174,40 @@ def test_clear_takes_the_keys_of_every_enabled_chain(capsys: pytest.CaptureFixtu
     assert keyed_bones(armature) == {f"right.{i:03d}" for i in range(3)}
     assert bpy.ops.fabrik.clear() == {"CANCELLED"}
     assert "The chain has no rotation keys in frames 1-20" in capsys.readouterr().out
+
+
+def test_the_list_numbers_the_trees_and_the_weight_reaches_the_bake() -> None:
+    from fabrik_addon.blender.chain_list import tree_numbers
+    from fabrik_addon.blender.properties import chain_settings
+
+    armature, tips, _ = y_rig()
+    far = keyed_empty("Far", [(1, (3.0, 0.0, 1.0))])
+    for tip in tips:
+        add_chain(armature, target=far, tip_bone=tip, chain_length=10, name=tip)
+    add_chain(armature, target=far, tip_bone="trunk.001", chain_length=1, name="alone")  # shares trunk.001
+    chains = settings_of(armature).chains
+    assert tree_numbers(armature) == {0: 1, 1: 1, 2: 1}
+    chains[2].chain_length, chains[2].tip_bone = 1, tips[0]  # the tip bone alone: still inside the left branch
+    assert tree_numbers(armature) == {0: 1, 1: 1, 2: 1}
+    chains[2].enabled = False
+    assert tree_numbers(armature) == {0: 1, 1: 1}
+    chains[0].weight = 3.0
+    assert chain_settings(armature, chains[0]).weight == 3.0
+
+
+def test_bake_ik_constraints_from_the_panel(capsys: pytest.CaptureFixture[str]) -> None:
+    armature, names, targets, _ = two_chain_scene()
+    settings_of(armature).chains.clear()
+    for side in ("left", "right"):
+        ik = armature.pose.bones[names[side][-1]].constraints.new("IK")
+        ik.target, ik.chain_count = targets[side], 3
+    activate(armature, "POSE")
+    assert bpy.ops.fabrik.bake_ik_constraints() == {"FINISHED"}
+    out = capsys.readouterr().out
+    assert "Baked 2 IK constraints in" in out
+    assert "on target on every frame" in out
+    for side in ("left", "right"):
+        assert tip_errors(armature, names[side], targets[side]).max() <= TOLERANCE
+        assert armature.pose.bones[names[side][-1]].constraints[0].mute
+    with pytest.raises(RuntimeError, match="has no IK constraint that is on to bake"):
+        bpy.ops.fabrik.bake_ik_constraints()  # all muted now

@@ -76,7 +76,7 @@ def test_install_bake_disable_and_enable_again(package: Path, tmp_path: Path) ->
     assert 0 < seen["max_error"] <= 1e-3
     # panels, operators and the list; property groups; bpy.ops.fabrik; Object.fabrik; handlers
     handlers = 5 if seen["import_handlers"] else 4
-    assert len(seen["held_while_enabled"]) == 10 + 3 + 1 + 1 + handlers, seen["held_while_enabled"]
+    assert len(seen["held_while_enabled"]) == 11 + 3 + 1 + 1 + handlers, seen["held_while_enabled"]
     assert seen["disabled"]
     assert seen["left_after_disable"] == []
     assert seen["enabled_again"]
