@@ -29,7 +29,7 @@ class _Sidebar(bpy.types.Panel):
 
     bl_space_type = "VIEW_3D"
     bl_region_type = "UI"
-    bl_category = "FABRIK"
+    bl_category = "FABRIK IK"
 
 
 class _ArmatureSubpanel(_Sidebar):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import bpy
@@ -63,7 +64,13 @@ def test_parallel_files_with_a_missing_armature_and_a_missing_input(tmp_path: Pa
     assert bad["error"] == "armature 'Rig' not found (armatures in the file: 'Other')"
     assert (bad["output"], bad["chains"]) == (None, [])
     assert missing["error"] == "no such file or folder"
-    assert f"{shots / 'bad.blend'}: error: armature 'Rig' not found" in run.stderr
+    lines = run.stderr.splitlines()
+    assert any(
+        re.fullmatch(r"\[\d/4\] bad\.blend: error \(\d+\.\d\d s\): armature 'Rig' not found .*", line) for line in lines
+    )
+    numbered = sorted(line.split("]")[0] for line in lines if line.startswith("["))
+    assert numbered == ["[1/4", "[2/4", "[3/4", "[4/4"]  # one line per file, numbered among all
+    assert not any(line.endswith(("%", ": baking")) for line in lines), run.stderr  # the children's progress
     assert sorted(p.name for p in shots.iterdir()) == [
         "bad.blend",
         "good1.blend",
@@ -181,3 +188,24 @@ def test_python_embedded_in_a_file_does_not_run(tmp_path: Path) -> None:
     assert not marker.exists(), "the command line ran the file's embedded script"
     assert "its scripts were not run" in run.stderr
     assert tip_errors(tmp_path / "evil_baked.blend").max() <= TOLERANCE * 1.001
+
+
+def test_the_registered_command_bakes_with_blenders_argument_list(tmp_path: Path) -> None:
+    """``blender -c fabrik_bake ARGS`` hands ARGS to the function the extension registers: called here with an
+    argument list, as Blender calls it (no Blender binary is at hand); it bakes and says how it went."""
+    import fabrik_addon
+    from fabrik_addon.cli.command import PROGRAM, execute
+
+    source = save_scene(tmp_path / "shot.blend")
+    fabrik_addon.register()
+    try:
+        assert fabrik_addon._command is not None  # the handle Blender gave for "fabrik_bake"
+        assert PROGRAM == "fabrik_bake"
+        assert execute([str(source), *CHAIN, "--report", str(tmp_path / "report.json")]) == 0
+        assert execute([str(source), "--armature", "Rig"]) == 2  # usage: nothing opened, nothing written
+        assert execute(["--help"]) == 0
+    finally:
+        fabrik_addon.unregister()
+    assert fabrik_addon._command is None
+    assert tip_errors(tmp_path / "shot_baked.blend").max() <= TOLERANCE * 1.001
+    assert json.loads((tmp_path / "report.json").read_text())["files"][0]["status"] == "ok"

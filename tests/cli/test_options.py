@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from fabrik_cli.options import IKJob, Job, UsageError, load_jobs, parse_args, script_args
 
+from fabrik_addon.cli.jobs import IKJob, Job, UsageError
+from fabrik_addon.cli.options import load_jobs, parse_args, script_args
 from fabrik_addon.settings import BakeSettings
 
 CHAIN = ["--armature", "Rig", "--tip", "hand.L", "--target", "Empty"]
