@@ -4,9 +4,9 @@ in the folder the README's commands run in: the README's lines that need Blender
 - ``install ARGS``: Blender's own ``blender -c extension ARGS``, through the function its bl_pkg add-on
   registers for that command. It saves the preferences, so a later Blender start finds the extension enabled.
 - ``run SPEC.json``: start as a Blender binary does, loading the saved preferences (which enables the
-  extension), then run the spec's ``commands`` (the arguments of the README's ``blender -c fabrik_bake`` lines)
-  through the command the extension registered, and each of its ``blocks`` of Python on a fresh copy of its
-  ``scene``, as a script run inside Blender.
+  extension; Blender 4.2's bpy module cannot, see ``run``), then run the spec's ``commands`` (the arguments
+  of the README's ``blender -c fabrik_bake`` lines) through the command the extension registered, and each of
+  its ``blocks`` of Python on a fresh copy of its ``scene``, as a script run inside Blender.
 
 Prints what happened as one JSON line and leaves through os._exit (bpy's teardown may crash).
 
@@ -35,7 +35,12 @@ def install(args: list[str]) -> dict[str, Any]:
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    bpy.ops.wm.read_userpref()  # what a Blender start does (the bpy module starts with factory preferences)
+    # What a Blender start does: load the saved preferences (the bpy module starts with factory ones). The bpy
+    # module of Blender 4.2 crashes loading them; there the extension the install enabled is enabled by hand.
+    if bpy.app.version >= (4, 5, 0):
+        bpy.ops.wm.read_userpref()
+    else:
+        bpy.ops.preferences.addon_enable(module=EXTENSION)
     seen: dict[str, Any] = {"enabled": EXTENSION in bpy.context.preferences.addons}
     extension = importlib.import_module(EXTENSION)
     seen["command_registered"] = extension._command is not None
