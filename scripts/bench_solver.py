@@ -341,8 +341,7 @@ def _posed_path(rest: TreeRest, tips: list[int], frames: int, limits: JointLimit
 def tree_pose_benchmark() -> None:
     """``solve_tree_pose`` against ``solve_tree`` on the rigs ``scripts/bench_bake.py`` bakes as trees, 120
     frames from the rest pose with the bake's settings (500 iterations at most, warm start for the points),
-    free; then ``solve_tree_pose`` alone with every joint a cone of 25 degrees, and the hand's fingers
-    hinged."""
+    free; then ``solve_tree_pose`` alone with every joint a cone of 25 degrees."""
     from fabrik_addon.solver import solve_tree, solve_tree_pose
     from fabrik_addon.solver.tree_pose import solver_tree
     from tests.solver.trees import branching_bones, hand_bones, y_bones

@@ -59,8 +59,9 @@ class PreparedTree:
 
     @property
     def stretch(self) -> bool:
-        """Whether some chain of the tree stretches."""
-        return any(prepared.settings.use_stretch for prepared in self.chains)
+        """Whether some bone of the tree stretches: a chain with Stretch on has a bone with an IK Stretch share
+        (Blender's IK constraints have Stretch on by default, their bones no share)."""
+        return bool(self.limits.stretch.any())
 
     @property
     def solves_pose(self) -> bool:

@@ -11,12 +11,11 @@ import bpy
 import numpy as np
 import pytest
 from mathutils import Vector
-from rigs import hand_rig, keyed_empty, link, posed_targets, rigify_metarig, y_rig
+from rigs import hand_rig, hinge, keyed_empty, limited_hand, limited_y, link, posed_targets, rigify_metarig, y_rig
 
 from fabrik_addon import api
 from fabrik_addon.blender.chain import read_limits
 from fabrik_addon.settings import BakeSettings, ChainSettings, FrameRange
-from fabrik_addon.solver.rotations import quat_normalize
 
 from .oracle import FloatArray, evaluated, fcurve_keys, file_digest
 
@@ -100,60 +99,13 @@ def test_a_rigify_torso_reaches_with_both_arms() -> None:
     assert set(report.chains[0].bones) & set(report.chains[1].bones) == set(torso)
 
 
-def legal_targets(
+def limited_targets(
     armature: bpy.types.Object, tips: list[str], bones: list[str], spread: float = 0.6, reach: float = 1.0
 ) -> list[bpy.types.Object]:
-    """An Empty per tip, keyed on every frame where that tip's tail is in a pose the rig takes within its IK
-    limits (each bone turned smoothly, then clamped to its limits), pushed out from the armature's origin by
-    the factor ``reach``. The rig is left at rest."""
-    pose = armature.pose
-    limits = read_limits([pose.bones[name] for name in bones])
-    phases = np.random.default_rng(11).uniform(0, 2 * math.pi, size=(len(bones), 3))
-    paths: list[list[tuple[int, tuple[float, ...]]]] = [[] for _ in tips]
-    for frame in FRAMES:
-        turns = np.column_stack([np.ones(len(bones)), spread * np.sin(0.15 * frame + phases)])
-        for name, quat in zip(bones, limits.clamp(quat_normalize(turns)), strict=True):
-            pose.bones[name].rotation_mode = "QUATERNION"
-            pose.bones[name].rotation_quaternion = tuple(quat)
-        bpy.context.view_layer.update()
-        for path, tip in zip(paths, tips, strict=True):
-            path.append((frame, tuple(reach * np.array(armature.matrix_world @ pose.bones[tip].tail))))
-    for name in bones:
-        pose.bones[name].rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
-    return [keyed_empty(f"{tip}.target", path) for tip, path in zip(tips, paths, strict=True)]
-
-
-def cones(armature: bpy.types.Object, bones: list[str], degrees: float) -> None:
-    for name in bones:
-        pose_bone = armature.pose.bones[name]
-        pose_bone.lock_ik_y = True
-        pose_bone.use_ik_limit_x = pose_bone.use_ik_limit_z = True
-        pose_bone.ik_min_x = pose_bone.ik_min_z = -degrees * DEG
-        pose_bone.ik_max_x = pose_bone.ik_max_z = degrees * DEG
-
-
-def hinges(armature: bpy.types.Object, bones: list[str], low: float, high: float) -> None:
-    for name in bones:
-        pose_bone = armature.pose.bones[name]
-        pose_bone.lock_ik_y = pose_bone.lock_ik_z = True
-        pose_bone.use_ik_limit_x = True
-        pose_bone.ik_min_x, pose_bone.ik_max_x = low * DEG, high * DEG
-
-
-def limited_y() -> tuple[bpy.types.Object, list[str], list[str]]:
-    """The Y, every joint a cone of 25 degrees that cannot twist."""
-    armature, tips, bones = y_rig()
-    cones(armature, bones, 25.0)
-    return armature, tips, bones
-
-
-def limited_hand() -> tuple[bpy.types.Object, list[str], list[str]]:
-    """The hand, each finger's root a cone of 30 degrees and its other two joints hinges bending 0 to 100
-    degrees; the arm and palm free."""
-    armature, tips, bones = hand_rig()
-    cones(armature, [f"finger.{f}.0" for f in range(5)], 30.0)
-    hinges(armature, [f"finger.{f}.{s}" for f in range(5) for s in (1, 2)], 0.0, 100.0)
-    return armature, tips, bones
+    """``posed_targets`` in poses within the bones' IK limits, pushed out from the armature's origin by
+    ``reach``."""
+    limits = read_limits([armature.pose.bones[name] for name in bones])
+    return posed_targets(armature, tips, bones, FRAMES, spread=spread, clamp=limits.clamp, reach=reach)
 
 
 def excess(armature: bpy.types.Object, bones: list[str], quats: FloatArray) -> float:
@@ -165,7 +117,7 @@ def excess(armature: bpy.types.Object, bones: list[str], quats: FloatArray) -> f
 def test_ik_constraints_sharing_bones_with_limits_bake_as_one_tree_within_them(build: object, count: int) -> None:
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
     armature, tips, bones = build()
-    targets = legal_targets(armature, tips, bones)
+    targets = limited_targets(armature, tips, bones)
     with_ik(armature, tips, targets, count)
     report = api.bake_ik_constraints(armature)
     errors = tips_on_targets(armature, tips, targets)
@@ -174,10 +126,9 @@ def test_ik_constraints_sharing_bones_with_limits_bake_as_one_tree_within_them(b
     assert excess(armature, bones, evaluated(armature, FRAMES, bones)["quats"]) <= FLOAT32_SLACK
 
 
-def two_armed() -> tuple[bpy.types.Object, list[str], list[str], list[Vector]]:
+def two_armed() -> tuple[bpy.types.Object, list[str], list[str]]:
     """A spine of two bones up +Z and two arms of two bones leaving its top sideways, each elbow a hinge
-    bending 0 to 150 degrees about the forearm's X axis (toward its Z axis, up); returns the rig, the
-    forearms, every bone's name and, per arm, the world direction its elbow points when it bends (down)."""
+    bending 0 to 150 degrees about the forearm's X axis; returns the rig, the forearms and every bone's name."""
     armature = link(bpy.data.objects.new("Torso", bpy.data.armatures.new("Torso")))
     bpy.context.view_layer.objects.active = armature
     bpy.ops.object.mode_set(mode="EDIT")
@@ -198,23 +149,24 @@ def two_armed() -> tuple[bpy.types.Object, list[str], list[str], list[Vector]]:
         fore.parent, fore.use_connect = upper, True
         forearms.append(fore.name)
     bpy.ops.object.mode_set(mode="OBJECT")
-    hinges(armature, forearms, 0.0, 150.0)
-    elbows = [-Vector(armature.data.bones[name].matrix_local.col[2][:3]) for name in forearms]
-    return armature, forearms, [b.name for b in armature.data.bones], elbows
+    for name in forearms:
+        hinge(armature.pose.bones[name], 0.0, 150.0 * DEG)
+    return armature, forearms, [b.name for b in armature.data.bones]
 
 
 def test_each_arm_of_a_tree_bends_its_elbow_toward_its_own_pole() -> None:
-    """Two IK constraints sharing the spine, each with its pole on the side its elbow points to (pole angle
-    -90 degrees: the upper arm's -Z axis faces the pole): every hand on target, each elbow on its pole's side of
-    the line from its shoulder to its hand, as Blender evaluates the keys. (Blender's own tree IK keeps one
-    pole per tree, the last constraint's, and turns the whole tree with it.)"""
+    """Two IK constraints sharing the spine, each with its pole behind its elbow (+Y; pole angle -90 degrees),
+    where the targets, from poses with the elbows down, do not put them: every hand on target, each arm's
+    elbow in the plane through its shoulder, its hand and its pole, on the pole's side, and within its hinge,
+    as Blender evaluates the keys. (Blender's own tree IK keeps one pole per tree, the last constraint's, and
+    turns the whole tree with it.)"""
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
-    armature, forearms, bones, sides = two_armed()
-    targets = legal_targets(armature, forearms, bones, spread=0.5)
+    armature, forearms, bones = two_armed()
+    targets = limited_targets(armature, forearms, bones, spread=0.5)
     poles = []
-    for name, side in zip(forearms, sides, strict=True):
+    for name in forearms:
         elbow = armature.data.bones[name].head_local
-        poles.append(keyed_empty(f"{name}.pole", [(FRAMES.start, tuple(elbow + 2.0 * side))]))
+        poles.append(keyed_empty(f"{name}.pole", [(FRAMES.start, tuple(elbow + Vector((0.0, 2.0, 0.0))))]))
     for name, target, pole in zip(forearms, targets, poles, strict=True):
         ik = armature.pose.bones[name].constraints.new("IK")
         ik.target, ik.chain_count, ik.pole_target, ik.pole_angle = target, 4, pole, -90 * DEG
@@ -224,18 +176,20 @@ def test_each_arm_of_a_tree_bends_its_elbow_toward_its_own_pole() -> None:
     np.testing.assert_allclose(errors, np.array([c.error for c in report.chains]).T, atol=1e-6)
     seen = evaluated(armature, FRAMES, [f"upper_arm.{side}" for side in ("L", "R")])
     shoulders, elbows = seen["heads"], seen["tails"]
-    hands = np.stack([tips_on_targets_tails(armature, forearms)], axis=0)[0]
-    line = hands - shoulders
-    bend = elbows - shoulders
-    across = bend - line * (np.einsum("fei,fei->fe", bend, line) / np.einsum("fei,fei->fe", line, line))[..., None]
-    toward = np.einsum("fei,fei->fe", across, np.array([[p.location[:] for p in poles]]) - shoulders)
-    bent = np.linalg.norm(across, axis=2) > 1e-3
-    assert (toward[bent] > 0).all()
+    line = evaluated(armature, FRAMES, forearms)["tails"] - shoulders
 
+    def across(points: FloatArray) -> FloatArray:
+        """Each point's offset from its shoulder, less its part along the line to the hand (F, 2, 3)."""
+        along = np.einsum("fei,fei->fe", points - shoulders, line) / np.einsum("fei,fei->fe", line, line)
+        return np.asarray(points - shoulders - along[..., None] * line)
 
-def tips_on_targets_tails(armature: bpy.types.Object, tips: list[str]) -> FloatArray:
-    """Per frame, each tip's tail in world space, (F, E, 3)."""
-    return np.asarray(evaluated(armature, FRAMES, tips)["tails"])
+    bend = across(elbows)
+    pull = across(np.broadcast_to([p.location[:] for p in poles], elbows.shape))
+    bent = np.linalg.norm(bend, axis=2) > 0.01  # a straight arm has no side
+    assert bent.mean() > 0.3
+    facing = np.einsum("fei,fei->fe", bend, pull) / np.linalg.norm(bend, axis=2) / np.linalg.norm(pull, axis=2)
+    assert (facing[bent] > 0.99).all()
+    assert excess(armature, bones, evaluated(armature, FRAMES, bones)["quats"]) <= FLOAT32_SLACK  # hinges kept
 
 
 def test_a_tree_stretches_its_branches_to_targets_beyond_its_reach() -> None:
@@ -246,7 +200,7 @@ def test_a_tree_stretches_its_branches_to_targets_beyond_its_reach() -> None:
     armature, tips, bones = y_rig()
     for name in bones:
         armature.pose.bones[name].ik_stretch = 0.0 if name.startswith("trunk") else 0.5
-    targets = legal_targets(armature, tips, bones, spread=0.3, reach=1.15)
+    targets = limited_targets(armature, tips, bones, spread=0.3, reach=1.15)
     with_ik(armature, tips, targets, 10)
     for tip in tips:
         armature.pose.bones[tip].constraints[0].use_stretch = True
