@@ -10,8 +10,8 @@ import math
 import bpy
 import numpy as np
 import pytest
-from mathutils import Vector
-from rigs import hand_rig, hinge, keyed_empty, limited_hand, limited_y, link, posed_targets, rigify_metarig, y_rig
+from mathutils import Matrix, Vector
+from rigs import cone, hand_rig, hinge, keyed_empty, limited_hand, limited_y, link, posed_targets, rigify_metarig, y_rig
 
 from fabrik_addon import api
 from fabrik_addon.blender.chain import read_limits
@@ -84,19 +84,30 @@ def test_conflicting_targets_give_a_deterministic_compromise_shifted_by_the_weig
     assert heavy[1].min() > even[1].max()
 
 
-def test_a_rigify_torso_reaches_with_both_arms() -> None:
+@pytest.mark.parametrize("limited", [False, True], ids=["free", "limited"])
+def test_a_rigify_torso_reaches_with_both_arms(limited: bool) -> None:
+    """Rigify's human metarig, a chain from each forearm through the spine: baked as one tree, every hand on
+    target; limited, with each elbow a hinge bending 0 to 150 degrees and each spine bone a cone of 15
+    degrees (targets from poses within them), every bone within its limits too."""
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
     rig = rigify_metarig("human")
     bpy.ops.object.mode_set(mode="OBJECT")
     arms = [f"forearm.{side}" for side in ("L", "R")]
     torso = ["spine", "spine.001", "spine.002", "spine.003"]
     bones = [*torso, *(f"{part}.{side}" for side in ("L", "R") for part in ("shoulder", "upper_arm", "forearm"))]
-    targets = posed_targets(rig, arms, bones, FRAMES, spread=0.3)
+    if limited:
+        for name in arms:
+            hinge(rig.pose.bones[name], 0.0, 150.0 * DEG)
+        for name in torso:
+            cone(rig.pose.bones[name], 15.0 * DEG)
+    limits = read_limits([rig.pose.bones[name] for name in bones])
+    targets = posed_targets(rig, arms, bones, FRAMES, spread=0.3, clamp=limits.clamp if limited else None)
     chains = tuple(ChainSettings(rig, target, tip, 7) for tip, target in zip(arms, targets, strict=True))
     report = api.bake_settings(BakeSettings(chains))
     errors = tips_on_targets(rig, arms, targets)
     assert (errors <= TOLERANCE).all(axis=1).mean() >= 0.99
     assert set(report.chains[0].bones) & set(report.chains[1].bones) == set(torso)
+    assert limits.excess(evaluated(rig, FRAMES, bones)["quats"]).max() <= FLOAT32_SLACK
 
 
 def limited_targets(
@@ -124,6 +135,46 @@ def test_ik_constraints_sharing_bones_with_limits_bake_as_one_tree_within_them(b
     np.testing.assert_allclose(errors, np.array([c.error for c in report.chains]).T, atol=1e-6)
     assert (errors <= TOLERANCE).all(axis=1).mean() >= 0.99  # every tip on target together
     assert excess(armature, bones, evaluated(armature, FRAMES, bones)["quats"]) <= FLOAT32_SLACK
+
+
+def seen_by_blender(
+    armature: bpy.types.Object, tips: list[str], targets: list[bpy.types.Object], bones: list[str]
+) -> tuple[FloatArray, FloatArray]:
+    """Per frame, as Blender evaluates the scene (with any IK constraint on): each tip's distance to its target
+    (F, E), and each bone's rotation relative to its parent and rest, what visual keying would key (F, m, 4)."""
+    errors = tips_on_targets(armature, tips, targets)
+    pose, quats = armature.pose, []
+    for frame in FRAMES:
+        bpy.context.scene.frame_set(frame)
+        frame_quats = []
+        for name in bones:
+            bone = pose.bones[name]
+            above = bone.parent.matrix @ bone.parent.bone.matrix_local.inverted() if bone.parent else Matrix()
+            frame_quats.append(
+                tuple((bone.bone.matrix_local.inverted() @ above.inverted() @ bone.matrix).to_quaternion())
+            )
+        quats.append(frame_quats)
+    return errors, np.array(quats)
+
+
+@pytest.mark.parametrize("build", [limited_y, limited_hand], ids=["Y of cones", "hinged hand"])
+def test_a_limited_tree_reaches_wherever_blenders_tree_ik_does_with_the_same_limits(build: object) -> None:
+    """The same limited tree under Blender's own tree IK (its IK constraints live) and baked by FABRIK, both
+    measured by Blender's evaluation: FABRIK's keys put every tip on target on every frame where Blender's
+    tree IK does (and on 99 % of all), both within the limits."""
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
+    armature, tips, bones = build()
+    targets = limited_targets(armature, tips, bones)
+    with_ik(armature, tips, targets, 0)
+    theirs, their_quats = seen_by_blender(armature, tips, targets, bones)
+    api.bake_ik_constraints(armature)
+    ours, our_quats = seen_by_blender(armature, tips, targets, bones)
+    summary = f"max error FABRIK {ours.max():.1e}, Blender {theirs.max():.1e}"
+    their_reach, our_reach = (theirs <= TOLERANCE).all(axis=1), (ours <= TOLERANCE).all(axis=1)
+    assert our_reach[their_reach].all(), summary
+    assert our_reach.mean() >= 0.99, summary
+    assert excess(armature, bones, our_quats) <= FLOAT32_SLACK
+    assert excess(armature, bones, their_quats) <= 1e-5  # Blender's float32 solver keeps them too
 
 
 def two_armed() -> tuple[bpy.types.Object, list[str], list[str]]:
@@ -192,12 +243,13 @@ def test_each_arm_of_a_tree_bends_its_elbow_toward_its_own_pole() -> None:
     assert excess(armature, bones, evaluated(armature, FRAMES, bones)["quats"]) <= FLOAT32_SLACK  # hinges kept
 
 
-def test_a_tree_stretches_its_branches_to_targets_beyond_its_reach() -> None:
-    """The Y with Stretch on both IK constraints and an IK Stretch of 0.5 on the branches' bones, its targets
-    pushed out to 1.15 times where its own poses put the tips: every tip on target, the branches keyed longer
-    (Y scale), the trunk at its length."""
+@pytest.mark.parametrize("build", [y_rig, limited_y], ids=["Y", "Y of cones"])
+def test_a_tree_stretches_its_branches_to_targets_beyond_its_reach(build: object) -> None:
+    """The Y (free, or every joint a cone) with Stretch on both IK constraints and an IK Stretch of 0.5 on the
+    branches' bones, its targets pushed out to 1.15 times where its own poses put the tips: every tip on
+    target, the branches keyed longer (Y scale), the trunk at its length, every bone within its limits."""
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
-    armature, tips, bones = y_rig()
+    armature, tips, bones = build()
     for name in bones:
         armature.pose.bones[name].ik_stretch = 0.0 if name.startswith("trunk") else 0.5
     targets = limited_targets(armature, tips, bones, spread=0.3, reach=1.15)
@@ -213,6 +265,31 @@ def test_a_tree_stretches_its_branches_to_targets_beyond_its_reach() -> None:
     trunk = np.array([name.startswith("trunk") for name in bones])
     np.testing.assert_allclose(lengths[:, trunk], np.broadcast_to(rest[trunk], lengths[:, trunk].shape), rtol=1e-5)
     assert (lengths[:, ~trunk] > 1.01 * rest[~trunk]).any(axis=0).all()
+    assert excess(armature, bones, untwisted_rotations(armature, bones, seen["heads"], seen["tails"])) <= 1e-5
+
+
+def untwisted_rotations(
+    armature: bpy.types.Object, bones: list[str], heads: FloatArray, tails: FloatArray
+) -> FloatArray:
+    """The local rotations (F, m, 4) of bones that do not twist (``bones`` parents first, each with its parent's
+    among them but the first) from their evaluated world heads and tails (F, m, 3) alone: each bone's
+    rotation is the least turn of its rest direction onto where it points in its parent's turned frame. Where
+    children inherit a stretched parent's scale, their keyed rotations compensate for it; this is the turn
+    itself, which the IK limits bound."""
+    data = armature.data.bones
+    quats = np.empty((*heads.shape[:2], 4))
+    for f in range(len(heads)):
+        frames: dict[str, Matrix] = {}
+        for k, name in enumerate(bones):
+            bone = data[name]
+            if k == 0:
+                rest = armature.matrix_world.to_3x3().normalized() @ bone.matrix_local.to_3x3()
+            else:
+                rest = frames[bone.parent.name] @ (bone.parent.matrix_local.inverted() @ bone.matrix_local).to_3x3()
+            turn = Vector((0.0, 1.0, 0.0)).rotation_difference(rest.transposed() @ Vector(tails[f, k] - heads[f, k]))
+            frames[name] = rest @ turn.to_matrix()
+            quats[f, k] = tuple(turn)
+    return quats
 
 
 def test_target_rotation_in_a_tree_is_refused() -> None:
