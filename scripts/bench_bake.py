@@ -29,7 +29,7 @@ within them; the table also shows how far each result breaks a limit.
 Both results are measured the same way, by Blender's own evaluation: step each frame and read the tip bone's
 tail (and the keyed local rotations, the knee's head).
 
-Run with the bpy module: ``.venv/bin/python scripts/bench_bake.py [--quick] [--section free|limited|scene]``
+Run with the bpy module: ``.venv/bin/python scripts/bench_bake.py [--quick] [--section free|limited|scene|rig|trees]``
 """
 
 from __future__ import annotations
