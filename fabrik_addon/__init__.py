@@ -9,22 +9,43 @@ names (``python3 ../shared/tools/layers.py`` checks names and cycles):
 3. ``blender`` -- talks to ``bpy``: reads scenes into arrays, calls the solver, writes keys; the add-on's
    properties, operators, panel and live preview. Imports ``settings`` and ``solver``.
 4. ``api`` -- the keyword API for scripts. Imports ``blender`` and ``settings``.
+5. ``cli`` -- the ``fabrik_bake`` command (``blender -c fabrik_bake``). Imports ``api`` and ``settings``; its
+   argument and file handling (``options``, ``jobs``, ``files``, ``report``) imports no ``bpy``.
 
-The command line (``scripts/fabrik_cli``) sits on top and uses ``settings`` and ``api``. ``bpy`` is imported
-only inside ``register``/``unregister`` here, so ``import fabrik_addon.solver`` (and ``.settings``) works in
-any Python.
+``bpy`` is imported only inside ``register``/``unregister`` here, so ``import fabrik_addon.solver`` (and
+``.settings``, ``.cli.options``) works in any Python.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The handle of the registered ``fabrik_bake`` command, while the add-on is enabled.
+_command: Any = None
 
 
 def register() -> None:
-    """Called by Blender when the add-on is enabled: settings, operators, the sidebar panel, live preview."""
-    from .blender import addon
+    """Called by Blender when the add-on is enabled: settings, operators, the sidebar panel, live preview,
+    and the ``fabrik_bake`` command (``blender -c fabrik_bake ARGS``)."""
+    import bpy
 
+    from .blender import addon
+    from .cli import command
+
+    global _command
     addon.register()
+    # It returns the handle to unregister with (the API stubs say None).
+    _command = bpy.utils.register_cli_command(command.PROGRAM, command.execute)  # type: ignore[func-returns-value]
 
 
 def unregister() -> None:
     """Called by Blender when the add-on is disabled: takes away everything ``register`` added."""
+    import bpy
+
     from .blender import addon
 
+    global _command
+    if _command is not None:
+        bpy.utils.unregister_cli_command(_command)
+        _command = None
     addon.unregister()

@@ -1,6 +1,7 @@
 # Shared set-up for scripts/test and scripts/demo (sourced, not run).
 # fabrik_env VERSION: make sure the virtual environment for Blender VERSION (4.2, 4.5 or 5.0) exists with the
-# pinned requirements, then set FABRIK_PYTHON to its interpreter. A venv whose requirements are unchanged is reused.
+# pinned requirements and the project installed in editable mode, then set FABRIK_PYTHON to its interpreter. A venv
+# whose requirements are unchanged is reused.
 
 FABRIK_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FABRIK_VERSIONS="4.2 4.5 5.0"
@@ -46,6 +47,10 @@ fabrik_env() {
     "$python" -m venv "$venv"
     "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
     "$venv/bin/python" -m pip install --quiet -r "$requirements" >&2
+    # The project itself, editable: "from fabrik_addon import api" then works from this venv's Python anywhere.
+    # Built with the pinned setuptools already in the venv (no download); its advice about editable installs is
+    # silenced (PYTHONWARNINGS reaches the build backend's own process).
+    PYTHONWARNINGS=ignore "$venv/bin/python" -m pip install --quiet --no-build-isolation --no-deps -e "$FABRIK_ROOT" >&2
     echo "$wanted" >"$stamp"
     FABRIK_PYTHON="$venv/bin/python"
 }

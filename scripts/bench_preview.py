@@ -56,7 +56,8 @@ def drag(armature: bpy.types.Object, mover: bpy.types.Object, path: FloatArray) 
     update the distance from the tip bone's tail to the target (settings' target, else ``mover``)."""
     layer = bpy.context.view_layer
     tip = armature.pose.bones[-1]
-    target = settings_of(armature).target or mover
+    chains = settings_of(armature).chains
+    target = chains[0].target if len(chains) else mover
     errors = np.empty(len(path))
     seconds = 0.0
     for i, point in enumerate(path):
@@ -79,8 +80,7 @@ def with_preview(
     bones: int, steps: int, setup: Callable[[bpy.types.Object, bpy.types.Object], None]
 ) -> tuple[float, FloatArray]:
     armature, target, path = scene(bones, steps)
-    settings = settings_of(armature)
-    settings.target, settings.tip_bone, settings.tolerance = target, armature.pose.bones[-1].name, TOLERANCE
+    follow_with_fabrik(armature, target)
     setup(armature, target)
     return drag(armature, target, path[::-1])
 
@@ -88,8 +88,7 @@ def with_preview(
 def solve_only(bones: int, steps: int) -> float:
     """Seconds per ``preview.follow`` call, the preview's own work on each update that moves the target."""
     armature, target, path = scene(bones, steps)
-    settings = settings_of(armature)
-    settings.target, settings.tip_bone, settings.tolerance = target, armature.pose.bones[-1].name, TOLERANCE
+    follow_with_fabrik(armature, target)
     seconds = 0.0
     for point in path[::-1]:
         target.location = point
@@ -103,11 +102,18 @@ def solve_only(bones: int, steps: int) -> float:
 def idle(bones: int, steps: int, live: bool) -> float:
     """Seconds per update moving another object, with the add-on enabled and the preview on or off."""
     armature, target, path = scene(bones, steps)
-    settings = settings_of(armature)
-    settings.target, settings.tip_bone = target, armature.pose.bones[-1].name
-    settings.live_preview = live
+    follow_with_fabrik(armature, target)
+    settings_of(armature).live_preview = live
     other = rigs.link(bpy.data.objects.new("Other", None))
     return drag(armature, other, path)[0]
+
+
+def follow_with_fabrik(armature: bpy.types.Object, target: bpy.types.Object) -> None:
+    """One chain in the armature's FABRIK settings: its last bone following ``target``."""
+    settings = settings_of(armature)
+    chain = settings.chains.add()
+    chain.target, chain.tip_bone = target, armature.pose.bones[-1].name
+    settings.tolerance = TOLERANCE
 
 
 def _preview_off(armature: bpy.types.Object, target: bpy.types.Object) -> None:

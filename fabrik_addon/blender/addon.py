@@ -1,13 +1,14 @@
-"""Registering the add-on: the settings, operators and panels in order, the ``Object.fabrik`` pointer and the
-live preview's handlers; unregistering takes them away in reverse order."""
+"""Registering the add-on: the settings, operators, the chain list and panels in order, the ``Object.fabrik``
+pointer, the live preview's handlers and the bringing of older settings up to date; unregistering takes them
+away in reverse order."""
 
 from __future__ import annotations
 
 import bpy
 
-from . import operators, panel, preview, properties
+from . import chain_list, operators, panel, preview, properties, versioning
 
-CLASSES = (*properties.CLASSES, *operators.CLASSES, *panel.CLASSES)
+CLASSES = (*properties.CLASSES, *operators.CLASSES, *chain_list.CLASSES, *panel.CLASSES)
 
 
 def register() -> None:
@@ -16,11 +17,13 @@ def register() -> None:
     bpy.types.Object.fabrik = bpy.props.PointerProperty(  # type: ignore[attr-defined, func-returns-value]
         type=properties.FABRIK_PG_settings, name="FABRIK", override={"LIBRARY_OVERRIDABLE"}
     )
+    versioning.register()
     preview.register()
 
 
 def unregister() -> None:
     preview.unregister()
+    versioning.unregister()
     del bpy.types.Object.fabrik  # type: ignore[attr-defined]
     for cls in reversed(CLASSES):
         bpy.utils.unregister_class(cls)

@@ -25,7 +25,7 @@ from .keys import KeyWriter
 from .overrides import check_blending
 from .pose_state import PoseSnapshot
 from .sampling import sample_inputs, sample_tips
-from .tree_adapter import PreparedTree, prepare_tree, solve_tree_unit
+from .tree_adapter import PreparedTree, prepare_tree, shared_groups, solve_tree_unit
 
 #: Shares of the progress bar: reading the scene, then (after solving and writing) checking the keys.
 _READ_SHARE = 0.45
@@ -191,7 +191,7 @@ def plan(
         theirs = {(bone, name) for owner, bone, name in replaced if owner == chain.armature}
         chains.append(prepare_chain(chain, settings.solver, theirs))
     chain_bones = _check_armatures(chains, settings.action_name)
-    units = _units(chains)
+    units = shared_groups(chains)
     trees = {
         k: prepare_tree([chains[i] for i in unit], settings.solver) for k, unit in enumerate(units) if len(unit) > 1
     }
@@ -293,26 +293,6 @@ def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> 
         check_action_switch(armature, action_name, bones)
         check_blending(armature)
     return chain_bones
-
-
-def _units(prepared: list[PreparedChain]) -> list[list[int]]:
-    """The chains grouped by the bones they share (on one armature): each group is solved as one (a tree)."""
-    group = list(range(len(prepared)))
-
-    def top(i: int) -> int:
-        while group[i] != i:
-            i = group[i]
-        return i
-
-    owner: dict[tuple[bpy.types.Object, str], int] = {}
-    for i, chain in enumerate(prepared):
-        for name in chain.chain.bone_names:
-            other = owner.setdefault((chain.chain.armature, name), i)
-            group[top(i)] = top(other)
-    units: dict[int, list[int]] = {}
-    for i in range(len(prepared)):
-        units.setdefault(top(i), []).append(i)
-    return list(units.values())
 
 
 def _write(writer: KeyWriter, frames: NDArray[np.int64], span: tuple[float, float], solved: Solved) -> None:

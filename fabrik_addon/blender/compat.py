@@ -4,6 +4,7 @@
 - 4.4 and 4.5: slotted Actions; an ID animates through the slot assigned to it, whose F-curves live in a
   channelbag of a keyframe strip on a layer. ``ActionChannelbagFCurves.new`` has no group argument yet, so
   new F-curves stay ungrouped there.
+- 4.3: ``bpy.app.handlers.blend_import_post`` runs after appending or linking from another file.
 - 5.0: ``Action.fcurves`` is gone; ``new`` takes ``group_name``. Selection moved from ``Bone.select`` to
   ``PoseBone.select``.
 """
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import bpy
 
@@ -162,6 +164,16 @@ def _channelbag(
     strip = layer.strips[0]
     channelbag: bpy.types.ActionChannelbag | None = strip.channelbag(slot, ensure=ensure)  # type: ignore[attr-defined]
     return channelbag
+
+
+def file_handlers() -> list[list[Any]]:
+    """The handler lists that run when a file's data arrives: ``load_post``, and from 4.3 on
+    ``blend_import_post`` (after appending or linking from another file)."""
+    handlers = bpy.app.handlers
+    lists: list[list[Any]] = [handlers.load_post]
+    if hasattr(handlers, "blend_import_post"):
+        lists.append(handlers.blend_import_post)
+    return lists
 
 
 def set_bone_selected(obj: bpy.types.Object, bone_name: str, selected: bool) -> None:

@@ -1,16 +1,28 @@
-"""The Bake and Clear operators, acting on the active armature's FABRIK settings."""
+"""The Bake and Clear operators, acting on the active armature's enabled chains, and the poll that all the
+add-on's operators share (``ArmatureOperator``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import bpy
+from bpy.props import EnumProperty
 
 from ..settings import BakeSettings
-from .bake import bake
+from .bake import BakeReport, bake
 from .clear import clear
-from .properties import FABRIK_PG_bake_summary, bake_settings, settings_of
+from .ik_constraints import bake_ik_constraints
+from .properties import (
+    FABRIK_PG_bake_summary,
+    bake_settings,
+    chain_label,
+    enabled_chains,
+    frame_range,
+    no_chain_text,
+    solver_settings,
+)
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -19,22 +31,38 @@ if TYPE_CHECKING:
 _MOST_RUNS = 6
 
 
-def chain_problem(context: bpy.types.Context, *, need_target: bool) -> str | None:
-    """Why the operators cannot act on the context, or None: the one poll they share, in words."""
+def armature_problem(context: bpy.types.Context) -> str | None:
+    """Why the active object's FABRIK settings cannot be acted on, or None."""
     obj = context.active_object
     if obj is None:
         return "No active object: select an armature"
     if obj.type != "ARMATURE" or not isinstance(obj.data, bpy.types.Armature):
         return f"The active object '{obj.name}' is not an armature"
+    library: bpy.types.Library | None = obj.library
+    if library is not None:
+        return f"The armature '{obj.name}' is linked from a library: make it local or a library override first"
     if obj.mode == "EDIT":
         return "Switch to Object or Pose Mode"
-    settings = settings_of(obj)
-    if need_target and settings.target is None:
-        return "Pick a target object in the FABRIK panel"
-    if not settings.tip_bone:
-        return "Pick a tip bone in the FABRIK panel"
-    if settings.tip_bone not in obj.data.bones:
-        return f"Armature '{obj.name}' has no bone '{settings.tip_bone}'"
+    return None
+
+
+def chain_problem(context: bpy.types.Context, *, need_target: bool) -> str | None:
+    """Why Bake (``need_target``) or Clear cannot act on the active armature's enabled chains, or None."""
+    problem = armature_problem(context)
+    obj = context.active_object
+    if problem is not None or obj is None:
+        return problem
+    assert isinstance(obj.data, bpy.types.Armature)
+    chains = enabled_chains(obj)
+    if not chains:
+        return sentence(no_chain_text(obj))
+    for index, chain in chains:
+        if need_target and chain.target is None:
+            return f"Pick a target object for '{chain_label(chain, index)}' in the FABRIK panel"
+        if not chain.tip_bone:
+            return f"Pick a tip bone for '{chain_label(chain, index)}' in the FABRIK panel"
+        if chain.tip_bone not in obj.data.bones:
+            return f"Armature '{obj.name}' has no bone '{chain.tip_bone}'"
     return None
 
 
@@ -86,19 +114,62 @@ def target_text(summary: FABRIK_PG_bake_summary) -> str:
     return "on target on every frame"
 
 
-class _ChainOperator(bpy.types.Operator):
-    """What Bake and Clear share (not registered itself): the poll, reading the active armature's settings and
-    frame range, and bad settings reported as an error, with nothing written."""
+def bake_text(summaries: Sequence[tuple[str, FABRIK_PG_bake_summary]], scene: bpy.types.Scene) -> str:
+    """What a bake of the named chains did, from their summaries: for one chain its line; for several a first
+    line on them all ("on target on every frame" only when every chain is), then a line per chain."""
+    if len(summaries) == 1:
+        return summary_text(summaries[0][1], scene)
+    missed = [label for label, summary in summaries if summary.off_target or summary.unreachable]
+    worst = max(summary.max_error for _, summary in summaries)
+    verdict = f"off target in {len(missed)} of them ({', '.join(missed)})" if missed else "on target on every frame"
+    head = (
+        f"Baked {len(summaries)} chains in {summaries[0][1].seconds:.2f} s: max error {length_text(scene, worst)}; "
+        f"{verdict}"
+    )
+    return "\n".join([head, *(f"{label}: {summary_text(summary, scene)}" for label, summary in summaries)])
+
+
+def summarise(summary: FABRIK_PG_bake_summary, report: BakeReport, frames: range) -> None:
+    """Write what a bake did to one chain (``report``, over ``frames``) into the chain's summary."""
+    summary.frames = len(report.frames)
+    summary.frame_start, summary.frame_end = frames.start, frames.stop - 1
+    summary.bones = len(report.bones)
+    summary.max_error = report.max_error
+    summary.unreachable = len(report.unreachable_frames)
+    summary.unreachable_frames = frame_runs(report.unreachable_frames, frames.step)
+    summary.off_target = len(report.off_target_frames)
+    summary.off_target_frames = frame_runs(report.off_target_frames, frames.step)
+    summary.seconds = report.seconds
+
+
+class ArmatureOperator(bpy.types.Operator):
+    """What the add-on's operators share (not registered itself): one poll that says why the operator cannot
+    run (``problem``, which each operator may extend), and an undo step."""
 
     bl_options = {"REGISTER", "UNDO"}  # noqa: RUF012 (Blender reads it from the class)
-    needs_target = True
+
+    @classmethod
+    def problem(cls, context: bpy.types.Context) -> str | None:
+        """Why the operator cannot act on the context, or None."""
+        return armature_problem(context)
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        problem = chain_problem(context, need_target=cls.needs_target)
+        problem = cls.problem(context)
         if problem is not None:
             cls.poll_message_set(problem)
         return problem is None
+
+
+class _ChainOperator(ArmatureOperator):
+    """What Bake and Clear share (not registered itself): reading the active armature's enabled chains and
+    frame range, and bad settings reported as an error, with nothing written."""
+
+    needs_target = True
+
+    @classmethod
+    def problem(cls, context: bpy.types.Context) -> str | None:
+        return chain_problem(context, need_target=cls.needs_target)
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         armature = context.active_object
@@ -117,7 +188,8 @@ class _ChainOperator(bpy.types.Operator):
 
 
 class FABRIK_OT_bake(_ChainOperator):
-    """Key the rotations of the active armature's chain so its tip follows the target on every frame"""
+    """Key the rotations of the active armature's enabled chains so that each tip follows its target on every
+    frame: one walk through the frames, all chains or none"""
 
     bl_idname = "fabrik.bake"
     bl_label = "Bake"
@@ -130,26 +202,20 @@ class FABRIK_OT_bake(_ChainOperator):
         assert context.scene is not None
         window_manager.progress_begin(0.0, 1.0)
         try:
-            report = bake(settings, progress=window_manager.progress_update).chains[0]
+            reports = bake(settings, progress=window_manager.progress_update).chains
         finally:
             window_manager.progress_end()
-        summary = settings_of(armature).last_bake
-        summary.frames = len(report.frames)
         frames = settings.frames.resolved(context.scene.frame_start, context.scene.frame_end)
-        summary.frame_start, summary.frame_end = frames.start, frames.stop - 1
-        summary.bones = len(report.bones)
-        summary.max_error = report.max_error
-        summary.unreachable = len(report.unreachable_frames)
-        summary.unreachable_frames = frame_runs(report.unreachable_frames, settings.frames.step)
-        summary.off_target = len(report.off_target_frames)
-        summary.off_target_frames = frame_runs(report.off_target_frames, settings.frames.step)
-        summary.seconds = report.seconds
-        self.report({"INFO"}, summary_text(summary, context.scene))
+        summaries = []
+        for (index, chain), report in zip(enabled_chains(armature), reports, strict=True):
+            summarise(chain.last_bake, report, frames)
+            summaries.append((chain_label(chain, index), chain.last_bake))
+        self.report({"INFO"}, bake_text(summaries, context.scene))
         return {"FINISHED"}
 
 
 class FABRIK_OT_clear(_ChainOperator):
-    """Remove the rotation (and stretch) keys of the active armature's chain in the frame range"""
+    """Remove the rotation (and stretch) keys of the active armature's enabled chains in the frame range"""
 
     bl_idname = "fabrik.clear"
     bl_label = "Clear"
@@ -162,11 +228,60 @@ class FABRIK_OT_clear(_ChainOperator):
         removed = clear(settings)
         frame_range = settings.frames.resolved(context.scene.frame_start, context.scene.frame_end)
         frames = f"frames {frame_range.start}-{frame_range.stop - 1}"
+        one = len(settings.chains) == 1
+        chains = "the chain" if one else f"the {len(settings.chains)} chains"
         if not removed:
-            self.report({"INFO"}, f"The chain has no rotation keys in {frames}")
+            self.report({"INFO"}, f"{sentence(chains)} {'has' if one else 'have'} no rotation keys in {frames}")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Removed {removed} rotation keys of the chain in {frames}")
+        self.report({"INFO"}, f"Removed {removed} rotation keys of {chains} in {frames}")
         return {"FINISHED"}
 
 
-CLASSES = (FABRIK_OT_bake, FABRIK_OT_clear)
+class FABRIK_OT_bake_ik_constraints(ArmatureOperator):
+    """Bake every IK constraint of the active armature that is on with FABRIK, in one walk through the frames
+    (the armature's frame range and solver settings), then mute them so the keys show"""
+
+    bl_idname = "fabrik.bake_ik_constraints"
+    bl_label = "Bake IK Constraints"
+
+    after: EnumProperty(  # type: ignore[valid-type]
+        name="Then",
+        description="What becomes of the IK constraints once their keys are baked",
+        items=(
+            ("mute", "Mute", "Mute them (one whose mute a driver sets is switched off by its influence)"),
+            ("remove", "Remove", "Remove them"),
+            ("keep", "Keep", "Keep them on (they override the keys)"),
+        ),
+        default="mute",
+    )
+
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        armature = context.active_object
+        window_manager = context.window_manager
+        assert armature is not None
+        assert window_manager is not None
+        assert context.scene is not None
+        try:
+            frames = frame_range(armature, context.scene)
+            solver = replace(solver_settings(armature), method="fabrik")  # IK constraints are baked with FABRIK
+            window_manager.progress_begin(0.0, 1.0)
+            try:
+                progress = window_manager.progress_update
+                report = bake_ik_constraints(armature, frames, solver, after=self.after, progress=progress)
+            finally:
+                window_manager.progress_end()
+        except (TypeError, ValueError) as error:
+            self.report({"ERROR"}, sentence(error))
+            return {"CANCELLED"}
+        worst = length_text(context.scene, report.max_error)
+        missed = [chain.tip_bone for chain in report.chains if not chain.on_target]
+        verdict = f"off target in {len(missed)} ({', '.join(missed)})" if missed else "on target on every frame"
+        lines = [f"Baked {len(report.chains)} IK constraints in {report.seconds:.2f} s: max error {worst}; {verdict}"]
+        lines += [
+            f"{chain.tip_bone}: max error {length_text(context.scene, chain.max_error)}" for chain in report.chains
+        ]
+        self.report({"INFO"}, "\n".join(lines))
+        return {"FINISHED"}
+
+
+CLASSES = (FABRIK_OT_bake, FABRIK_OT_clear, FABRIK_OT_bake_ik_constraints)

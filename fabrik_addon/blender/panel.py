@@ -1,13 +1,14 @@
-"""The FABRIK tab of the 3D viewport's sidebar, in Object and Pose Mode: settings, Bake and Clear, the last
-bake's summary."""
+"""The FABRIK tab of the 3D viewport's sidebar, in Object and Pose Mode: the chain list and the selected chain's
+settings, Bake and Clear, the solver and frames, each chain's last bake."""
 
 from __future__ import annotations
 
 import bpy
 
 from . import preview
+from .chain_list import tree_numbers
 from .operators import length_text, sentence, target_text
-from .properties import settings_of
+from .properties import FABRIK_PG_chain, chain_label, settings_of
 
 
 def _split(layout: bpy.types.UILayout | None) -> bpy.types.UILayout:
@@ -28,7 +29,7 @@ class _Sidebar(bpy.types.Panel):
 
     bl_space_type = "VIEW_3D"
     bl_region_type = "UI"
-    bl_category = "FABRIK"
+    bl_category = "FABRIK IK"
 
 
 class _ArmatureSubpanel(_Sidebar):
@@ -40,7 +41,7 @@ class _ArmatureSubpanel(_Sidebar):
 
 
 class FABRIK_PT_main(_Sidebar):
-    """The chain, its target, the live preview and the Bake and Clear buttons."""
+    """The chain list with the selected chain's settings below it, the live preview, Bake and Clear."""
 
     bl_label = "FABRIK IK"
 
@@ -55,23 +56,62 @@ class FABRIK_PT_main(_Sidebar):
             layout.label(text="Make an armature the active object", icon="INFO")
             return
         settings = settings_of(armature)
-        column = layout.column()
-        column.prop(settings, "target")
-        assert isinstance(armature.data, bpy.types.Armature)
-        column.prop_search(settings, "tip_bone", armature.data, "bones", icon="BONE_DATA")
-        column.prop(settings, "chain_length")
-        column.prop(settings, "pole_target")
-        if settings.pole_target is not None:
-            column.prop(settings, "pole_angle")
-        column.prop(settings, "use_stretch")
-        column.prop(settings, "live_preview", icon="HIDE_OFF")
-        problem = preview.problem(armature)
-        if problem is not None:
-            layout.label(text=sentence(problem), icon="ERROR")
+        row = layout.row()
+        row.template_list("FABRIK_UL_chains", "", settings, "chains", settings, "active_chain", rows=3)
+        buttons = row.column(align=True)
+        buttons.operator("fabrik.chain_add", icon="ADD", text="")
+        buttons.operator("fabrik.chain_remove", icon="REMOVE", text="")
+        buttons.separator()
+        buttons.operator("fabrik.chain_move", icon="TRIA_UP", text="").direction = "UP"
+        buttons.operator("fabrik.chain_move", icon="TRIA_DOWN", text="").direction = "DOWN"
+        if not settings.chains:
+            layout.label(text="Add a chain to bake", icon="INFO")
+        elif 0 <= settings.active_chain < len(settings.chains):
+            _draw_chain(layout.column(), armature, settings.chains[settings.active_chain])
+        for index, problem in sorted(preview.problems(armature).items()):
+            if index < len(settings.chains):  # (a script may have shortened the list since)
+                layout.label(text=f"{chain_label(settings.chains[index], index)}: {sentence(problem)}", icon="ERROR")
+        layout.prop(settings, "live_preview", icon="HIDE_OFF")
         row = layout.row(align=True)
         row.scale_y = 1.4
         row.operator("fabrik.bake", icon="ACTION")
         row.operator("fabrik.clear", icon="X")
+        layout.operator("fabrik.bake_ik_constraints", icon="CON_KINEMATIC")
+
+
+def _draw_chain(column: bpy.types.UILayout, armature: bpy.types.Object, chain: FABRIK_PG_chain) -> None:
+    """The settings of one chain: its bones, its target and pole (a bone of either when it is an armature),
+    stretch and rotation."""
+    column.active = chain.enabled
+    assert isinstance(armature.data, bpy.types.Armature)
+    column.prop_search(chain, "tip_bone", armature.data, "bones", icon="BONE_DATA")
+    column.prop(chain, "chain_length")
+    column.separator()
+    _draw_goal(column, chain, "target", "target_bone")
+    _draw_goal(column, chain, "pole_target", "pole_bone")
+    if chain.pole_target is not None:
+        column.prop(chain, "pole_angle")
+    column.separator()
+    column.prop(chain, "use_stretch")
+    column.prop(chain, "use_rotation")
+    if chain.use_rotation:
+        column.prop(chain, "rotation_weight")
+    index = list(settings_of(armature).chains).index(chain)
+    if index in tree_numbers(armature):  # shares bones with other chains: solved with them as one tree
+        column.prop(chain, "weight")
+
+
+def _draw_goal(column: bpy.types.UILayout, chain: FABRIK_PG_chain, goal: str, bone: str) -> None:
+    """A target or pole field, and below it its bone: searched among the goal's bones when it is an armature;
+    a bone named for an object of another kind is shown in red (the bake refuses it) so it can be cleared."""
+    column.prop(chain, goal)
+    obj = getattr(chain, goal)
+    if obj is not None and obj.type == "ARMATURE":
+        column.prop_search(chain, bone, obj.data, "bones", icon="BONE_DATA")
+    elif getattr(chain, bone):
+        row = column.row()
+        row.alert = True
+        row.prop(chain, bone)
 
 
 class FABRIK_PT_solver(_ArmatureSubpanel):
@@ -116,31 +156,37 @@ class FABRIK_PT_frames(_ArmatureSubpanel):
 
 
 class FABRIK_PT_last_bake(_ArmatureSubpanel):
-    """What the last bake of the armature did."""
+    """What the last bake of each of the armature's chains did (greyed out: a chain not enabled now)."""
 
     bl_label = "Last Bake"
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         armature = _armature(context)
-        return armature is not None and settings_of(armature).last_bake.frames > 0
+        return armature is not None and any(chain.last_bake.frames > 0 for chain in settings_of(armature).chains)
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = _split(self.layout)
         armature = _armature(context)
         assert armature is not None
         assert context.scene is not None
-        summary = settings_of(armature).last_bake
-        column = layout.column(align=True)
-        column.label(text=f"Frames {summary.frame_start}-{summary.frame_end}: {summary.frames} keyed")
-        column.label(text=f"{summary.bones} bones in {summary.seconds:.2f} s")
-        column.label(text=f"Max error: {length_text(context.scene, summary.max_error)}")
-        if summary.off_target or summary.unreachable:
-            words, frames = target_text(summary).split(": ", 1)
-            column.label(text=f"{sentence(words)}:", icon="ERROR")
-            column.label(text=frames)
-        else:
-            column.label(text="On target on every frame", icon="CHECKMARK")
+        for index, chain in enumerate(settings_of(armature).chains):
+            summary = chain.last_bake
+            if summary.frames == 0:
+                continue
+            column = layout.column(align=True)
+            column.active = chain.enabled
+            missed = summary.off_target or summary.unreachable
+            column.label(text=chain_label(chain, index), icon="ERROR" if missed else "CHECKMARK")
+            column.label(text=f"Frames {summary.frame_start}-{summary.frame_end}: {summary.frames} keyed")
+            column.label(text=f"{summary.bones} bones in {summary.seconds:.2f} s")
+            column.label(text=f"Max error: {length_text(context.scene, summary.max_error)}")
+            if missed:
+                words, frames = target_text(summary).split(": ", 1)
+                column.label(text=f"{sentence(words)}:")
+                column.label(text=frames)
+            else:
+                column.label(text="On target on every frame")
 
 
 CLASSES = (FABRIK_PT_main, FABRIK_PT_solver, FABRIK_PT_frames, FABRIK_PT_last_bake)

@@ -1,5 +1,8 @@
-"""Live preview: while an armature's ``live_preview`` is on, FABRIK poses its chain (without keys) whenever the
-target moves or the frame changes, so the animator sees the chain follow the target as they drag it.
+"""Live preview: while an armature's ``live_preview`` is on, FABRIK poses its enabled chains (without keys)
+whenever a target moves or the frame changes, so the animator sees each chain follow its target as they drag
+it. The chains are solved one after another (those that share bones together, as one tree), each from the
+pose Blender last evaluated: a chain hanging below another one is solved before that one's new pose is
+evaluated (which happens after the handler), so it catches up at the next change in the scene.
 
 The handlers stay registered while the add-on is enabled, persistent so that they survive loading a file, and
 look at the settings on every call: a file saved with the preview on resumes it when loaded, and nothing is
@@ -18,25 +21,29 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
+from ..settings import ChainSettings, SolverSettings
 from ..solver import FloatArray
 from . import properties
-from .adapter import prepare_chain, solve_chain
+from .adapter import PreparedChain, prepare_chain, solve_chain
 from .chain import chain_bone_names
 from .channels import rotation_property
-from .properties import chain_settings, settings_of, solver_settings
-from .sampling import current_inputs, walking_frames
+from .properties import FABRIK_PG_chain, chain_settings, enabled_chains, settings_of, solver_settings
+from .sampling import current_inputs, goal_matrix, walking_frames
+from .tree_adapter import prepare_tree, shared_groups, solve_tree_unit
 
 #: A rotation channel that moves less than this (radians, or quaternion units) is left as it is.
 _UNCHANGED = 1e-6
 
-#: Why the preview of an armature cannot pose it, by armature name; cleared when it can.
-_problems: dict[str, str] = {}
+#: Why the preview of an armature cannot pose some of its chains: by armature name, by the chain's place.
+_problems: dict[str, dict[int, str]] = {}
 
 _busy = False
 
 
 def follow(armature: bpy.types.Object, frame: int) -> bool:
-    """Pose the chain of ``armature`` so its tip reaches the target, without keying.
+    """Pose every enabled chain of ``armature`` so its tip reaches its target, without keying: each alone, or
+    with the chains it shares bones with, as one tree (as a bake solves them); a chain that cannot be solved
+    is left as it is and its problem noted (``problems``).
 
     Parameters
     ----------
@@ -48,26 +55,59 @@ def follow(armature: bpy.types.Object, frame: int) -> bool:
     Returns
     -------
     bool
-        Whether the pose changed: nothing is written when the tip is already within tolerance of the target,
-        or when solving gives the pose the chain has.
-
-    Raises
-    ------
-    TypeError, ValueError
-        When the settings or the chain cannot be solved, with the same messages as ``api.bake``.
+        Whether any chain's pose changed.
     """
-    chain = chain_settings(armature)
-    if chain.target is None:
-        raise ValueError("pick a target object")
-    if not chain.tip_bone:
-        raise ValueError("pick a tip bone")
     solver = solver_settings(armature)
-    if _tip_distance(armature, chain.tip_bone, chain.target) <= solver.tolerance:
+    found: dict[int, str] = {}
+    wanted: list[tuple[int, ChainSettings[bpy.types.Object]]] = []
+    for index, item in enabled_chains(armature):
+        try:
+            chain = chain_settings(armature, item)
+            if chain.target is None:
+                raise ValueError("pick a target object")
+            if not chain.tip_bone:
+                raise ValueError("pick a tip bone")
+            wanted.append((index, chain))
+        except (TypeError, ValueError) as error:
+            found[index] = str(error)
+    if all(_settled(chain, solver) for _, chain in wanted):  # the common update: nothing to do, checked cheaply
+        _problems[armature.name] = found
         return False
-    prepared = prepare_chain(chain, solver)
-    solved = solve_chain(prepared, current_inputs(prepared), np.array([frame]), solver)
+    ready: list[tuple[int, PreparedChain]] = []
+    for index, chain in wanted:
+        try:
+            ready.append((index, prepare_chain(chain, solver)))
+        except (TypeError, ValueError) as error:
+            found[index] = str(error)
     changed = False
-    for k, (pose_bone, channels) in enumerate(zip(prepared.chain.pose_bones, solved.channels, strict=True)):
+    for group in shared_groups([prepared for _, prepared in ready]):
+        try:
+            changed |= _follow_unit([ready[i][1] for i in group], solver, frame)
+        except (TypeError, ValueError) as error:
+            found.update((ready[i][0], str(error)) for i in group)
+    _problems[armature.name] = found
+    return changed
+
+
+def _settled(chain: ChainSettings[bpy.types.Object], solver: SolverSettings) -> bool:
+    """Whether the chain's tip is within tolerance of its goal already, and it has no pole or orientation to
+    follow: then solving it again would give the pose it has."""
+    return chain.pole_target is None and not chain.use_rotation and _tip_distance(chain) <= solver.tolerance
+
+
+def _follow_unit(chains: list[PreparedChain], solver: SolverSettings, frame: int) -> bool:
+    """Pose one chain, or chains that share bones as one tree; whether the pose changed. Nothing is solved when
+    every chain is settled (``_settled``)."""
+    if all(_settled(c.settings, solver) for c in chains):
+        return False
+    inputs = [current_inputs(prepared) for prepared in chains]
+    frames = np.array([frame])
+    if len(chains) == 1:
+        solved = solve_chain(chains[0], inputs[0], frames, solver)
+    else:
+        solved = solve_tree_unit(prepare_tree(chains, solver), inputs, frames, solver)
+    changed = False
+    for k, (pose_bone, channels) in enumerate(zip(solved.pose_bones, solved.channels, strict=True)):
         changed |= _set(pose_bone, rotation_property(pose_bone.rotation_mode), channels[0])
         if solved.y_scales is not None:
             changed |= _set(pose_bone, "scale", np.array([1.0, solved.y_scales[0, k], 1.0]))
@@ -82,18 +122,12 @@ def _set(pose_bone: bpy.types.PoseBone, path: str, values: FloatArray) -> bool:
     return True
 
 
-def unstretch(armature: bpy.types.Object) -> None:
-    """Stretch was turned off while previewing: give the chain's bones back their length (a Y scale of 1),
-    which the preview stretched and which a chain solved without stretch must have.
-
-    Parameters
-    ----------
-    armature : bpy.types.Object
-        An armature with FABRIK settings (``armature.fabrik``); nothing happens if they name no chain.
-    """
-    settings = settings_of(armature)
+def unstretch(armature: bpy.types.Object, chain: FABRIK_PG_chain) -> None:
+    """Stretch was turned off for one of the armature's chains while previewing: give its bones back their
+    length (a Y scale of 1), which the preview stretched and which a chain solved without stretch must have.
+    Nothing happens if the chain names no bones of the armature."""
     try:
-        names = chain_bone_names(armature, settings.tip_bone, settings.chain_length)
+        names = chain_bone_names(armature, chain.tip_bone, chain.chain_length)
     except (TypeError, ValueError):
         return  # no chain to give back: the preview shows why
     pose = armature.pose
@@ -103,27 +137,33 @@ def unstretch(armature: bpy.types.Object) -> None:
             pose.bones[name].scale[1] = 1.0
 
 
-def _tip_distance(armature: bpy.types.Object, tip_bone: str, target: bpy.types.Object) -> float:
-    """World distance from the tip bone's tail to the target as last evaluated (infinite if there is no such bone)."""
-    pose = armature.pose
+def _tip_distance(chain: ChainSettings[bpy.types.Object]) -> float:
+    """World distance from the tip bone's tail to the chain's goal as last evaluated (infinite if a bone named
+    is missing)."""
+    pose = chain.armature.pose
     assert pose is not None
-    if tip_bone not in pose.bones:
+    assert chain.target is not None
+    target_pose = chain.target.pose
+    missing_goal = chain.target_bone and (target_pose is None or chain.target_bone not in target_pose.bones)
+    if chain.tip_bone not in pose.bones or missing_goal:
         return float("inf")
-    tip = pose.bones[tip_bone]
-    return float((armature.matrix_world @ tip.tail - target.matrix_world.translation).length)
+    tip = chain.armature.matrix_world @ pose.bones[chain.tip_bone].tail
+    return float((tip - goal_matrix(chain.target, chain.target_bone).translation).length)
 
 
-def problem(armature: bpy.types.Object) -> str | None:
-    """Why the live preview of ``armature`` cannot pose it now, or None (for the panel)."""
-    return _problems.get(armature.name) if settings_of(armature).live_preview else None
+def problems(armature: bpy.types.Object) -> dict[int, str]:
+    """Why the live preview of ``armature`` cannot pose some of its chains now, by the chain's place in the
+    list (for the panel); empty when it poses them all, or is off."""
+    return dict(_problems.get(armature.name, {})) if settings_of(armature).live_preview else {}
 
 
-def _setting_changed(armature: bpy.types.Object, name: str) -> None:
-    """A setting the preview uses changed (the property group's listener): turning Stretch off gives the
-    bones back their length; then the chain is posed at once, or its problem forgotten if the preview is off."""
+def _setting_changed(armature: bpy.types.Object, group: bpy.types.PropertyGroup, name: str) -> None:
+    """A setting the preview uses changed (the property groups' listener): turning a chain's Stretch off gives
+    its bones back their length; then the chains are posed at once, or their problems forgotten if the
+    preview is off."""
     settings = settings_of(armature)
-    if name == "use_stretch" and settings.live_preview and not settings.use_stretch:
-        unstretch(armature)
+    if name == "use_stretch" and isinstance(group, FABRIK_PG_chain) and settings.live_preview and not group.use_stretch:
+        unstretch(armature, group)
     if settings.live_preview:
         scene = bpy.context.scene
         _follow_guarded([armature], scene.frame_current if scene is not None else 0)
@@ -132,19 +172,14 @@ def _setting_changed(armature: bpy.types.Object, name: str) -> None:
 
 
 def _follow_guarded(armatures: list[bpy.types.Object], frame: int) -> None:
-    """Pose each armature, noting its problem instead of raising (handlers must not raise)."""
+    """Pose each armature's chains, unless a bake is stepping through frames or the preview is posing already."""
     global _busy
     if _busy or walking_frames():
         return
     _busy = True
     try:
         for armature in armatures:
-            try:
-                follow(armature, frame)
-            except (TypeError, ValueError) as error:
-                _problems[armature.name] = str(error)
-            else:
-                _problems.pop(armature.name, None)
+            follow(armature, frame)
     finally:
         _busy = False
 

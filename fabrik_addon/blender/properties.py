@@ -1,8 +1,14 @@
 """The add-on's settings, stored on each armature object as ``Object.fabrik`` and saved in the .blend, and the
 ``BakeSettings`` value they stand for (``bake_settings``, ``chain_settings``, ``solver_settings``).
 
-A setting that the live preview uses calls the listeners subscribed here when it changes; the preview
-subscribes when it registers, so this module needs nothing of it.
+An armature holds a list of chains (``chains``, each a ``FABRIK_PG_chain``: its bones, target, pole and
+options, whether it is enabled, its last bake); the solver, the frames and the live preview are the
+armature's. A setting that the live preview uses calls the listeners subscribed here when it changes; the
+preview subscribes when it registers, so this module needs nothing of it.
+
+Layout versions (``FABRIK_PG_settings.version``): 0, one chain whose settings sat on the armature's settings
+themselves (``target``, ``tip_bone``...; still registered, hidden, so that older files' values load), and
+``SETTINGS_VERSION``, the chain list. ``versioning`` brings version 0 up to date when a file loads.
 """
 
 from __future__ import annotations
@@ -11,20 +17,34 @@ import math
 from collections.abc import Callable
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
 
 from ..settings import DEFAULTS, BakeSettings, ChainSettings, FrameRange, SolverSettings
 
+#: The layout of the settings that this version of the add-on writes: 1, a list of chains.
+SETTINGS_VERSION = 1
+
 #: Settings an animator may change on a library override of a linked rig.
 _OVERRIDABLE = {"LIBRARY_OVERRIDABLE"}
+#: The chain list: overridable, and chains may be added on an override.
+_OVERRIDABLE_LIST = {"LIBRARY_OVERRIDABLE", "USE_INSERTION"}
 
-#: Called with the armature and the name of a setting of it that changed (see ``subscribe``).
-Listener = Callable[[bpy.types.Object, str], None]
+#: Called with the armature, the property group whose setting changed (the armature's settings or one of
+#: its chains) and the setting's name (see ``subscribe``).
+Listener = Callable[[bpy.types.Object, bpy.types.PropertyGroup, str], None]
 _listeners: list[Listener] = []
 
 
 def subscribe(listener: Listener) -> None:
-    """Call ``listener(armature, name)`` whenever a setting the live preview uses changes."""
+    """Call ``listener(armature, group, name)`` whenever a setting the live preview uses changes."""
     if listener not in _listeners:
         _listeners.append(listener)
 
@@ -34,26 +54,26 @@ def unsubscribe(listener: Listener) -> None:
         _listeners.remove(listener)
 
 
-def _notify(name: str) -> Callable[[FABRIK_PG_settings, bpy.types.Context], None]:
+def notify(group: bpy.types.PropertyGroup, name: str) -> None:
+    """Tell the listeners that ``name`` of ``group`` changed (also called for changes to the chain list)."""
+    armature = group.id_data
+    assert isinstance(armature, bpy.types.Object)
+    for listener in tuple(_listeners):
+        listener(armature, group, name)
+
+
+def _notify(name: str) -> Callable[[bpy.types.PropertyGroup, bpy.types.Context], None]:
     """The update callback of the setting ``name``: settings are not scene data, so changing one does not
     update the scene; the listeners are told instead."""
 
-    def changed(settings: FABRIK_PG_settings, context: bpy.types.Context) -> None:
-        armature = settings.id_data
-        assert isinstance(armature, bpy.types.Object)
-        for listener in tuple(_listeners):
-            listener(armature, name)
+    def changed(group: bpy.types.PropertyGroup, context: bpy.types.Context) -> None:
+        notify(group, name)
 
     return changed
 
 
-def _not_the_armature(settings: FABRIK_PG_settings, obj: bpy.types.Object) -> bool:
-    """Targets offered in the picker: any object but the armature itself."""
-    return obj != settings.id_data
-
-
 class FABRIK_PG_bake_summary(bpy.types.PropertyGroup):
-    """What the last bake of this armature did, for the panel (set by the Bake operator)."""
+    """What the last bake of a chain did, for the panel (set by the Bake operator)."""
 
     frames: IntProperty(name="Frames", description="Frames keyed (0: never baked)", override=_OVERRIDABLE)  # type: ignore[valid-type]
     frame_start: IntProperty(name="Start", override=_OVERRIDABLE)  # type: ignore[valid-type]
@@ -77,15 +97,29 @@ class FABRIK_PG_bake_summary(bpy.types.PropertyGroup):
     seconds: FloatProperty(name="Time", unit="TIME_ABSOLUTE", override=_OVERRIDABLE)  # type: ignore[valid-type]
 
 
-class FABRIK_PG_settings(bpy.types.PropertyGroup):
-    """FABRIK settings of one armature: the chain, its target, the solver and the frames to bake."""
+class FABRIK_PG_chain(bpy.types.PropertyGroup):
+    """One chain of an armature: its bones, what its tip follows, its pole and options. Its ``name`` (that of
+    every property group) names it in the list and in reports; left empty, its tip bone does."""
 
+    enabled: BoolProperty(  # type: ignore[valid-type]
+        name="Enabled",
+        description="Bake, clear and preview this chain with the others",
+        default=True,
+        update=_notify("enabled"),
+        override=_OVERRIDABLE,
+    )
     target: PointerProperty(  # type: ignore[valid-type]
         name="Target",
-        description="The object the tip bone's tail follows (its world location on each frame)",
+        description="The object the tip bone's tail follows (its world location, or its Bone's head, on each frame)",
         type=bpy.types.Object,
-        poll=_not_the_armature,
         update=_notify("target"),
+        override=_OVERRIDABLE,
+    )
+    target_bone: StringProperty(  # type: ignore[valid-type]
+        name="Bone",
+        description="A bone of the target armature: its head is the goal (as the IK constraint's Bone)",
+        default=DEFAULTS["target_bone"],
+        update=_notify("target_bone"),
         override=_OVERRIDABLE,
     )
     tip_bone: StringProperty(  # type: ignore[valid-type]
@@ -97,6 +131,7 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
     chain_length: IntProperty(  # type: ignore[valid-type]
         name="Chain Length",
         description="Bones in the chain, counted from the tip bone up through its parents (0: up to the root bone)",
+        default=DEFAULTS["chain_length"],
         min=0,
         soft_max=64,
         update=_notify("chain_length"),
@@ -106,13 +141,23 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
         name="Pole Target",
         description="The chain bends toward this object, as with the pole target of Blender's IK constraint",
         type=bpy.types.Object,
-        poll=_not_the_armature,
         update=_notify("pole_target"),
+        override=_OVERRIDABLE,
+    )
+    pole_bone: StringProperty(  # type: ignore[valid-type]
+        name="Pole Bone",
+        description="A bone of the pole armature: its head is the pole (as the IK constraint's Pole Bone)",
+        default=DEFAULTS["pole_bone"],
+        update=_notify("pole_bone"),
         override=_OVERRIDABLE,
     )
     pole_angle: FloatProperty(  # type: ignore[valid-type]
         name="Pole Angle",
-        description="Pole rotation offset, as the IK constraint's: the root bone's X axis turned so faces the pole",
+        description=(
+            "Pole rotation offset, as the IK constraint's: the chain turns so that the root bone's X axis, turned "
+            "by this angle about the bone, faces the pole"
+        ),
+        default=DEFAULTS["pole_angle"],
         subtype="ANGLE",
         min=-math.pi,
         max=math.pi,
@@ -129,6 +174,55 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
         update=_notify("use_stretch"),
         override=_OVERRIDABLE,
     )
+    use_rotation: BoolProperty(  # type: ignore[valid-type]
+        name="Rotation",
+        description="The tip bone also turns to the target's orientation, as the IK constraint's Rotation option",
+        default=DEFAULTS["use_rotation"],
+        update=_notify("use_rotation"),
+        override=_OVERRIDABLE,
+    )
+    rotation_weight: FloatProperty(  # type: ignore[valid-type]
+        name="Weight",
+        description="How far the tip turns toward the target's orientation (the IK constraint's Rotation weight)",
+        default=DEFAULTS["rotation_weight"],
+        min=0.01,
+        max=1.0,
+        subtype="FACTOR",
+        update=_notify("rotation_weight"),
+        override=_OVERRIDABLE,
+    )
+    weight: FloatProperty(  # type: ignore[valid-type]
+        name="Tree Weight",
+        description=(
+            "How hard this chain's tip pulls when it shares bones with other chains, solved with them as one "
+            "tree (the IK constraint's Weight): only the weights' ratios matter"
+        ),
+        default=DEFAULTS["weight"],
+        min=0.01,
+        soft_max=10.0,
+        update=_notify("weight"),
+        override=_OVERRIDABLE,
+    )
+    last_bake: PointerProperty(  # type: ignore[valid-type]
+        type=FABRIK_PG_bake_summary, options={"HIDDEN"}, override=_OVERRIDABLE
+    )
+
+
+class FABRIK_PG_settings(bpy.types.PropertyGroup):
+    """FABRIK settings of one armature: its chains, the solver and the frames to bake."""
+
+    version: IntProperty(  # type: ignore[valid-type]
+        name="Settings Version",
+        description="The layout these settings were saved in (0: one chain, before the chain list)",
+        options={"HIDDEN"},
+        override=_OVERRIDABLE,
+    )
+    chains: CollectionProperty(  # type: ignore[valid-type]
+        type=FABRIK_PG_chain, name="Chains", description="The armature's chains", override=_OVERRIDABLE_LIST
+    )
+    active_chain: IntProperty(  # type: ignore[valid-type]
+        name="Active Chain", description="The chain whose settings the panel shows", options={"HIDDEN"}
+    )
     method: EnumProperty(  # type: ignore[valid-type]
         name="Method",
         description="The inverse kinematics solver",
@@ -136,7 +230,7 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
             ("FABRIK", "FABRIK", "Forward And Backward Reaching Inverse Kinematics (Aristidou and Lasenby, 2011)"),
             ("CCD", "CCD", "Cyclic Coordinate Descent, for comparison"),
         ),
-        default="FABRIK",
+        default=DEFAULTS["method"].upper(),
         update=_notify("method"),
         override=_OVERRIDABLE,
     )
@@ -190,15 +284,24 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
     live_preview: BoolProperty(  # type: ignore[valid-type]
         name="Live Preview",
         description=(
-            "Pose the chain with FABRIK whenever the target moves or the frame changes, without keying it "
-            "(the pose stays when turned off; Bake to key it)"
+            "Pose the enabled chains with FABRIK whenever a target moves or the frame changes, without keying "
+            "them (the pose stays when turned off; Bake to key it)"
         ),
         update=_notify("live_preview"),
         override=_OVERRIDABLE,
     )
-    last_bake: PointerProperty(  # type: ignore[valid-type]
-        type=FABRIK_PG_bake_summary, options={"HIDDEN"}, override=_OVERRIDABLE
-    )
+    # Layout 0: the one chain's settings, read only to move them into ``chains`` (``versioning``).
+    target: PointerProperty(type=bpy.types.Object, options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
+    tip_bone: StringProperty(options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
+    chain_length: IntProperty(default=DEFAULTS["chain_length"], options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
+    pole_target: PointerProperty(type=bpy.types.Object, options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
+    pole_angle: FloatProperty(default=DEFAULTS["pole_angle"], options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
+    use_stretch: BoolProperty(default=DEFAULTS["use_stretch"], options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
+    last_bake: PointerProperty(type=FABRIK_PG_bake_summary, options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
+
+
+#: The settings of layout 0 that a chain now holds, under the same names.
+LEGACY_CHAIN_SETTINGS = ("target", "tip_bone", "chain_length", "pole_target", "pole_angle", "use_stretch")
 
 
 def settings_of(obj: bpy.types.Object) -> FABRIK_PG_settings:
@@ -206,23 +309,37 @@ def settings_of(obj: bpy.types.Object) -> FABRIK_PG_settings:
     return obj.fabrik  # type: ignore[attr-defined, no-any-return]
 
 
-def chain_settings(armature: bpy.types.Object) -> ChainSettings[bpy.types.Object]:
-    """The chain the armature's settings name.
+def chain_label(chain: FABRIK_PG_chain, index: int) -> str:
+    """How the panel and reports name the chain at ``index``: its name, else its tip bone, else its place."""
+    return str(chain.name or chain.tip_bone or f"Chain {index + 1}")
+
+
+def enabled_chains(armature: bpy.types.Object) -> list[tuple[int, FABRIK_PG_chain]]:
+    """The armature's enabled chains with their places in its list, in its order."""
+    return [(index, chain) for index, chain in enumerate(settings_of(armature).chains) if chain.enabled]
+
+
+def chain_settings(armature: bpy.types.Object, chain: FABRIK_PG_chain) -> ChainSettings[bpy.types.Object]:
+    """The chain that one of the armature's chains (an item of its ``chains``) names.
 
     Raises
     ------
     TypeError, ValueError
         As ``ChainSettings`` does.
     """
-    settings = settings_of(armature)
     return ChainSettings(
         armature,
-        settings.target,
-        settings.tip_bone,
-        settings.chain_length,
-        pole_target=settings.pole_target,
-        pole_angle=settings.pole_angle,
-        use_stretch=settings.use_stretch,
+        chain.target,
+        chain.tip_bone,
+        chain.chain_length,
+        pole_target=chain.pole_target,
+        pole_angle=chain.pole_angle,
+        use_stretch=chain.use_stretch,
+        target_bone=chain.target_bone,
+        pole_bone=chain.pole_bone,
+        use_rotation=chain.use_rotation,
+        rotation_weight=chain.rotation_weight,
+        weight=chain.weight,
     )
 
 
@@ -240,14 +357,25 @@ def frame_range(armature: bpy.types.Object, scene: bpy.types.Scene) -> FrameRang
 
 
 def bake_settings(armature: bpy.types.Object, scene: bpy.types.Scene) -> BakeSettings[bpy.types.Object]:
-    """Everything the armature's settings ask a bake for, as the one value the bake takes.
+    """Everything the armature's settings ask a bake (or Clear) for, as the one value the bake takes: its
+    enabled chains, in the list's order, the frames and the solver.
 
     Raises
     ------
     TypeError, ValueError
-        As the settings value does, naming the bad setting.
+        As the settings value does, naming the bad setting; a ValueError if no chain is enabled.
     """
-    return BakeSettings((chain_settings(armature),), frame_range(armature, scene), solver_settings(armature))
+    chains = tuple(chain_settings(armature, chain) for _, chain in enabled_chains(armature))
+    if not chains:
+        raise ValueError(no_chain_text(armature))
+    return BakeSettings(chains, frame_range(armature, scene), solver_settings(armature))
 
 
-CLASSES = (FABRIK_PG_bake_summary, FABRIK_PG_settings)
+def no_chain_text(armature: bpy.types.Object) -> str:
+    """Why the armature has nothing to bake: no chain, or none enabled."""
+    if not settings_of(armature).chains:
+        return f"armature '{armature.name}' has no chain: add one in the FABRIK panel"
+    return f"no chain of armature '{armature.name}' is enabled: tick one in the FABRIK panel's list"
+
+
+CLASSES = (FABRIK_PG_bake_summary, FABRIK_PG_chain, FABRIK_PG_settings)

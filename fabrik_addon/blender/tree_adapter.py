@@ -58,6 +58,26 @@ def label(prepared: PreparedChain) -> str:
     return f"{prepared.chain.armature.name}/{prepared.chain.bone_names[-1]}"
 
 
+def shared_groups(prepared: list[PreparedChain]) -> list[list[int]]:
+    """The chains grouped by the bones they share (on one armature): each group is solved as one (a tree)."""
+    group = list(range(len(prepared)))
+
+    def top(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    owner: dict[tuple[bpy.types.Object, str], int] = {}
+    for i, chain in enumerate(prepared):
+        for name in chain.chain.bone_names:
+            other = owner.setdefault((chain.chain.armature, name), i)
+            group[top(i)] = top(other)
+    units: dict[int, list[int]] = {}
+    for i in range(len(prepared)):
+        units.setdefault(top(i), []).append(i)
+    return list(units.values())
+
+
 def prepare_tree(chains: list[PreparedChain], solver: SolverSettings) -> PreparedTree:
     """The tree that chains sharing bones (of one armature) make.
 

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // Flamenco job type "fabrik-bake": bake FABRIK inverse kinematics into bone rotation keys on a render farm,
-// with scripts/fabrik_bake.py of FABRIK for Blender. One task per .blend file; each task runs
+// with the fabrik_bake command of FABRIK IK, which the extension registers in Blender. One task per .blend
+// file; each task runs
 //
-//     {blender} {blenderArgs} --disable-autoexec --python-exit-code 1 --python SCRIPT -- FILE OPTIONS...
+//     {blender} {blenderArgs} --disable-autoexec -c fabrik_bake FILE OPTIONS...
 //
-// The file is named after "--", not given to Blender itself, so that the script opens it with its embedded
-// Python turned off (Flamenco's default blenderArgs, "-b -y", would let Blender run it). A task fails when
-// its file fails to bake (exit status 1) or the options are wrong (exit status 2).
+// on a Worker whose Blender has the extension installed (see the README's "Render farms"). The file is an
+// argument of the command, not given to Blender itself, so the command opens it with its embedded Python
+// turned off (Flamenco's default blenderArgs, "-b -y", would let Blender run it). A task fails when its file
+// fails to bake (exit status 1) or the options are wrong (exit status 2).
 //
 // The bake settings have no defaults here: a setting left empty is not passed, so the command's own default
-// applies (fabrik_bake.py --help), and the command checks every value it is given. Nothing is copied here
+// applies (blender -c fabrik_bake --help), and the command checks every value it is given. Nothing is copied here
 // that could drift from the bake.
 //
 // Install: copy this file into the "scripts" folder next to the flamenco-manager executable. See the
@@ -23,9 +25,6 @@ const JOB_TYPE = {
         { key: "blendfiles", type: "string", description: "The .blend files to bake, separated by ';' (one task each)" },
         { key: "folder", type: "string", subtype: "dir_path",
           description: "Or a folder: one task bakes every .blend file directly in it" },
-        { key: "script", type: "string", subtype: "file_path", required: true,
-          default: "{fabrik}/scripts/fabrik_bake.py",
-          description: "scripts/fabrik_bake.py as the Workers see it ({fabrik}: a Manager variable)" },
         { key: "config", type: "string", subtype: "file_path",
           description: "A TOML or JSON file listing the chains to bake (instead of armature, tip and target)" },
         { key: "armature", type: "string", description: "The armature object" },
@@ -58,9 +57,9 @@ function compileJob(job) {
         task.addCommand(author.Command("blender-render", {
             exe: "{blender}",
             exeArgs: "{blenderArgs}",
-            argsBefore: ["--disable-autoexec", "--python-exit-code", "1"],
-            blendfile: "", // the script opens the file, with its Python off
-            args: ["--python", settings.script, "--", target.input, ...target.args, ...options, ...report],
+            argsBefore: ["--disable-autoexec", "-c", "fabrik_bake"],
+            blendfile: "", // the command opens the file, with its Python off
+            args: [target.input, ...target.args, ...options, ...report],
         }));
         job.addTask(task);
     });

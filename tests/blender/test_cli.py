@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import bpy
 import pytest
+import rigs
 
-from .cli_scenes import CHAIN, TOLERANCE, digest, run_cli, save_scene, tip_errors
+from .cli_scenes import CHAIN, FRAMES, TOLERANCE, digest, run_cli, save_scene, tip_errors
 
 
 def test_a_bake_reopened_is_on_target_and_the_report_says_so(tmp_path: Path) -> None:
@@ -63,7 +65,13 @@ def test_parallel_files_with_a_missing_armature_and_a_missing_input(tmp_path: Pa
     assert bad["error"] == "armature 'Rig' not found (armatures in the file: 'Other')"
     assert (bad["output"], bad["chains"]) == (None, [])
     assert missing["error"] == "no such file or folder"
-    assert f"{shots / 'bad.blend'}: error: armature 'Rig' not found" in run.stderr
+    lines = run.stderr.splitlines()
+    assert any(
+        re.fullmatch(r"\[\d/4\] bad\.blend: error \(\d+\.\d\d s\): armature 'Rig' not found .*", line) for line in lines
+    )
+    numbered = sorted(line.split("]")[0] for line in lines if line.startswith("["))
+    assert numbered == ["[1/4", "[2/4", "[3/4", "[4/4"]  # one line per file, numbered among all
+    assert not any(line.endswith(("%", ": baking")) for line in lines), run.stderr  # the children's progress
     assert sorted(p.name for p in shots.iterdir()) == [
         "bad.blend",
         "good1.blend",
@@ -98,6 +106,30 @@ def test_a_config_bakes_several_chains_per_file_with_options_passed_through(tmp_
     errors = tip_errors(Path(entry["output"]), "Arm", "bone.001", "Target2")
     assert errors[2:9:2].max() <= TOLERANCE * 1.001  # the keyed frames 3, 5, 7, 9
     assert bpy.data.objects["Rig"].animation_data.action.name == "RigBaked"
+
+
+def test_config_jobs_sharing_bones_are_baked_together_as_one_tree(tmp_path: Path) -> None:
+    rigs.new_file(FRAMES)
+    rig, tips, bones = rigs.y_rig()
+    targets = [target.name for target in rigs.posed_targets(rig, tips, bones, FRAMES)]
+    source = tmp_path / "y.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(source), copy=True)
+    config = tmp_path / "y.toml"
+    config.write_text(
+        "".join(
+            f'[[jobs]]\narmature = "Y"\ntip_bone = "{tip}"\ntarget = "{target}"\nchain_length = 10\n'
+            for tip, target in zip(tips, targets, strict=True)
+        )
+    )
+    run = run_cli(source, "--config", config, "--report", tmp_path / "r.json")
+    assert run.returncode == 0, run.stderr
+    (entry,) = json.loads((tmp_path / "r.json").read_text())["files"]
+    assert [c["tip_bone"] for c in entry["chains"]] == tips  # one line per tip
+    # Baked one after the other, the second chain would move the shared trunk away from the first's target.
+    for tip, target in zip(tips, targets, strict=True):
+        errors = tip_errors(Path(entry["output"]), "Y", tip, target)
+        assert errors.max() <= TOLERANCE * 1.001, tip
+    assert f"y.blend: Y/{tips[0]}+{tips[1]}: baking" in run.stderr  # in one bake
 
 
 def test_in_place_replaces_the_input_only_when_the_bake_succeeds(tmp_path: Path) -> None:
@@ -181,3 +213,24 @@ def test_python_embedded_in_a_file_does_not_run(tmp_path: Path) -> None:
     assert not marker.exists(), "the command line ran the file's embedded script"
     assert "its scripts were not run" in run.stderr
     assert tip_errors(tmp_path / "evil_baked.blend").max() <= TOLERANCE * 1.001
+
+
+def test_the_registered_command_bakes_with_blenders_argument_list(tmp_path: Path) -> None:
+    """``blender -c fabrik_bake ARGS`` hands ARGS to the function the extension registers: called here with an
+    argument list, as Blender calls it (no Blender binary is at hand); it bakes and says how it went."""
+    import fabrik_addon
+    from fabrik_addon.cli.command import PROGRAM, execute
+
+    source = save_scene(tmp_path / "shot.blend")
+    fabrik_addon.register()
+    try:
+        assert fabrik_addon._command is not None  # the handle Blender gave for "fabrik_bake"
+        assert PROGRAM == "fabrik_bake"
+        assert execute([str(source), *CHAIN, "--report", str(tmp_path / "report.json")]) == 0
+        assert execute([str(source), "--armature", "Rig"]) == 2  # usage: nothing opened, nothing written
+        assert execute(["--help"]) == 0
+    finally:
+        fabrik_addon.unregister()
+    assert fabrik_addon._command is None
+    assert tip_errors(tmp_path / "shot_baked.blend").max() <= TOLERANCE * 1.001
+    assert json.loads((tmp_path / "report.json").read_text())["files"][0]["status"] == "ok"

@@ -1,6 +1,6 @@
 """The Flamenco job type's tasks run the command line correctly: each task's Blender command line, as a Worker
-would build it, hands fabrik_bake.py arguments that bake the file (run here with the bpy module, since no
-Blender binary is installed)."""
+would build it, hands the fabrik_bake command arguments that bake the file (run here through
+scripts/fabrik_bake.py with the bpy module, the same code, since no Blender binary is installed)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,11 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from fabrik_cli.options import script_args
-
 from ..flamenco.node import compile_job
-from .cli_scenes import REPO, SCRIPT, TOLERANCE, run_cli, save_scene, tip_errors
+from .cli_scenes import TOLERANCE, run_cli, save_scene, tip_errors
 
-# What a Manager would put for its variables: Flamenco's default blenderArgs, this repository as {fabrik}.
-VARIABLES = {"{blender}": "/opt/blender/blender", "{blenderArgs}": "-b -y", "{fabrik}": str(REPO)}
+# What a Manager would put for its variables: Flamenco's default blenderArgs.
+VARIABLES = {"{blender}": "/opt/blender/blender", "{blenderArgs}": "-b -y"}
 
 
 def worker_argv(parameters: dict[str, Any]) -> list[str]:
@@ -49,20 +47,12 @@ def test_each_task_bakes_its_file_through_the_command_line(tmp_path: Path) -> No
     for task, source in zip(tasks, files, strict=True):
         (command,) = task["commands"]
         argv = worker_argv(command["parameters"])
-        # Blender opens no file itself (the script does, with scripts off) and runs the script.
-        assert argv[:7] == [
-            "/opt/blender/blender",
-            "-b",
-            "-y",
-            "--disable-autoexec",
-            "--python-exit-code",
-            "1",
-            "--python",
-        ]
-        assert argv[7] == str(SCRIPT)
-        args = script_args(argv, inside_blender=True)
+        # Blender opens no file itself (the command does, with scripts off): everything after "-c fabrik_bake"
+        # is the command's, which Blender hands to the function the extension registered.
+        assert argv[:6] == ["/opt/blender/blender", "-b", "-y", "--disable-autoexec", "-c", "fabrik_bake"]
+        args = argv[6:]
         assert args[0] == str(source)
-        run = run_cli(*args)
+        run = run_cli(*args)  # the same command, run from the repository (no Blender binary is at hand)
         assert run.returncode == 0, run.stderr
         output = tmp_path / "baked" / source.name
         assert (tmp_path / "reports" / f"{source.stem}.json").exists()

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from fabrik_cli.files import FilePlan, check_report, plan_files, write_atomically
-from fabrik_cli.options import UsageError
-from fabrik_cli.report import ChainResult, FileResult, from_json, to_json
+
+from fabrik_addon.cli.files import FilePlan, check_report, plan_files, write_atomically
+from fabrik_addon.cli.jobs import UsageError
+from fabrik_addon.cli.report import ChainResult, FileResult, from_json, to_json
 
 
 def blends(folder: Path, *names: str) -> list[Path]:
@@ -157,7 +158,7 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
 
 
 def test_parallel_children_share_the_files_by_size_and_keep_their_order(tmp_path: Path) -> None:
-    from fabrik_cli.parallel import child_command, share
+    from fabrik_addon.cli.parallel import child_command, share
 
     sizes = {"a": 5, "b": 40, "c": 10, "d": 30, "e": 20}
     plans = []

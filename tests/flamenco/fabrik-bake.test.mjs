@@ -21,7 +21,7 @@ test("JOB_TYPE declares each setting once, with a type Flamenco knows", () => {
     assert.deepEqual(jobType.settings.find((s) => s.key === "method").choices, ["fabrik", "ccd"]);
 });
 
-test("one Blender task per file, the file opened by the script after --", () => {
+test("one Blender task per file, the file opened by the fabrik_bake command", () => {
     const tasks = run({ blendfiles: "/shots/a.blend; /shots/b.blend", frames: "1-250", ...chain });
     assert.deepEqual(tasks.map((t) => [t.name, t.type]), [
         ["bake 1/2: a.blend", "blender"],
@@ -32,10 +32,10 @@ test("one Blender task per file, the file opened by the script after --", () => 
     assert.deepEqual(command.parameters, {
         exe: "{blender}",
         exeArgs: "{blenderArgs}",
-        argsBefore: ["--disable-autoexec", "--python-exit-code", "1"],
+        argsBefore: ["--disable-autoexec", "-c", "fabrik_bake"],
         blendfile: "",
         args: [
-            "--python", "{fabrik}/scripts/fabrik_bake.py", "--", "/shots/b.blend",
+            "/shots/b.blend",
             "--armature", "Rig", "--tip", "hand.L", "--target", "Hand.IK", "--chain-length", "3",
             "--frames", "1-250",
         ],
@@ -47,8 +47,7 @@ test("a config file, an output folder and a report per task", () => {
         blendfiles: "/shots/a.blend", config: "/farm/chains.toml", output: "/out", report_dir: "/reports",
     });
     const given = args(task);
-    assert.deepEqual(given.slice(0, 6), ["--python", "{fabrik}/scripts/fabrik_bake.py", "--", "/shots/a.blend",
-                                         "--config", "/farm/chains.toml"]);
+    assert.deepEqual(given.slice(0, 3), ["/shots/a.blend", "--config", "/farm/chains.toml"]);
     assert.ok(!given.includes("--armature") && !given.includes("--chain-length"));
     assert.deepEqual(given.slice(-4), ["--output", "/out", "--report", "/reports/a.json"]);
 });
@@ -58,7 +57,7 @@ test("a folder is one task baking its files in parallel processes; in place repl
     assert.equal(tasks.length, 1);
     assert.equal(tasks[0].name, "bake 1/1: seq010");
     const given = args(tasks[0]);
-    assert.deepEqual(given.slice(3, 6), ["/shots/seq010", "-j", "4"]);
+    assert.deepEqual(given.slice(0, 3), ["/shots/seq010", "-j", "4"]);
     assert.equal(given.at(-1), "--in-place");
 });
 
@@ -70,7 +69,7 @@ test("bake settings left empty are not passed: the command's own defaults apply"
     const [tuned] = run({ blendfiles: "/a.blend", ...chain, tolerance: 0.0001, method: "ccd", step: 2 });
     assert.deepEqual(args(tuned).slice(-6), ["--step", "2", "--tolerance", "0.0001", "--method", "ccd"]);
     for (const setting of jobType.settings) {
-        assert.ok(!("default" in setting) || ["script", "in_place", "processes"].includes(setting.key), setting.key);
+        assert.ok(!("default" in setting) || ["in_place", "processes"].includes(setting.key), setting.key);
     }
 });
 

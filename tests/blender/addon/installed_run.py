@@ -7,18 +7,18 @@ again. Prints what it saw as one JSON line and leaves through os._exit (bpy's te
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-import traceback
 from typing import Any
 
 import bpy
 import numpy as np
 from rigs import keyed_empty, loop_path, make_chain
 
+from tests.blender.addon.fresh_process import report_and_leave
+
 MODULE = "bl_ext.user_default.fabrik_addon"
-HANDLER_LISTS = ("depsgraph_update_post", "frame_change_post", "load_post")
+#: Blender's handler lists the add-on uses (``blend_import_post`` from Blender 4.3).
+HANDLER_LISTS = ("depsgraph_update_post", "frame_change_post", "load_post", "blend_import_post")
 
 
 def leftovers() -> list[str]:
@@ -29,7 +29,7 @@ def leftovers() -> list[str]:
     found += ["bpy.ops.fabrik"] if "fabrik" in dir(bpy.ops) else []
     found += ["Object.fabrik"] if "fabrik" in bpy.types.Object.bl_rna.properties else []
     for name in HANDLER_LISTS:
-        found += [f"{name}: {h.__module__}" for h in getattr(bpy.app.handlers, name) if "fabrik" in h.__module__]
+        found += [f"{name}: {h.__module__}" for h in getattr(bpy.app.handlers, name, ()) if "fabrik" in h.__module__]
     return found
 
 
@@ -49,12 +49,15 @@ def run(package: str) -> dict[str, Any]:
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 20
     settings = armature.fabrik
-    settings.target, settings.tip_bone = target, names[-1]
+    seen["chain_add"] = sorted(bpy.ops.fabrik.chain_add())
+    chain = settings.chains[0]
+    chain.target, chain.tip_bone = target, names[-1]
     seen["bake"] = sorted(bpy.ops.fabrik.bake())
-    seen["baked_frames"] = settings.last_bake.frames
-    seen["max_error"] = settings.last_bake.max_error
+    seen["baked_frames"] = chain.last_bake.frames
+    seen["max_error"] = chain.last_bake.max_error
     settings.live_preview = True
     seen["held_while_enabled"] = leftovers()
+    seen["import_handlers"] = hasattr(bpy.app.handlers, "blend_import_post")
 
     bpy.ops.preferences.addon_disable(module=MODULE)
     seen["disabled"] = MODULE not in bpy.context.preferences.addons
@@ -63,7 +66,7 @@ def run(package: str) -> dict[str, Any]:
     bpy.ops.preferences.addon_enable(module=MODULE)
     seen["enabled_again"] = MODULE in bpy.context.preferences.addons
     settings = armature.fabrik
-    seen["settings_kept"] = settings.target == target and settings.live_preview
+    seen["settings_kept"] = settings.chains[0].target == target and settings.live_preview
     seen["clear_again"] = sorted(bpy.ops.fabrik.clear())
     target.animation_data_clear()
     target.location = (1.0, 0.5, 1.5)
@@ -75,12 +78,4 @@ def run(package: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    status = 0
-    try:
-        print(json.dumps(run(sys.argv[1])))
-    except Exception:
-        traceback.print_exc()
-        status = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)
+    report_and_leave(lambda: run(sys.argv[1]))

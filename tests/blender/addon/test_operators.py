@@ -17,7 +17,7 @@ from fabrik_addon.blender.operators import frame_runs, summary_text, target_text
 from fabrik_addon.blender.properties import settings_of
 
 from ..oracle import data_snapshot, evaluated, fcurve_keys
-from .scenes import activate, chain_scene, summary_values
+from .scenes import activate, add_chain, chain_scene, summary_values
 
 TOLERANCE = 1e-3
 
@@ -37,8 +37,7 @@ def test_bake_a_rigify_arm_in_pose_mode(capsys: pytest.CaptureFixture[str]) -> N
     frames = range(1, 21)
     target = keyed_empty("Target", loop_path(frames, tuple(root + 0.6 * (tip - root)), (0.2 * reach,) * 3))
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 20
-    settings = settings_of(armature)
-    settings.target, settings.tip_bone, settings.chain_length = target, "forearm.L", 2
+    chain = add_chain(armature, target=target, tip_bone="forearm.L", chain_length=2)
     activate(armature, "POSE")
     others = {pb.name: np.array(pb.matrix_basis) for pb in armature.pose.bones if pb.name not in bones}
 
@@ -46,7 +45,7 @@ def test_bake_a_rigify_arm_in_pose_mode(capsys: pytest.CaptureFixture[str]) -> N
 
     error = np.linalg.norm(evaluated(armature, frames, bones)["tails"][:, -1] - target_path(target, frames), axis=1)
     assert error.max() <= TOLERANCE
-    summary = settings.last_bake
+    summary = chain.last_bake
     assert (summary.frames, summary.frame_start, summary.frame_end, summary.bones) == (20, 1, 20, 2)
     assert summary.max_error == pytest.approx(error.max(), abs=1e-7)
     assert summary.unreachable == 0
@@ -81,9 +80,10 @@ OPTIONS = [
 @pytest.mark.parametrize("options", OPTIONS)
 def test_the_operator_bakes_what_the_settings_say(options: dict[str, Any]) -> None:
     """The operator and api.bake with the arguments the settings stand for write the same keys."""
-    armature, names, target, settings = chain_scene(bones=3)
+    armature, names, target, chain = chain_scene(bones=3)
+    settings = settings_of(armature)
     for name, value in options.items():
-        setattr(settings, name, value)
+        setattr(chain if name in chain.bl_rna.properties else settings, name, value)
     twin, _ = make_chain(3, name="Twin")
     activate(armature)
 
@@ -93,7 +93,7 @@ def test_the_operator_bakes_what_the_settings_say(options: dict[str, Any]) -> No
         twin,
         target,
         tip_bone=names[-1],
-        chain_length=settings.chain_length,
+        chain_length=chain.chain_length,
         frame_start=settings.frame_start if settings.use_custom_range else None,
         frame_end=settings.frame_end if settings.use_custom_range else None,
         frame_step=settings.frame_step,
@@ -107,14 +107,15 @@ def test_the_operator_bakes_what_the_settings_say(options: dict[str, Any]) -> No
     for channel, keys in ours.items():
         np.testing.assert_allclose(keys, theirs[channel], atol=1e-6)
     assert [frame for frame, _ in next(iter(ours.values()))] == report.frames.tolist()
-    assert settings.last_bake.max_error == pytest.approx(report.max_error, abs=1e-6)
-    assert settings.last_bake.frames == len(report.frames)
+    assert chain.last_bake.max_error == pytest.approx(report.max_error, abs=1e-6)
+    assert chain.last_bake.frames == len(report.frames)
 
 
 def test_frames_out_of_reach_are_summarised(capsys: pytest.CaptureFixture[str]) -> None:
-    armature, _, _, settings = chain_scene(bones=3)
+    armature, _, _, chain = chain_scene(bones=3)
     target = keyed_empty("Far", [(1, (0, 1.0, 2.0)), (11, (0, 4.0, 2.0)), (21, (0, 1.0, 2.0))])
-    settings.target = target
+    chain.target = target
+    settings = settings_of(armature)
     settings.use_custom_range, settings.frame_start, settings.frame_end, settings.frame_step = True, 1, 21, 2
     activate(armature, "POSE")
 
@@ -123,15 +124,15 @@ def test_frames_out_of_reach_are_summarised(capsys: pytest.CaptureFixture[str]) 
     frames = range(1, 22, 2)
     far = [f for f, d in zip(frames, np.linalg.norm(target_path(target, frames), axis=1), strict=True) if d > 3.0]
     assert len(far) > 1
-    summary = settings.last_bake
+    summary = chain.last_bake
     assert summary.unreachable == len(far)
     assert summary.unreachable_frames == frame_runs(far, 2) == f"{far[0]}-{far[-1]}"
     assert f"out of reach on {len(far)} frames: {far[0]}-{far[-1]}" in capsys.readouterr().out
 
 
 def test_the_summary_says_on_target_only_when_every_frame_is() -> None:
-    *_, settings = chain_scene(bones=3)
-    summary = settings.last_bake
+    *_, chain = chain_scene(bones=3)
+    summary = chain.last_bake
     summary.frames, summary.frame_start, summary.frame_end, summary.bones = 20, 1, 20, 3
     assert summary_text(summary, bpy.context.scene).endswith("; on target on every frame")
     summary.off_target, summary.off_target_frames = 2, "4, 9"  # missed, though the solver reached
@@ -163,8 +164,10 @@ def _poll_failure(operator: Any) -> str:
         ("no active object", "No active object: select an armature", "No active object: select an armature"),
         ("an empty is active", "The active object 'Target' is not an armature", "is not an armature"),
         ("edit mode", "Switch to Object or Pose Mode", "Switch to Object or Pose Mode"),
-        ("no target", "Pick a target object in the FABRIK panel", None),
-        ("no tip bone", "Pick a tip bone in the FABRIK panel", "Pick a tip bone in the FABRIK panel"),
+        ("no chain", "Armature 'Rig' has no chain: add one", "Armature 'Rig' has no chain: add one"),
+        ("no chain enabled", "No chain of armature 'Rig' is enabled", "No chain of armature 'Rig' is enabled"),
+        ("no target", "Pick a target object for 'bone.002' in the FABRIK panel", None),
+        ("no tip bone", "Pick a tip bone for 'Chain 1' in the FABRIK panel", "Pick a tip bone for 'Chain 1'"),
         ("tip bone missing", "Armature 'Rig' has no bone 'hand.R'", "Armature 'Rig' has no bone 'hand.R'"),
         ("ready", None, None),
         ("ready in pose mode", None, None),
@@ -173,19 +176,23 @@ def _poll_failure(operator: Any) -> str:
 def test_poll_explains_why_the_operators_are_unavailable(
     state: str, bake_message: str | None, clear_message: str | None
 ) -> None:
-    armature, _, target, settings = chain_scene()
+    armature, _, target, chain = chain_scene()
     if state == "no active object":
         activate(None)
     elif state == "an empty is active":
         activate(target)
     elif state == "edit mode":
         activate(armature, "EDIT")
+    elif state == "no chain":
+        settings_of(armature).chains.clear()
+    elif state == "no chain enabled":
+        chain.enabled = False
     elif state == "no target":
-        settings.target = None
+        chain.target = None
     elif state == "no tip bone":
-        settings.tip_bone = ""
+        chain.tip_bone = ""
     elif state == "tip bone missing":
-        settings.tip_bone = "hand.R"
+        chain.tip_bone = "hand.R"
     elif state == "ready in pose mode":
         activate(armature, "POSE")
     for operator, message in ((bpy.ops.fabrik.bake, bake_message), (bpy.ops.fabrik.clear, clear_message)):
@@ -223,21 +230,21 @@ BAD_SETTINGS = [
 
 @pytest.mark.parametrize(("operator", "change", "message"), BAD_SETTINGS)
 def test_bad_settings_cancel_with_an_error_and_write_nothing(operator: str, change: Any, message: str) -> None:
-    armature, names, target, settings = chain_scene()
+    armature, names, target, chain = chain_scene()
     bpy.ops.fabrik.bake()  # keys for Clear to find, and a summary that must stay as it is
-    summary = summary_values(settings)
+    summary = summary_values(chain)
     assert summary["frames"] == 20
     if callable(change):
         change(armature, names, target)
     else:
         for name, value in change.items():
-            setattr(settings, name, value)
+            setattr(chain if name in chain.bl_rna.properties else settings_of(armature), name, value)
     before = data_snapshot()
     group, name = operator.split(".")
     with pytest.raises(RuntimeError, match=message):
         getattr(getattr(bpy.ops, group), name)()
     assert data_snapshot() == before
-    assert summary_values(settings) == summary
+    assert summary_values(chain) == summary
 
 
 def test_undo_brings_back_the_previous_animation() -> None:
@@ -254,14 +261,15 @@ def test_undo_brings_back_the_previous_animation() -> None:
     assert baked != before
     bpy.ops.ed.undo()
     assert data_snapshot() == before
-    assert settings_of(bpy.data.objects["Rig"]).last_bake.frames == 0  # the old reference died with the undo
+    assert settings_of(bpy.data.objects["Rig"]).chains[0].last_bake.frames == 0  # the old reference died with the undo
     bpy.ops.ed.redo()
     assert data_snapshot() == baked
 
 
 def test_clear_removes_the_chain_rotation_keys_in_the_range_only(capsys: pytest.CaptureFixture[str]) -> None:
-    armature, names, _, settings = chain_scene(bones=3)
-    settings.chain_length = 2
+    armature, names, _, chain = chain_scene(bones=3)
+    chain.chain_length = 2
+    settings = settings_of(armature)
     root = armature.pose.bones[names[0]]  # not in the chain: its keys stay
     root.keyframe_insert("rotation_quaternion", frame=8)
     armature.keyframe_insert("location", frame=8)

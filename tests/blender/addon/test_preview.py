@@ -16,16 +16,18 @@ from fabrik_addon.blender import preview
 from fabrik_addon.blender.properties import settings_of
 
 from ..oracle import FloatArray, data_snapshot, fcurve_keys
-from .scenes import chain_scene
+from .scenes import add_chain, chain_scene, two_chain_scene
 
 TOLERANCE = 1e-3
 SPOTS = [(1.0, 0.5, 1.5), (0.5, 1.0, 2.0), (-1.2, 0.3, 1.0), (0.2, -0.8, 2.5)]
 
 
 def tip_and_target(armature: bpy.types.Object, tip_bone: str) -> tuple[FloatArray, FloatArray]:
-    """World positions of the tip bone's tail and of the target, as Blender evaluated them last."""
+    """World positions of the tip bone's tail and of the target of the chain ending there, as Blender evaluated
+    them last."""
     tip = armature.matrix_world @ armature.pose.bones[tip_bone].tail
-    return np.array(tip), np.array(settings_of(armature).target.matrix_world.translation)
+    chain = next(chain for chain in settings_of(armature).chains if chain.tip_bone == tip_bone)
+    return np.array(tip), np.array(chain.target.matrix_world.translation)
 
 
 def still_target() -> tuple[bpy.types.Object, list[str], bpy.types.Object]:
@@ -75,8 +77,8 @@ def test_the_chain_follows_a_moving_target_and_stops_when_turned_off(updates: li
 
 
 def test_the_chain_follows_on_every_frame_without_keys() -> None:
-    armature, names, _, settings = chain_scene()
-    settings.live_preview = True
+    armature, names, _, _ = chain_scene()
+    settings_of(armature).live_preview = True
     before = fcurve_keys(armature)
     for frame in (1, 7, 13, 20, 4):
         bpy.context.scene.frame_set(frame)
@@ -105,8 +107,8 @@ def test_with_stretch_the_chain_lengthens_to_a_target_beyond_it_and_gets_its_len
     armature, names, target = still_target()
     for name in names:
         armature.pose.bones[name].ik_stretch = 0.5
-    settings = settings_of(armature)
-    settings.use_stretch = True
+    settings, chain = settings_of(armature), settings_of(armature).chains[0]
+    chain.use_stretch = True
     before = data_snapshot()
     beyond = (0.0, 3.0, 2.0)  # 3.6 from the root; the chain is 3 long
     target.location = beyond
@@ -130,9 +132,9 @@ def test_with_stretch_the_chain_lengthens_to_a_target_beyond_it_and_gets_its_len
     target.location = beyond
     bpy.context.view_layer.update()
     assert (lengths() > 1.05).all()
-    settings.use_stretch = False  # the bones get their length back, and the chain points at the target
+    chain.use_stretch = False  # the bones get their length back, and the chain points at the target
     bpy.context.view_layer.update()
-    assert preview.problem(armature) is None
+    assert preview.problems(armature) == {}
     np.testing.assert_allclose(lengths(), 1.0, atol=1e-6)
     tip, goal = tip_and_target(armature, names[-1])
     root = np.array(armature.matrix_world @ armature.pose.bones[names[0]].head)
@@ -142,22 +144,23 @@ def test_with_stretch_the_chain_lengthens_to_a_target_beyond_it_and_gets_its_len
 
 def test_a_problem_is_shown_instead_of_raised_and_clears_when_fixed() -> None:
     armature, names, target = still_target()
-    settings = settings_of(armature)
-    settings.tip_bone = "bone.9"
+    settings, chain = settings_of(armature), settings_of(armature).chains[0]
+    chain.tip_bone = "bone.9"
     settings.live_preview = True
     target.location = SPOTS[1]
     bpy.context.view_layer.update()  # a handler that raised would print a traceback and carry on
-    assert str(preview.problem(armature)).startswith("armature 'Rig' has no bone 'bone.9'")
-    settings.tip_bone = names[-1]
+    assert preview.problems(armature).keys() == {0}
+    assert preview.problems(armature)[0].startswith("armature 'Rig' has no bone 'bone.9'")
+    chain.tip_bone = names[-1]
     bpy.context.view_layer.update()
-    assert preview.problem(armature) is None
+    assert preview.problems(armature) == {}
     tip, goal = tip_and_target(armature, names[-1])
     assert np.linalg.norm(tip - goal) <= TOLERANCE
-    settings.target = None
+    chain.target = None
     bpy.context.view_layer.update()
-    assert preview.problem(armature) == "pick a target object"
+    assert preview.problems(armature) == {0: "pick a target object"}
     settings.live_preview = False
-    assert preview.problem(armature) is None
+    assert preview.problems(armature) == {}
 
 
 def test_the_preview_follows_the_bakes_rules_ccd_is_refused_on_a_limited_chain() -> None:
@@ -173,31 +176,31 @@ def test_the_preview_follows_the_bakes_rules_ccd_is_refused_on_a_limited_chain()
     settings.live_preview = True
     target.location = SPOTS[0]
     bpy.context.view_layer.update()
-    assert preview.problem(armature) == str(refused.value)
+    assert preview.problems(armature) == {0: str(refused.value)}
     assert {name: tuple(armature.pose.bones[name].rotation_quaternion) for name in names} == pose
     settings.method = "FABRIK"  # the same chain with FABRIK follows
     bpy.context.view_layer.update()
     tip, goal = tip_and_target(armature, names[-1])
     assert np.linalg.norm(tip - goal) <= TOLERANCE
-    assert preview.problem(armature) is None
+    assert preview.problems(armature) == {}
 
 
 def test_the_preview_leaves_a_bake_alone() -> None:
     """While a bake steps through frames the preview does not pose the chain: the bake reads and checks the
     chain's own animation. Handlers first and last in frame_change_post see whether the pose changed between."""
-    armature, names, target, settings = chain_scene(bones=4)
+    armature, names, target, chain = chain_scene(bones=4)
     api.bake(armature, target, tip_bone=names[-1])
-    settings.target = keyed_empty("Other", loop_path(range(1, 21), (0.5, -0.5, 2.0), (1.2, 1.0, 0.8)))
-    settings.live_preview = True
-    chain = [armature.pose.bones[name] for name in names]
+    chain.target = keyed_empty("Other", loop_path(range(1, 21), (0.5, -0.5, 2.0), (1.2, 1.0, 0.8)))
+    settings_of(armature).live_preview = True
+    bones = [armature.pose.bones[name] for name in names]
     seen: list[list[tuple[float, ...]]] = []
     posed: list[bool] = []
 
     def first(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
-        seen.append([tuple(pb.rotation_quaternion) for pb in chain])
+        seen.append([tuple(pb.rotation_quaternion) for pb in bones])
 
     def last(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
-        posed.append([tuple(pb.rotation_quaternion) for pb in chain] != seen[-1])
+        posed.append([tuple(pb.rotation_quaternion) for pb in bones] != seen[-1])
 
     bpy.app.handlers.frame_change_post.insert(0, first)
     bpy.app.handlers.frame_change_post.append(last)
@@ -235,12 +238,94 @@ def test_the_preview_survives_loading_a_file(tmp_path: Path) -> None:
 
 def test_an_animated_chain_is_posed_over_its_keys() -> None:
     """On a frame change the chain's keys set the pose first; the preview then poses it onto the target."""
-    armature, names, _, settings = chain_scene()
+    armature, names, _, chain = chain_scene()
     assert bpy.ops.fabrik.bake() == {"FINISHED"}
-    moved = keyed_empty("Other", loop_path(range(1, 21), (0.5, 0.5, 1.5), (0.8, 0.6, 0.4)))
-    settings.target = moved
-    settings.live_preview = True
+    chain.target = keyed_empty("Other", loop_path(range(1, 21), (0.5, 0.5, 1.5), (0.8, 0.6, 0.4)))
+    settings_of(armature).live_preview = True
     for frame in (3, 11, 17):
         bpy.context.scene.frame_set(frame)
         tip, goal = tip_and_target(armature, names[-1])
         assert np.linalg.norm(tip - goal) <= TOLERANCE, frame
+
+
+def test_every_enabled_chain_follows_its_target_and_a_disabled_one_stays() -> None:
+    armature, names, targets, chains = two_chain_scene()
+    for target in targets.values():
+        target.animation_data_clear()
+    third = add_chain(armature, target=targets["left"], tip_bone=names["right"][1], chain_length=1, enabled=False)
+    assert third.tip_bone == "right.001"  # inside the right chain, and disabled: it plays no part
+    rest = {name: tuple(armature.pose.bones[name].rotation_quaternion) for side in names.values() for name in side}
+    settings_of(armature).live_preview = True
+    for left, right in zip(SPOTS, reversed(SPOTS), strict=True):
+        targets["left"].location = (left[0] - 2.0, *left[1:])
+        targets["right"].location = (right[0] + 2.0, *right[1:])
+        bpy.context.view_layer.update()
+        for side in ("left", "right"):
+            tip, goal = tip_and_target(armature, names[side][-1])
+            assert np.linalg.norm(tip - goal) <= TOLERANCE, (side, left, right)
+    assert preview.problems(armature) == {}
+    assert fcurve_keys(armature) == {}
+
+    chains[1].enabled = False  # the right chain stays where it is now
+    held = tip_and_target(armature, names["right"][-1])[0]
+    targets["right"].location = (2.5, 0.5, 1.5)
+    targets["left"].location = (-1.5, -0.5, 1.5)
+    bpy.context.view_layer.update()
+    np.testing.assert_array_equal(tip_and_target(armature, names["right"][-1])[0], held)
+    tip, goal = tip_and_target(armature, names["left"][-1])
+    assert np.linalg.norm(tip - goal) <= TOLERANCE
+    assert rest != {name: tuple(armature.pose.bones[name].rotation_quaternion) for name in rest}
+
+
+def test_a_chain_that_cannot_be_solved_leaves_the_others_posed() -> None:
+    armature, names, targets, chains = two_chain_scene()
+    for target in targets.values():
+        target.animation_data_clear()
+    chains[0].target = None
+    settings = settings_of(armature)
+    settings.live_preview = True
+    targets["right"].location = (2.5, 0.5, 1.5)
+    bpy.context.view_layer.update()
+    assert preview.problems(armature) == {0: "pick a target object"}
+    tip, goal = tip_and_target(armature, names["right"][-1])
+    assert np.linalg.norm(tip - goal) <= TOLERANCE
+
+    # Chains that share bones are solved together, as one tree; a tree's problem is each of its chains'.
+    chains[0].target = targets["left"]
+    add_chain(armature, target=targets["left"], tip_bone="right.001")
+    settings.method = "CCD"  # a tree is solved with FABRIK only
+    targets["left"].location = (-1.5, -0.5, 2.0)
+    bpy.context.view_layer.update()
+    problem = "chains that share bones are solved as one tree with FABRIK, not 'ccd'"
+    assert preview.problems(armature) == {1: problem, 2: problem}
+    tip, goal = tip_and_target(armature, names["left"][-1])
+    assert np.linalg.norm(tip - goal) <= TOLERANCE  # the other chain still follows its target
+    settings.active_chain = 2
+    assert bpy.ops.fabrik.chain_remove() == {"FINISHED"}  # the list changed: the preview looks again
+    assert preview.problems(armature) == {}
+
+
+def test_moving_only_the_pole_swings_the_chain() -> None:
+    """The tip stays on target when only the pole moves, but the chain must turn to the pole: a chain with a
+    pole is solved on every update, and written only where its pose changes."""
+    armature, names, target = still_target()
+    target.location = (0.0, 0.0, 2.2)  # straight above, well within reach: the chain is free to swing about it
+    pole = bpy.data.objects.new("Pole", None)
+    bpy.context.scene.collection.objects.link(pole)
+    chain = settings_of(armature).chains[0]
+    chain.pole_target = pole
+    settings_of(armature).live_preview = True
+
+    def knee() -> FloatArray:
+        return np.array(armature.matrix_world @ armature.pose.bones[names[1]].head)
+
+    sides = []
+    for side in (1.0, -1.0):
+        pole.location = (3.0 * side, 0.0, 1.0)
+        bpy.context.view_layer.update()
+        tip, goal = tip_and_target(armature, names[-1])
+        assert np.linalg.norm(tip - goal) <= TOLERANCE, side
+        sides.append(knee()[0])
+    assert preview.problems(armature) == {}
+    assert sides[0] * sides[1] < 0  # the knee swung over to the other side with the pole
+    assert min(abs(x) for x in sides) > 0.1

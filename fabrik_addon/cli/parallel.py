@@ -1,4 +1,4 @@
-"""Bake files in N parallel child processes, each ``fabrik_bake.py`` run on its share of the files.
+"""Bake files in N parallel child processes, each the ``fabrik_bake`` command run on its share of the files.
 
 Starting Blender costs about a second, more than baking a typical file, so each child bakes several files
 one after the other rather than one child per file. The parent writes the jobs into a JSON config every
@@ -12,18 +12,20 @@ from __future__ import annotations
 import json
 import subprocess
 import tempfile
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .files import FilePlan
-from .options import AnyJob
-from .report import FileResult, file_done, read_report, say
+from .jobs import AnyJob
+from .report import FileResult, file_done, read_child_line, read_report, say
 
 
 def child_command(script: Path, *, blender_binary: str | None, python: str) -> list[str]:
-    """How to start the script again: with the same Python (``bpy`` module), or inside the same Blender
-    binary, empty and with script auto-execution off; the child's own arguments follow."""
+    """How to start a child running ``script`` (``command.CHILD``): with the same Python (``bpy`` module), or
+    inside the same Blender binary, empty and with script auto-execution off; the child's own arguments
+    follow."""
     if blender_binary:
         return [
             blender_binary,
@@ -64,6 +66,18 @@ def bake_in_children(
     ``output_args`` (``--output DIR``, ``--in-place`` or nothing) make each child plan the same outputs.
     """
     bakeable = [plan for plan in plans if plan.problem is None]
+    finished = [0]
+    lock = threading.Lock()
+
+    def done_line(result: FileResult, seconds: float) -> None:
+        """Print a finished file's line, numbered among all the files (children finish in any order)."""
+        with lock:
+            finished[0] += 1
+            say(file_done(result, seconds, f"[{finished[0]}/{len(plans)}] "))
+
+    for plan in plans:  # the children bake only the files that can be baked
+        if plan.problem is not None:
+            done_line(FileResult.failed(plan.input, plan.problem), 0.0)
     with tempfile.TemporaryDirectory(prefix="fabrik-bake-") as folder:
         work = Path(folder)
         config = work / "jobs.json"
@@ -73,7 +87,17 @@ def bake_in_children(
             report = work / f"{index}.json"
             inputs = [str(plan.input) for plan in group]
             args = [*command, *inputs, "--config", str(config), "--report", str(report), "--child", *output_args]
-            status = subprocess.run(args, stdin=subprocess.DEVNULL, check=False).returncode
+            child = subprocess.Popen(
+                args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            )
+            assert child.stderr is not None
+            for line in child.stderr:  # a finished file's line is numbered here; anything else passes through
+                finished_file = read_child_line(line)
+                if finished_file is not None:
+                    done_line(*finished_file)
+                elif line.strip():
+                    say(line.rstrip())
+            status = child.wait()
             try:
                 done = {result.input: result for result in read_report(report)}
             except (OSError, ValueError, KeyError):
@@ -82,7 +106,7 @@ def bake_in_children(
             for name in inputs:
                 if name not in done:
                     done[name] = FileResult.failed(name, stopped)
-                    say(file_done(done[name], 0.0))
+                    done_line(done[name], 0.0)
             return done
 
         groups = share(bakeable, processes)

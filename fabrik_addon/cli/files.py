@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .options import UsageError
+from .jobs import UsageError
 
 #: Suffix of the default output's name: ``shot.blend`` bakes into ``shot_baked.blend`` beside it.
 BAKED_SUFFIX = "_baked"

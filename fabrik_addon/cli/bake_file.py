@@ -8,11 +8,10 @@ from pathlib import Path
 
 import bpy
 
-from fabrik_addon import api
-
+from .. import api
 from .files import FilePlan, write_atomically
-from .options import AnyJob, IKJob
-from .report import ChainResult, FileResult, say
+from .jobs import AnyJob, IKJob, baked_together
+from .report import ChainResult, FileResult, quiet_stdout, say
 
 
 class FileError(Exception):
@@ -27,17 +26,22 @@ def open_safely(path: Path) -> None:
     FileError
         If Blender cannot read the file.
     """
-    bpy.context.preferences.filepaths.use_scripts_auto_execute = False
+    preferences = bpy.context.preferences
+    assert preferences is not None
+    preferences.filepaths.use_scripts_auto_execute = False
     try:
-        bpy.ops.wm.open_mainfile(filepath=str(path), load_ui=False, use_scripts=False)
+        with quiet_stdout():
+            bpy.ops.wm.open_mainfile(filepath=str(path), load_ui=False, use_scripts=False)
     except RuntimeError as error:
         raise FileError(f"Blender cannot open it: {str(error).strip()}") from None
     if bpy.app.autoexec_fail:
         say(f"{path.name}: its scripts were not run ({bpy.app.autoexec_fail_message}); Python drivers stay still")
 
 
-def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
+def bake_file(plan: FilePlan, jobs: Sequence[AnyJob], *, progress: bool = True) -> FileResult:
     """Bake every job that applies to the file and save the output; on any failure write nothing.
+
+    ``progress`` prints each job's start and quarters (a ``-j N`` child leaves that to its one line per file).
 
     Returns
     -------
@@ -52,7 +56,9 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
         if not applicable:
             raise FileError("no job of the config applies to this file (see the jobs' 'files' patterns)")
         open_safely(plan.input)
-        chains = tuple(chain for job in applicable for chain in _bake_job(job, plan.input.name))
+        chains = tuple(
+            chain for job in baked_together(applicable) for chain in _bake_job(job, plan.input.name, progress)
+        )
         output = plan.output
         write_atomically(output, _save_copy)
     except FileError as error:
@@ -63,16 +69,17 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
     return FileResult(str(plan.input), str(output), "ok", None, chains)
 
 
-def _bake_job(job: AnyJob, file_name: str) -> tuple[ChainResult, ...]:
+def _bake_job(job: AnyJob, file_name: str, progress: bool) -> tuple[ChainResult, ...]:
     """Bake one job in the open file: its chain, or its armature's IK constraints (a result per chain)."""
     label = f"{file_name}: {job.label}"
-    say(f"{label}: baking")
+    if progress:
+        say(f"{label}: baking")
     try:
         if isinstance(job, IKJob):
             armature = _find_object(job.armature, "armature")
-            report = api.bake_ik_constraints(armature, progress=_progress(label), **job.keywords)
+            report = api.bake_ik_constraints(armature, progress=_progress(label, progress), **job.keywords)
         else:
-            report = api.bake_settings(job.settings.with_objects(_find_object), _progress(label))
+            report = api.bake_settings(job.settings.with_objects(_find_object), _progress(label, progress))
     except (ValueError, TypeError) as error:
         raise FileError(f"{job.label}: {error}") from None
     return tuple(
@@ -100,13 +107,13 @@ def _find_object(name: str, role: str) -> bpy.types.Object:
     return obj  # api.bake checks that Blender evaluates it (in the view layer, enabled)
 
 
-def _progress(label: str) -> Callable[[float], None]:
-    """Report a bake's progress at every quarter."""
+def _progress(label: str, shown: bool) -> Callable[[float], None]:
+    """Report a bake's progress at every quarter (if ``shown``)."""
     printed = [0]
 
     def progress(fraction: float) -> None:
         quarter = int(fraction * 4 + 1e-9)
-        if quarter > printed[0]:
+        if shown and quarter > printed[0]:
             printed[0] = quarter
             say(f"{label}: {25 * quarter}%")
 
@@ -115,4 +122,5 @@ def _progress(label: str) -> Callable[[float], None]:
 
 def _save_copy(path: Path) -> None:
     """Save the open file as ``path``, leaving the open file's own path alone; relative paths are remapped."""
-    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True, check_existing=False)
+    with quiet_stdout():
+        bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True, check_existing=False)

@@ -1,4 +1,4 @@
-"""The command line and config files of ``fabrik_bake.py``, checked before any .blend file is opened.
+"""The arguments and config files of the ``fabrik_bake`` command, checked before any .blend file is opened.
 
 Every mistake found here is a usage error (exit status 2): an unknown option, a missing required option, a
 reversed frame range, a config file that does not parse or names an unknown key. Each chain to bake becomes a
@@ -9,103 +9,20 @@ API's and the panel's); the objects are looked up once the file is open.
 from __future__ import annotations
 
 import argparse
-import difflib
-import fnmatch
-import json
 import re
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from fabrik_addon.settings import (
-    DEFAULTS,
-    IK_AFTER,
-    KEYWORDS,
-    OBJECT_KEYWORDS,
-    BakeSettings,
-    FrameRange,
-    SolverSettings,
-)
-from fabrik_addon.solver import METHODS
+from ..settings import IK_AFTER, BakeSettings
+from ..solver import METHODS
+from .jobs import AnyJob, IKJob, Job, UsageError, chain_job, ik_job, read_config
 
-#: Job keys that name objects in the file, besides the keyword arguments of ``api.bake`` that do.
-OBJECT_KEYS = ("armature", "target")
+#: The command's name, as Blender knows it (``blender -c fabrik_bake``) and as messages name it.
+PROGRAM = "fabrik_bake"
+
 _FRAMES = re.compile(r"^\s*(-?\d+)\s*(?:(?:-|\.\.)\s*(-?\d+)\s*)?$")
-
-
-class UsageError(Exception):
-    """A mistake in the arguments or the config file: exit status 2, nothing is opened."""
-
-
-@dataclass(frozen=True)
-class Job:
-    """One chain to bake in each file it applies to.
-
-    Attributes
-    ----------
-    settings : BakeSettings
-        The chain and how to bake it, its objects given by name (looked up in each file).
-    files : tuple of str
-        Shell patterns (``shot_*.blend``) for the names of the files the job applies to; empty for all.
-    """
-
-    settings: BakeSettings[str]
-    files: tuple[str, ...] = ()
-
-    @property
-    def label(self) -> str:
-        """The chain as the progress lines and errors name it: ``armature/tip_bone``."""
-        chain = self.settings.chains[0]
-        return f"{chain.armature}/{chain.tip_bone}"
-
-    def applies_to(self, path: Path) -> bool:
-        return not self.files or any(fnmatch.fnmatch(path.name, pattern) for pattern in self.files)
-
-    def to_config(self) -> dict[str, Any]:
-        """The job as an entry of a config file's ``jobs`` list."""
-        chain = self.settings.chains[0]
-        entry = {"armature": chain.armature, "target": chain.target, **self.settings.keywords()}
-        return entry | ({"files": list(self.files)} if self.files else {})
-
-
-@dataclass(frozen=True)
-class IKJob:
-    """Every IK constraint of an armature that is on, baked in each file the job applies to
-    (``api.bake_ik_constraints``).
-
-    Attributes
-    ----------
-    armature : str
-        The armature object's name.
-    keywords : mapping
-        Keyword arguments of ``api.bake_ik_constraints`` (frames, tolerance, iterations, ``after``), checked.
-    files : tuple of str
-        As for ``Job``.
-    """
-
-    armature: str
-    keywords: Mapping[str, Any] = field(default_factory=dict)
-    files: tuple[str, ...] = ()
-
-    @property
-    def label(self) -> str:
-        return f"{self.armature}/IK constraints"
-
-    def applies_to(self, path: Path) -> bool:
-        return not self.files or any(fnmatch.fnmatch(path.name, pattern) for pattern in self.files)
-
-    def to_config(self) -> dict[str, Any]:
-        entry = {"armature": self.armature, "from_ik_constraints": True, **self.keywords}
-        return entry | ({"files": list(self.files)} if self.files else {})
-
-
-#: Either kind of job.
-AnyJob = Job | IKJob
-
-#: The keys of an IK job besides ``armature`` and ``files``: the settings ``api.bake_ik_constraints`` takes.
-IK_KEYWORDS = ("frame_start", "frame_end", "frame_step", "tolerance", "max_iterations", "after")
 
 
 @dataclass(frozen=True)
@@ -198,14 +115,14 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     except (TypeError, ValueError) as error:
         raise UsageError(_option_names(str(error))) from None
     if ns.from_ik_constraints:
-        chain = _ik_job(
+        chain = ik_job(
             {"armature": ns.armature, **({"after": ns.after} if ns.after else {})}, "the command line", defaults
         )
     elif ns.config is None:
         options = {"chain_length": ns.chain_length} if ns.chain_length is not None else {}
         entry = {"armature": ns.armature, "target": ns.target, "tip_bone": ns.tip, **options}
         try:
-            chain = _job(entry, "", defaults)
+            chain = chain_job(entry, "", defaults)
         except UsageError as error:
             raise UsageError(_option_names(str(error).removeprefix(": "))) from None
     return Request(inputs, chain, ns.config, defaults, ns.output, ns.in_place, ns.report, ns.processes, ns.child)
@@ -223,7 +140,7 @@ def load_jobs(request: Request) -> tuple[AnyJob, ...]:
         return (request.chain,)
     assert request.config is not None
     path = request.config
-    data = _read_config(path)
+    data = read_config(path)
     extra = sorted(set(data) - {"jobs"})
     if extra:
         raise UsageError(f"{path}: unknown top-level key {', '.join(map(repr, extra))}: list the chains in 'jobs'")
@@ -231,62 +148,11 @@ def load_jobs(request: Request) -> tuple[AnyJob, ...]:
     if not isinstance(entries, list) or not entries:
         raise UsageError(f"{path}: 'jobs' must be a non-empty list of chains to bake")
     return tuple(
-        _ik_job(entry, f"{path}: job {i}", request.defaults)
+        ik_job(entry, f"{path}: job {i}", request.defaults)
         if isinstance(entry, dict) and entry.get("from_ik_constraints") is True
-        else _job(entry, f"{path}: job {i}", request.defaults)
+        else chain_job(entry, f"{path}: job {i}", request.defaults)
         for i, entry in enumerate(entries, start=1)
     )
-
-
-def _job(entry: object, where: str, defaults: Mapping[str, Any]) -> Job:
-    """A config file's job (or the command line's chain), its keys over the command line's ``defaults``."""
-    if not isinstance(entry, dict):
-        raise UsageError(f"{where}: must be a table of keys, got {entry!r}")
-    allowed = {*OBJECT_KEYS, "files", *KEYWORDS}
-    for key in entry:
-        if key not in allowed:
-            close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.5)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise UsageError(f"{where}: unknown key '{key}'{hint}; known keys: {', '.join(sorted(allowed))}")
-    missing = [key for key in ("armature", "tip_bone", "target") if key not in entry]
-    if missing:
-        raise UsageError(f"{where}: missing {', '.join(map(repr, missing))}")
-    for key in (*OBJECT_KEYS, *OBJECT_KEYWORDS):
-        if key in entry and (not isinstance(entry[key], str) or not entry[key]):
-            raise UsageError(f"{where}: '{key}' must be an object's name, got {entry[key]!r}")
-    files = entry.get("files", [])
-    if isinstance(files, str):
-        files = [files]
-    if not isinstance(files, list) or not all(isinstance(p, str) for p in files):
-        raise UsageError(f"{where}: 'files' must be a list of file name patterns, got {files!r}")
-    keywords = {**defaults, **{key: value for key, value in entry.items() if key not in {*OBJECT_KEYS, "files"}}}
-    try:
-        settings = BakeSettings.from_keywords(entry["armature"], entry["target"], **keywords)
-    except (TypeError, ValueError) as error:
-        raise UsageError(f"{where}: {error}") from None
-    return Job(settings, tuple(files))
-
-
-def _ik_job(entry: dict[str, Any], where: str, defaults: Mapping[str, Any]) -> IKJob:
-    """A job baking an armature's IK constraints: its keys over the command line's ``defaults``."""
-    allowed = {"armature", "from_ik_constraints", "files", *IK_KEYWORDS}
-    unknown = sorted(set(entry) - allowed)
-    if unknown:
-        raise UsageError(f"{where}: an IK constraints job takes {', '.join(sorted(allowed))}; not {', '.join(unknown)}")
-    if not isinstance(entry.get("armature"), str) or not entry["armature"]:
-        raise UsageError(f"{where}: 'armature' must be an object's name, got {entry.get('armature')!r}")
-    if defaults.get("method", "fabrik") != "fabrik":
-        raise UsageError(f"{where}: IK constraints are baked with FABRIK (leave out --method)")
-    keywords = {key: value for key, value in {**defaults, **entry}.items() if key in IK_KEYWORDS}
-    try:
-        FrameRange(keywords.get("frame_start"), keywords.get("frame_end"), keywords.get("frame_step", 1))
-        SolverSettings(keywords.get("tolerance", DEFAULTS["tolerance"]), keywords.get("max_iterations", 1))
-    except (TypeError, ValueError) as error:
-        raise UsageError(f"{where}: {error}") from None
-    if keywords.get("after", "mute") not in IK_AFTER:
-        raise UsageError(f"{where}: 'after' must be one of {', '.join(IK_AFTER)}, got {keywords['after']!r}")
-    files = entry.get("files", [])
-    return IKJob(entry["armature"], keywords, tuple([files] if isinstance(files, str) else files))
 
 
 def _given(ns: argparse.Namespace, flag: str) -> bool:
@@ -307,24 +173,6 @@ _OPTIONS = {
     "tolerance": "--tolerance",
     "chain_length": "--chain-length",
 }
-
-
-def _read_config(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"cannot read the config file {path}: {error.strerror or error}") from None
-    try:
-        if path.suffix.lower() == ".toml":
-            return tomllib.loads(text)
-        if path.suffix.lower() == ".json":
-            data = json.loads(text)
-            if not isinstance(data, dict):
-                raise UsageError(f"{path}: must hold a JSON object with a 'jobs' list")
-            return data
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
-        raise UsageError(f"{path} does not parse: {error}") from None
-    raise UsageError(f"{path}: a config file must end in .toml or .json")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -368,12 +216,13 @@ def _number(text: str) -> float:
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="fabrik_bake.py",
-        description="Bake FABRIK IK into bone rotation keys in .blend files, without a screen.",
+        prog=PROGRAM,
+        description="FABRIK IK: bake FABRIK inverse kinematics into bone rotation keys in .blend files.",
         epilog=(
             "Exit status: 0 when every file baked, 1 when any file failed (the others are still baked and "
-            "reported), 2 for a usage error (nothing is opened). Inside Blender: "
-            "blender -b --python fabrik_bake.py -- ARGS."
+            "reported), 2 for a usage error (nothing is opened). With the extension installed: "
+            "blender -c fabrik_bake ARGS; from the repository: python scripts/fabrik_bake.py ARGS, or "
+            "blender -b --python scripts/fabrik_bake.py -- ARGS."
         ),
     )
     parser.add_argument("inputs", nargs="*", metavar="INPUT", help=".blend files, or folders of them")

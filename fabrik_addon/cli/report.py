@@ -15,8 +15,10 @@ from the target than the tolerance, whatever the cause (``unreachable_frames`` a
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -123,19 +125,49 @@ def say(message: str, stream: TextIO | None = None) -> None:
 
 
 def file_done(result: FileResult, seconds: float, counter: str = "") -> str:
-    """One line for a finished file: ``[2/5] /shots/a.blend: ok, 2 chain(s), max error 3.1e-04 (1.2 s) -> ...``."""
-    head = f"{counter}{result.input}"
+    """One line for a finished file: ``[3/8] shot_03.blend: ok (0.41 s): 2 chains, max error 3.1e-04 -> ...``."""
+    head = f"{counter}{Path(result.input).name}"
     if result.status != "ok":
-        return f"{head}: error: {result.error}"
+        return f"{head}: error ({seconds:.2f} s): {result.error}"
     worst = max((c.max_error for c in result.chains), default=0.0)
     off_target = sum(len(c.off_target_frames) for c in result.chains)
     unreachable = sum(len(c.unreachable_frames) for c in result.chains)
-    out_of_reach = f", {unreachable} frames out of reach" if unreachable else ""
-    out_of_reach += f", {off_target} frames off target" if off_target else ""
-    return (
-        f"{head}: ok, {len(result.chains)} chain(s), max error {worst:.1e}{out_of_reach} ({seconds:.1f} s)"
-        f" -> {result.output}"
-    )
+    missed = f", {unreachable} frames out of reach" if unreachable else ""
+    missed += f", {off_target} frames off target" if off_target else ""
+    chains = f"{len(result.chains)} chain{'s' if len(result.chains) != 1 else ''}"
+    return f"{head}: ok ({seconds:.2f} s): {chains}, max error {worst:.1e}{missed} -> {result.output}"
+
+
+#: How a ``-j N`` child tells its parent that it finished a file (the parent prints the line, numbered).
+CHILD_LINE = "@fabrik-file "
+
+
+def child_line(result: FileResult, seconds: float) -> str:
+    """The line a child prints for a finished file, for its parent to read (``read_child_line``)."""
+    return CHILD_LINE + json.dumps({"file": to_json([result])["files"][0], "seconds": seconds}, allow_nan=False)
+
+
+def read_child_line(line: str) -> tuple[FileResult, float] | None:
+    """The file and seconds a child's line reports, or None for any other line."""
+    if not line.startswith(CHILD_LINE):
+        return None
+    data = json.loads(line[len(CHILD_LINE) :])
+    return from_json({"files": [data["file"]]})[0], float(data["seconds"])
+
+
+@contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """Silence what Blender's C code prints on stdout meanwhile ("Read blend", "Saved copy as ..."): this
+    command's own lines go to stderr."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def summary(results: Sequence[FileResult], seconds: float) -> str:

@@ -1,0 +1,157 @@
+"""The active armature's list of chains in the sidebar: the list itself and the operators that add, remove and
+reorder its chains (each an undo step)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import bpy
+from bpy.props import EnumProperty
+
+from .chain import chain_bone_names
+from .operators import ArmatureOperator
+from .properties import FABRIK_PG_chain, FABRIK_PG_settings, chain_label, enabled_chains, notify, settings_of
+from .versioning import migrate
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
+
+
+class FABRIK_UL_chains(bpy.types.UIList):
+    """The chains of an armature: whether each is enabled, and its name (its tip bone until renamed)."""
+
+    def draw_item(
+        self,
+        context: bpy.types.Context,
+        layout: bpy.types.UILayout,
+        data: object,
+        item: object,
+        icon: int | None,
+        active_data: object,
+        active_property: str | None,
+        index: int | None = 0,
+        flt_flag: int | None = 0,
+    ) -> None:
+        assert isinstance(item, FABRIK_PG_chain)
+        row = layout.row(align=True)
+        row.prop(item, "enabled", text="")
+        name = row.row()
+        name.active = item.enabled
+        name.prop(item, "name", text="", emboss=False, icon="CON_KINEMATIC", placeholder=chain_label(item, index or 0))
+        armature = item.id_data
+        tree = tree_numbers(armature).get(index or 0) if isinstance(armature, bpy.types.Object) else None
+        if tree is not None:  # solved with the chains it shares bones with
+            row.label(text=f"Tree {tree}", icon="OUTLINER_DATA_ARMATURE")
+
+
+def tree_numbers(armature: bpy.types.Object) -> dict[int, int]:
+    """Which enabled chains are solved together as a tree (they share bones): a tree number (1, 2...) by the
+    chain's place in the list; chains solved alone are not listed."""
+    bones: dict[int, set[str]] = {}
+    for index, chain in enabled_chains(armature):
+        try:
+            bones[index] = set(chain_bone_names(armature, chain.tip_bone, chain.chain_length))
+        except (TypeError, ValueError):
+            continue  # no chain yet: the panel says why
+    trees: list[tuple[set[int], set[str]]] = []
+    for index, names in bones.items():
+        joined = [tree for tree in trees if tree[1] & names]
+        members, shared = {index}, set(names)
+        for tree in joined:
+            members |= tree[0]
+            shared |= tree[1]
+            trees.remove(tree)
+        trees.append((members, shared))
+    numbered = sorted((min(members), members) for members, _ in trees if len(members) > 1)
+    return {index: number for number, (_, members) in enumerate(numbered, start=1) for index in members}
+
+
+class _ChainListOperator(ArmatureOperator):
+    """What the chain list's operators share (not registered itself): the poll (an armature with enough chains)
+    and the settings of the active armature, brought to the current layout first so that an old chain keeps
+    its place."""
+
+    #: The fewest chains the operator works on.
+    fewest_chains = 0
+
+    @classmethod
+    def problem(cls, context: bpy.types.Context) -> str | None:
+        problem = super().problem(context)
+        if problem is not None or context.active_object is None:
+            return problem
+        chains = len(settings_of(context.active_object).chains)
+        if chains < cls.fewest_chains:
+            return "The armature has no chain" if chains == 0 else "The armature has only one chain"
+        return None
+
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        armature = context.active_object
+        assert armature is not None
+        migrate(armature)
+        settings = settings_of(armature)
+        result = self.act(context, settings)
+        if result == {"FINISHED"}:
+            notify(settings, "chains")
+        return result
+
+    def act(self, context: bpy.types.Context, settings: FABRIK_PG_settings) -> set[OperatorReturnItems]:
+        raise NotImplementedError
+
+
+class FABRIK_OT_chain_add(_ChainListOperator):
+    """Add a chain to the active armature, after the selected one (in Pose Mode, ending at the active bone)"""
+
+    bl_idname = "fabrik.chain_add"
+    bl_label = "Add Chain"
+
+    def act(self, context: bpy.types.Context, settings: FABRIK_PG_settings) -> set[OperatorReturnItems]:
+        chain = settings.chains.add()
+        bone = context.active_pose_bone
+        if context.mode == "POSE" and bone is not None and bone.id_data == settings.id_data:
+            chain.tip_bone = bone.name
+        place = min(settings.active_chain + 1, len(settings.chains) - 1)
+        settings.chains.move(len(settings.chains) - 1, place)
+        settings.active_chain = place
+        return {"FINISHED"}
+
+
+class FABRIK_OT_chain_remove(_ChainListOperator):
+    """Remove the selected chain from the active armature (its keys stay)"""
+
+    bl_idname = "fabrik.chain_remove"
+    bl_label = "Remove Chain"
+    fewest_chains = 1
+
+    def act(self, context: bpy.types.Context, settings: FABRIK_PG_settings) -> set[OperatorReturnItems]:
+        index = settings.active_chain
+        if not 0 <= index < len(settings.chains):
+            self.report({"ERROR"}, "No chain is selected in the list")
+            return {"CANCELLED"}
+        settings.chains.remove(index)
+        settings.active_chain = max(0, min(index, len(settings.chains) - 1))
+        return {"FINISHED"}
+
+
+class FABRIK_OT_chain_move(_ChainListOperator):
+    """Move the selected chain up or down the list (chains are baked and reported in the list's order)"""
+
+    bl_idname = "fabrik.chain_move"
+    bl_label = "Move Chain"
+    fewest_chains = 2
+
+    direction: EnumProperty(  # type: ignore[valid-type]
+        name="Direction",
+        items=(("UP", "Up", "Move the chain up the list"), ("DOWN", "Down", "Move the chain down the list")),
+    )
+
+    def act(self, context: bpy.types.Context, settings: FABRIK_PG_settings) -> set[OperatorReturnItems]:
+        index = settings.active_chain
+        place = index - 1 if self.direction == "UP" else index + 1
+        if not (0 <= index < len(settings.chains) and 0 <= place < len(settings.chains)):
+            return {"CANCELLED"}  # already at that end
+        settings.chains.move(index, place)
+        settings.active_chain = place
+        return {"FINISHED"}
+
+
+CLASSES = (FABRIK_UL_chains, FABRIK_OT_chain_add, FABRIK_OT_chain_remove, FABRIK_OT_chain_move)

@@ -1,0 +1,12 @@
+"""The ``fabrik_bake`` command (``blender -c fabrik_bake``, or ``scripts/fabrik_bake.py``), in parts that data
+flows through one way.
+
+- ``options``: the arguments and config files, checked into a ``Request`` and its jobs before any .blend file
+  is opened. Pure Python, no ``bpy``.
+- ``files``: which .blend files the inputs name and where each one's output goes. Pure Python.
+- ``bake_file``: one file at a time inside Blender: open it without running its scripts, bake its jobs with
+  ``fabrik_addon.api``, save the result atomically. ``parallel`` runs files in child processes instead
+  (each running ``child.py``).
+- ``report``: the per-file results, the JSON report and the lines printed on stderr. Pure Python.
+- ``command``: the command itself, from arguments to exit status.
+"""

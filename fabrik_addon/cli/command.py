@@ -1,0 +1,92 @@
+"""The ``fabrik_bake`` command: bake FABRIK into bone rotation keys in .blend files, without a screen.
+
+Blender runs it as ``blender -c fabrik_bake ARGS`` once the extension is installed (it registers the command);
+``scripts/fabrik_bake.py`` runs the same code with the ``bpy`` module or inside ``blender -b --python``.
+Exit status: 0 when every file baked, 1 when any failed, 2 for a usage error (then nothing is opened).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .files import FilePlan, check_report, plan_files
+from .jobs import AnyJob, UsageError
+from .options import PROGRAM, Request, load_jobs, parse_args
+from .report import FileResult, child_line, file_done, say, summary, write_report
+
+__all__ = ["PROGRAM", "execute", "main"]
+
+USAGE_STATUS = 2
+#: The script a ``-j N`` child runs: it imports this package, whatever its name, from the folder it lies in.
+CHILD = Path(__file__).with_name("child.py")
+
+
+def execute(args: list[str]) -> int:
+    """``blender -c fabrik_bake ARGS``: Blender's entry for the command (``bpy.utils.register_cli_command``)."""
+    return main(args)
+
+
+def main(args: Sequence[str], *, open_file: Path | None = None) -> int:
+    """Run the command with its arguments ``args``; returns the exit status.
+
+    Parameters
+    ----------
+    args : sequence of str
+        The command's own arguments (see ``options.parse_args``).
+    open_file : Path, optional
+        The file Blender was started with, baked when no input is given.
+    """
+    try:
+        request = parse_args(args, open_file=open_file)
+        jobs = load_jobs(request)
+        plans = plan_files(request.inputs, request.output, in_place=request.in_place)
+        check_report(request.report, plans, request.config)
+    except UsageError as error:
+        say(f"{PROGRAM}: error: {error}\n(run {PROGRAM} --help for the options)")
+        return USAGE_STATUS
+    except SystemExit as done:  # --help
+        return done.code if isinstance(done.code, int) else 0
+
+    start = time.perf_counter()
+    results = _bake(plans, jobs, request)
+    status = 0 if all(r.status == "ok" for r in results) else 1
+    if request.report is not None:
+        try:
+            write_report(request.report, results)
+        except OSError as error:
+            say(f"{PROGRAM}: error: cannot write the report {request.report}: {error.strerror or error}")
+            status = 1
+    if not request.child:
+        say(summary(results, time.perf_counter() - start))
+    return status
+
+
+def _bake(plans: Sequence[FilePlan], jobs: Sequence[AnyJob], request: Request) -> list[FileResult]:
+    """Bake the files one after the other in this process, or shared out to ``-j N`` child processes."""
+    bakeable = [plan for plan in plans if plan.problem is None]
+    if request.processes > 1 and len(bakeable) > 1:
+        import bpy
+
+        from .parallel import bake_in_children, child_command
+
+        command = child_command(CHILD, blender_binary=bpy.app.binary_path or None, python=sys.executable)
+        where = ["--in-place"] if request.in_place else ["--output", str(request.output)] if request.output else []
+        return bake_in_children(plans, jobs, request.processes, command, where)
+
+    from .bake_file import bake_file  # imports bpy: after the arguments are known to be right
+
+    results = []
+    for index, plan in enumerate(plans, start=1):
+        start = time.perf_counter()
+        results.append(bake_file(plan, jobs, progress=not request.child))
+        seconds = time.perf_counter() - start
+        if request.child:  # the parent prints the file's line, numbered among all the files
+            say(child_line(results[-1], seconds))
+        else:
+            say(file_done(results[-1], seconds, f"[{index}/{len(plans)}] "))
+        if request.child and request.report is not None:
+            write_report(request.report, results)  # after every file: a crash then loses only the file in hand
+    return results
