@@ -28,6 +28,14 @@ least squares, which finishes in a few steps where FABRIK alone creeps (near its
 a tenth per twenty iterations); frames still short get both again, as long as they gain at all, before the
 retries from other starts.
 
+With ``history=True`` (one frame), the joints after every step are kept, named (``_history``): ``START``
+(the rotations given, as they are), ``TURNED_TO_POLE`` (with a pole: the start turned, and clamped), then
+``TOWARD`` and ``BACK`` for each FABRIK iteration's two passes (the backward pass's joints, the tip on the
+target; the forward pass's, the root in place and every bone within its limits) and ``LEAST_SQUARES`` for
+each least-squares step, ``RESTART`` before each retry from another start (the start, turned toward the
+goal), ``LENGTHENED`` before each stretch round, and last ``SOLVED``, the pose returned (the best seen, turned
+about the root-to-tip line to the start's side).
+
 This module holds the policy (which attempt runs, from which start, what is kept); ``_pose_steps`` the
 steps an attempt repeats, ``_pose_iterate`` when a run of one step stops.
 """
@@ -41,8 +49,9 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._pose_iterate import Best, attempt, frames_first, rows_of
-from ._pose_steps import PoseSteps
+from ._history import START, Recorder, RecordingSteps
+from ._pose_iterate import Best, Steps, attempt, frames_first, rows_of
+from ._pose_steps import Posed, PoseSteps
 from ._root_turns import swivel_nearest, turn_toward
 from ._solve import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
 from .limits import JointLimits
@@ -63,6 +72,11 @@ RESTART_SEED = 0
 #: Relative rounding of a tip's distance after a turn of the whole chain (a fraction of the chain's length):
 #: a turn that moves the tip by no more is taken as keeping it where it was.
 ROUNDING = 1e-12
+#: The names of ``solve_pose``'s own steps in a history (see the module's notes).
+TURNED_TO_POLE = "turned to the pole"
+RESTART = "restart from another pose"
+LENGTHENED = "bones lengthened"
+SOLVED = "solved"
 
 
 @dataclass(frozen=True)
@@ -83,6 +97,10 @@ class PoseSolution:
         Distance from the last joint to the target.
     reached : ndarray of bool, shape (F,)
         ``error <= tolerance``.
+    history : ndarray, shape (steps, m+1, 3), or None
+        With ``history=True``, the one frame's joints after every step (see the module's notes), else None.
+    history_steps : tuple of str
+        The name of each step of ``history``; empty without history.
     """
 
     rotations: FloatArray
@@ -91,6 +109,8 @@ class PoseSolution:
     iterations: NDArray[np.int64]
     error: FloatArray
     reached: NDArray[np.bool_]
+    history: FloatArray | None = None
+    history_steps: tuple[str, ...] = ()
 
 
 def solve_pose(
@@ -104,6 +124,7 @@ def solve_pose(
     stretch: bool = False,
     tolerance: float = DEFAULT_TOLERANCE,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    history: bool = False,
 ) -> PoseSolution:
     """Turn a chain's bones so its last joint reaches a target on each frame, within the bones' limits.
 
@@ -133,6 +154,9 @@ def solve_pose(
         How close the last joint must come to the target (> 0).
     max_iterations : int
         Iterations per frame at most (>= 1), per stretch round.
+    history : bool
+        Also return the joints after every step (``PoseSolution.history``; see the module's notes), for one
+        target only. The solve is the same with or without.
 
     Returns
     -------
@@ -156,6 +180,8 @@ def solve_pose(
     pole_points = None if poles is None else as_points(poles, "poles")
     if pole_points is not None and len(pole_points) != frames:
         raise ValueError(f"poles must have one point per target ({frames}), got {len(pole_points)}")
+    if history and frames != 1:
+        raise ValueError(f"history is kept for one target at a time, got {frames} targets")
     if not np.isfinite(pole_angle):
         raise ValueError(f"pole_angle must be a finite number of radians, got {pole_angle!r}")
     solver = _Solver(
@@ -164,10 +190,13 @@ def solve_pose(
         tolerance=positive_float(tolerance, "tolerance"),
         max_iterations=positive_int(max_iterations, "max_iterations"),
         pole_angle=float(pole_angle),
+        recorder=Recorder() if history else None,
     )
+    solver.record(START, start, np.ones((bones, frames)))
     first = limits.clamp(start)
     if pole_points is not None:
         first = solver.turn(first, np.ones((bones, frames)), goals, pole_points)
+        solver.record(TURNED_TO_POLE, first, np.ones((bones, frames)))
     best = solver.solve(Best.start(first), goals)
     solver.retry_bent(best, goals, pole_points)
     random = np.random.default_rng(RESTART_SEED)
@@ -178,6 +207,11 @@ def solve_pose(
     solver.swivel_to(best, first, goals)
     posed = solver.steps.pose(best.quats, best.scales)
     quats = sign_continuous(frames_first(best.quats), reference=start[0])
+    steps: FloatArray | None = None
+    names: tuple[str, ...] = ()
+    if solver.recorder is not None:
+        solver.recorder.add(SOLVED, posed.joints[:, :, 0])
+        steps, names = solver.recorder.history()
     return PoseSolution(
         rotations=quats,
         scales=np.ascontiguousarray(best.scales.T),
@@ -185,6 +219,8 @@ def solve_pose(
         iterations=best.iterations,
         error=best.error,
         reached=best.error <= solver.tolerance,
+        history=steps,
+        history_steps=names,
     )
 
 
@@ -198,10 +234,18 @@ class _Solver:
     tolerance: float
     max_iterations: int
     pole_angle: float
+    recorder: Recorder | None = None
 
     @cached_property
-    def steps(self) -> PoseSteps:
-        return PoseSteps(self.rest, self.limits)
+    def steps(self) -> Steps[Posed]:
+        """The chain's steps; recording one frame's joints after each, with a history."""
+        steps = PoseSteps(self.rest, self.limits)
+        return steps if self.recorder is None else RecordingSteps(steps, self.recorder)
+
+    def record(self, name: str, quats: FloatArray, scales: FloatArray) -> None:
+        """With a history, record the joints of the one frame's rotations (F, m, 4) and scales (m, F)."""
+        if self.recorder is not None:
+            self.recorder.add(name, self.steps.pose(rows_of(quats), scales).joints[:, :, 0])
 
     @property
     def stopping(self) -> tuple[float, int]:
@@ -248,6 +292,7 @@ class _Solver:
         if rows.size:
             scales = best.scales[:, rows]
             turned = self.turn(poses, scales, goals[rows], _rows(poles, rows))
+            self.record(RESTART, turned, scales)
             best.keep_better(rows, self.solve(Best(rows_of(turned), scales, *_tail(best, rows)), goals[rows]))
 
     def stretch(self, best: Best, goals: FloatArray) -> None:
@@ -261,6 +306,7 @@ class _Solver:
             if short.size == 0:
                 break
             grown = best.scales[:, short] + self.limits.stretch[:, None] * (best.error[short] / stretchable)
+            self.record(LENGTHENED, frames_first(best.quats[..., short]), grown)
             attempt = Best(best.quats[..., short], grown, np.zeros(short.size, dtype=np.int64), best.error[short])
             best.keep_better(short, self.solve(attempt, goals[short]))
 

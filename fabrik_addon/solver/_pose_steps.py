@@ -84,6 +84,11 @@ class PoseSteps:
 
     def fabrik(self, posed: Posed, goals: FloatArray) -> Posed:
         """One backward and one forward pass on every frame given (goals (3, F))."""
+        return self.forward(posed, *self.backward(posed, goals))
+
+    def backward(self, posed: Posed, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The backward pass, from the goals (3, F) toward the root: the joints it places (m+1, 3, F), the tip
+        on the goal and the root off its place, and the bones' orientations there (m, 4, F)."""
         bones = len(posed.local)
         stretched = bool((posed.scales != 1.0).any())
         joints, world, scales = posed.joints, posed.world, posed.scales
@@ -98,8 +103,14 @@ class PoseSteps:
             if k + 1 < bones and self.bones.limited[k + 1]:
                 turned[k] = self.bones.parent_within_child_limits(turned[k], turned[k + 1], k + 1)
             placed[k] = placed[k + 1] - self._offset(turned[k], k, scales[k], stretched)
+        return placed, turned
 
-        # Forward: from the fixed root head, each bone aimed at the joint placed above, then clamped.
+    def forward(self, posed: Posed, placed: FloatArray, turned: FloatArray) -> Posed:
+        """The forward pass after ``backward`` (its joints and orientations): from the fixed root head, each
+        bone aimed at the joint placed above, then clamped to its limits."""
+        bones = len(posed.local)
+        stretched = bool((posed.scales != 1.0).any())
+        joints, world, scales = posed.joints, posed.world, posed.scales
         local = np.empty(posed.local.shape)
         new_world = np.empty(world.shape)
         new_joints = np.zeros(joints.shape)

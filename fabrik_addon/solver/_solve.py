@@ -9,6 +9,7 @@ import numpy.typing as npt
 from numpy.typing import NDArray
 
 from ._geometry import FALLBACK_DIRECTION, bend, chain_along, inner_radius, is_straight_line, norms, unit_or
+from ._history import START, Recorder, point_stages
 from ._iterate import Iteration, Stopping, iterate
 from .ccd import ccd_iteration
 from .fabrik import fabrik_iteration
@@ -58,12 +59,19 @@ class Solution:
         Distance from the end effector (last joint) to the target, in scene units.
     reached : bool
         ``error <= tolerance``.
+    history : ndarray, shape (steps, n+1, 3), or None
+        With ``history=True``, the joints after every step (see ``solve``), else None.
+    history_steps : tuple of str
+        The name of each step of ``history`` (``_history``'s ``START``, ``TOWARD``, ``BACK``, CCD's
+        ``"turn about joint k"``); empty without history.
     """
 
     joints: FloatArray
     iterations: int
     error: float
     reached: bool
+    history: FloatArray | None = None
+    history_steps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,7 @@ def solve(
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     min_improvement: float = DEFAULT_MIN_IMPROVEMENT,
     method: str = "fabrik",
+    history: bool = False,
 ) -> Solution:
     """Move a chain's end effector to a target, keeping its root and segment lengths.
 
@@ -109,6 +118,15 @@ def solve(
         Stop early when an iteration shrinks the error by less than this fraction of it (>= 0).
     method : {"fabrik", "ccd"}
         FABRIK (Aristidou & Lasenby 2011), or Cyclic Coordinate Descent for comparison.
+    history : bool
+        Also return the joints after every step, to watch the solver work (``Solution.history``). With
+        FABRIK, ``2 * iterations + 1`` poses: ``joints`` as given, then after each of the two reaching passes
+        of every iteration, from the tip to the root (the tip on the target, the root off its place) and
+        back from the root (the root in place); the pose returned is one of the even entries, the best. With
+        CCD, ``n * iterations + 1`` poses: ``joints``, then after each joint's turn, from the joint before
+        the end effector down to the root. A target out of reach, or too near the root, is solved in one
+        step that needs no iterating: every step of that iteration holds its result. Solving costs the
+        same without history as before it existed.
 
     Returns
     -------
@@ -125,6 +143,8 @@ def solve(
         non-positive tolerance, an unknown method.
     """
     point = as_point(target, "target")
+    if history:
+        return _solve_recorded(joints, point, tolerance, max_iterations, min_improvement, method)
     frames = solve_frames(
         joints,
         point[None],
@@ -179,13 +199,7 @@ def solve_frames(
     """
     start = as_joints(joints)
     goals = as_points(targets, "targets").T  # (3, F)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
-    stopping = Stopping(
-        tolerance=positive_float(tolerance, "tolerance"),
-        max_iterations=positive_int(max_iterations, "max_iterations"),
-        min_improvement=non_negative_float(min_improvement, "min_improvement"),
-    )
+    stopping = _stopping(method, tolerance, max_iterations, min_improvement)
     lengths = segment_lengths(start)
     if warm_start:
         P, iterations, error = _solve_warm(start, lengths, goals, METHODS[method], stopping)
@@ -197,6 +211,44 @@ def solve_frames(
         iterations=iterations,
         error=error,
         reached=error <= stopping.tolerance,
+    )
+
+
+def _stopping(method: str, tolerance: float, max_iterations: int, min_improvement: float) -> Stopping:
+    """The stopping rules, checked, after checking ``method``."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    return Stopping(
+        tolerance=positive_float(tolerance, "tolerance"),
+        max_iterations=positive_int(max_iterations, "max_iterations"),
+        min_improvement=non_negative_float(min_improvement, "min_improvement"),
+    )
+
+
+def _solve_recorded(
+    joints: npt.ArrayLike, point: FloatArray, tolerance: float, max_iterations: int, min_improvement: float, method: str
+) -> Solution:
+    """``solve`` with its history: the same block solve, its iterations run stage by stage and recorded."""
+    start = as_joints(joints)
+    stopping = _stopping(method, tolerance, max_iterations, min_improvement)
+    lengths = segment_lengths(start)
+    recorder = Recorder()
+    recorder.add(START, start)
+    stages = point_stages(method, lengths.size)
+    P, iterations, error = _solve_block(
+        start[:, :, None].copy(), lengths, point[:, None], recorder.recording(stages), stopping
+    )
+    if iterations[0] and len(recorder.joints) == 1:  # out of reach or too near: one step without iterating
+        for name, _ in stages:
+            recorder.add(name, P[:, :, 0])
+    steps, names = recorder.history()
+    return Solution(
+        joints=np.ascontiguousarray(P[:, :, 0]),
+        iterations=int(iterations[0]),
+        error=float(error[0]),
+        reached=bool(error[0] <= stopping.tolerance),
+        history=steps,
+        history_steps=names,
     )
 
 
