@@ -47,12 +47,13 @@ class Evaluation:
         """Evaluate ``frame``."""
         self.scene.frame_set(frame)
 
-    def evaluated(self, obj: bpy.types.Object) -> bpy.types.Object:
-        """``obj`` as this scene's depsgraph evaluated it last."""
+    def depsgraph(self) -> bpy.types.Depsgraph:
+        """The depsgraph that evaluates this scene's frames (the same one from frame to frame: look up the
+        evaluated objects in it after each ``step``, with ``obj.evaluated_get``)."""
         view_layer = self.scene.view_layers[0] if self.mode == "sandbox" else bpy.context.view_layer
         depsgraph = view_layer.depsgraph if view_layer is not None else None
         assert depsgraph is not None, "the scene has been stepped to a frame, so its view layer has a depsgraph"
-        return obj.evaluated_get(depsgraph)
+        return depsgraph
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from types import TracebackType
 from typing import cast
 
@@ -25,9 +26,29 @@ _FLOATS = ("back", "amplitude", "period")
 _FLAGS = ("select_control_point", "select_left_handle", "select_right_handle")
 
 
-def _enum_value(prop: str, identifier: str) -> int:
-    enum = cast(bpy.types.EnumProperty, bpy.types.Keyframe.bl_rna.properties[prop])
-    return int(enum.enum_items[identifier].value)
+#: What a baked key is written with when the F-curve keeps no other key (the rest take Blender's defaults).
+_BAKED_ONLY = ("co", "interpolation")
+
+
+@cache
+def _new_key_values() -> dict[str, tuple[type[np.generic], float]]:
+    """The array type and value of each property of a baked key but its position: linear, with auto-clamped
+    handles, as Bake Action makes them, and Blender's defaults for the rest (looked up once: reading them
+    from RNA costs more than writing the keys)."""
+    rna = bpy.types.Keyframe.bl_rna.properties
+    enums = {
+        "interpolation": "LINEAR",
+        "handle_left_type": "AUTO_CLAMPED",
+        "handle_right_type": "AUTO_CLAMPED",
+        "easing": "AUTO",
+        "type": "KEYFRAME",
+    }
+    values: dict[str, tuple[type[np.generic], float]] = {
+        name: (np.int32, cast(bpy.types.EnumProperty, rna[name]).enum_items[identifier].value)
+        for name, identifier in enums.items()
+    }
+    values |= {name: (np.float32, cast(bpy.types.FloatProperty, rna[name]).default) for name in _FLOATS}
+    return values | {name: (np.bool_, False) for name in _FLAGS}
 
 
 @dataclass
@@ -57,29 +78,16 @@ class Keys:
         return cls(arrays)
 
     @classmethod
-    def baked(cls, frames: NDArray[np.int64], values: NDArray[np.float64]) -> Keys:
-        """New keys as Blender's Bake Action makes them: linear, on ``frames``, valued ``values``."""
+    def baked(cls, frames: NDArray[np.int64], values: NDArray[np.float64], only: tuple[str, ...] | None = None) -> Keys:
+        """New keys as Blender's Bake Action makes them: linear, on ``frames``, valued ``values``; with
+        ``only``, just those properties."""
         n = len(frames)
-        co = np.column_stack([frames, values]).astype(np.float32)
-        arrays: dict[str, NDArray[np.generic]] = {
-            "co": co,
-            "handle_left": co.copy(),
-            "handle_right": co.copy(),
-        }
-        defaults = {
-            "interpolation": "LINEAR",
-            "handle_left_type": "AUTO_CLAMPED",
-            "handle_right_type": "AUTO_CLAMPED",
-        }
-        defaults |= {"easing": "AUTO", "type": "KEYFRAME"}
-        for name, identifier in defaults.items():
-            arrays[name] = np.full(n, _enum_value(name, identifier), dtype=np.int32)
-        rna = bpy.types.Keyframe.bl_rna.properties
-        for name in _FLOATS:
-            arrays[name] = np.full(n, cast(bpy.types.FloatProperty, rna[name]).default, dtype=np.float32)
-        for name in _FLAGS:
-            arrays[name] = np.zeros(n, dtype=bool)
-        return cls(arrays)
+        co = np.empty((n, 2), dtype=np.float32)
+        co[:, 0], co[:, 1] = frames, values
+        arrays: dict[str, NDArray[np.generic]] = {"co": co, "handle_left": co, "handle_right": co}
+        for name, (dtype, value) in _new_key_values().items():
+            arrays[name] = np.full(n, value, dtype=dtype)
+        return cls({name: array for name, array in arrays.items() if only is None or name in only})
 
     def outside(self, first: float, last: float) -> Keys:
         """The keys before ``first`` or after ``last``."""
@@ -163,17 +171,18 @@ class KeyWriter:
         """Key ``data_path[index]`` with ``values`` on ``frames``, replacing its keys within ``span`` (first and
         last frame, both included; by default the first and last of ``frames``) and keeping the others."""
         fcurve, created = compat.ensure_fcurve(self.obj, data_path, index, group)
-        old = Keys.read(fcurve)
+        first, last = span if span is not None else (float(frames[0]), float(frames[-1]))
+        kept = None
         if created:
             self._undo.append(lambda: compat.remove_fcurve(self.obj, fcurve))
         else:
+            old = Keys.read(fcurve)
             self._undo.append(lambda: old.write(fcurve))
-        first, last = span if span is not None else (float(frames[0]), float(frames[-1]))
-        kept = old.outside(first, last)
-        if len(kept.frames):
+            kept = old.outside(first, last)
+        if kept is not None and len(kept.frames):
             kept.merged(Keys.baked(frames, values)).write(fcurve)
         else:  # nothing to keep: the baked keys alone, with Blender's defaults for all but these two
-            Keys.baked(frames, values).write(fcurve, only=("co", "interpolation"))
+            Keys.baked(frames, values, _BAKED_ONLY).write(fcurve, only=_BAKED_ONLY)
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None

@@ -163,7 +163,7 @@ class _Reading:
         # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R and S (S is
         # 1 but for a stretched root).
         root_frames = self.world @ self.root_pose
-        root_frames[:, :3, :3] = root_frames[:, :3, :3] @ np.linalg.inv(self.root_basis[:, :3, :3])
+        root_frames[:, :3, :3] = root_frames[:, :3, :3] @ _inverse(self.root_basis[:, :3, :3])
         rotations = None
         if self.use_rotation:
             linear = self.targets[:, :3, :3]
@@ -176,6 +176,16 @@ class _Reading:
             poles=self.poles,
             target_rotations=rotations,
         )
+
+
+def _inverse(m: FloatArray) -> FloatArray:
+    """The inverses of 3 x 3 matrices (..., 3, 3), by their adjugates: the rows of the inverse are the cross
+    products of the columns over the determinant. (numpy's batched inverse calls multithreaded LAPACK once
+    per matrix, which costs milliseconds for a few hundred frames.)"""
+    c0, c1, c2 = m[..., :, 0], m[..., :, 1], m[..., :, 2]
+    rows = np.stack([np.cross(c1, c2), np.cross(c2, c0), np.cross(c0, c1)], axis=-2)
+    determinant = np.einsum("...i,...i->...", c0, rows[..., 0, :])
+    return np.asarray(rows / determinant[..., None, None], dtype=np.float64)
 
 
 def sample_tips(
@@ -213,14 +223,21 @@ class _Evaluated:
 
     def __init__(self, evaluation: Evaluation) -> None:
         self.evaluation = evaluation
+        self._depsgraph: bpy.types.Depsgraph | None = None
         self._bones: dict[tuple[int, tuple[str, ...]], list[bpy.types.PoseBone]] = {}
+
+    def evaluated(self, obj: bpy.types.Object) -> bpy.types.Object:
+        """``obj`` as Blender evaluated the frame last."""
+        if self._depsgraph is None:  # looked up once the walk has stepped to a frame
+            self._depsgraph = self.evaluation.depsgraph()
+        return obj.evaluated_get(self._depsgraph)
 
     def goal(self, obj: bpy.types.Object, bone: str) -> Matrix:
         """The world matrix of an evaluated goal (see ``goal_matrix``)."""
-        return goal_matrix(self.evaluation.evaluated(obj), bone)
+        return goal_matrix(self.evaluated(obj), bone)
 
     def bones(self, chain: ArmatureChain) -> tuple[bpy.types.Object, list[bpy.types.PoseBone]]:
-        armature = self.evaluation.evaluated(chain.armature)
+        armature = self.evaluated(chain.armature)
         key = (armature.as_pointer(), chain.bone_names)
         if key not in self._bones:
             pose = armature.pose
