@@ -84,10 +84,13 @@ class Keys:
         n = len(frames)
         co = np.empty((n, 2), dtype=np.float32)
         co[:, 0], co[:, 1] = frames, values
-        arrays: dict[str, NDArray[np.generic]] = {"co": co, "handle_left": co, "handle_right": co}
-        for name, (dtype, value) in _new_key_values().items():
-            arrays[name] = np.full(n, value, dtype=dtype)
-        return cls({name: array for name, array in arrays.items() if only is None or name in only})
+        rest = _new_key_values()
+        return cls(
+            {
+                name: co if name in _PAIRS else np.full(n, rest[name][1], dtype=rest[name][0])
+                for name in (only if only is not None else (*_PAIRS, *rest))
+            }
+        )
 
     def outside(self, first: float, last: float) -> Keys:
         """The keys before ``first`` or after ``last``."""

@@ -117,7 +117,6 @@ class _Reading:
 
     world: FloatArray  # (F, 4, 4) the armature object's world matrix
     root_pose: FloatArray  # (F, 4, 4) the chain root's posed matrix, in armature space
-    root_basis: FloatArray  # (F, 4, 4) the chain root's own matrix_basis
     targets: FloatArray  # (F, 4, 4): the target's world matrix
     bases: FloatArray  # (F or 1, m, 4, 4): read on the first frame only when the chain is not animated
     first_channels: list[FloatArray]  # each bone's rotation values in its own mode, on the first frame
@@ -129,7 +128,6 @@ class _Reading:
         return cls(
             world=np.empty((frames, 4, 4)),
             root_pose=np.empty((frames, 4, 4)),
-            root_basis=np.empty((frames, 4, 4)),
             targets=np.empty((frames, 4, 4)),
             bases=np.empty((frames if animated else 1, len(goals.chain.bone_names), 4, 4)),
             first_channels=[],
@@ -149,7 +147,6 @@ class _Reading:
         root = pose_bones[0]
         self.world[i] = armature.matrix_world
         self.root_pose[i] = root.matrix
-        self.root_basis[i] = root.matrix_basis
         self.targets[i] = target
         if self.poles is not None and pole is not None:
             self.poles[i] = pole.translation
@@ -161,9 +158,9 @@ class _Reading:
 
     def inputs(self) -> Inputs:
         # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R and S (S is
-        # 1 but for a stretched root).
+        # 1 but for a stretched root), its own matrix_basis (read on every frame where the chain is animated).
         root_frames = self.world @ self.root_pose
-        root_frames[:, :3, :3] = root_frames[:, :3, :3] @ _inverse(self.root_basis[:, :3, :3])
+        root_frames[:, :3, :3] = root_frames[:, :3, :3] @ _inverse(self.bases[:, 0, :3, :3])
         rotations = None
         if self.use_rotation:
             linear = self.targets[:, :3, :3]
