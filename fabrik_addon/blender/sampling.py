@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import bpy
 import numpy as np
@@ -86,8 +86,9 @@ def sample_inputs(
             evaluation.step(frame)
             for reading, goals in zip(readings, chains, strict=True):
                 pole = None if goals.pole_target is None else looked_up.goal(goals.pole_target, goals.pole_bone)
-                armature, bones = looked_up.bones(goals.chain)
-                reading.read(i, armature, bones, looked_up.goal(goals.target, goals.target_bone), pole)
+                chain = looked_up.chain(goals.chain)
+                target = looked_up.goal(goals.target, goals.target_bone)
+                reading.read(i, chain.world, chain.root_pose, chain.bones, target, pole)
             if progress is not None:
                 progress(i)
     return [reading.inputs() for reading in readings]
@@ -97,7 +98,9 @@ def current_inputs(goals: Goals) -> Inputs:
     """What ``sample_inputs`` reads on one frame, read as Blender last evaluated the scene (no frame change)."""
     reading = _Reading.empty(1, goals, True)
     pole = None if goals.pole_target is None else goal_matrix(goals.pole_target, goals.pole_bone)
-    reading.read(0, goals.chain.armature, goals.chain.pose_bones, goal_matrix(goals.target, goals.target_bone), pole)
+    bones = goals.chain.pose_bones
+    target = goal_matrix(goals.target, goals.target_bone)
+    reading.read(0, goals.chain.armature.matrix_world, bones[0].matrix, bones, target, pole)
     return reading.inputs()
 
 
@@ -111,45 +114,66 @@ def goal_matrix(obj: bpy.types.Object, bone: str) -> Matrix:
     return obj.matrix_world @ pose.bones[bone].matrix
 
 
+if TYPE_CHECKING:
+    #: A matrix as a walk reads it: a ``mathutils.Matrix``, or a matrix property of an evaluated object or pose
+    #: bone read in place (``_Evaluated``).
+    _Read: TypeAlias = Matrix | bpy.types.bpy_prop_array[float]
+
+
+def _put(row: NDArray[np.float32], matrix: _Read) -> None:
+    """Store ``matrix`` in ``row`` (16,) as Blender keeps it, column after column, in float32: read in place
+    with ``foreach_get`` (a fifth of the cost of making a ``Matrix`` of it), or a ``Matrix`` copied."""
+    if isinstance(matrix, Matrix):
+        row.reshape(4, 4)[:] = matrix.transposed()
+    else:
+        matrix.foreach_get(row)
+
+
+def _matrices(rows: NDArray[np.float32]) -> FloatArray:
+    """Matrices (F, 4, 4) from rows stored by ``_put`` (F, 16)."""
+    return np.swapaxes(rows.reshape(-1, 4, 4), 1, 2).astype(np.float64)
+
+
 @dataclass
 class _Reading:
     """The matrices read from Blender's evaluation, one row per frame, before they become ``Inputs``."""
 
-    world: FloatArray  # (F, 4, 4) the armature object's world matrix
-    root_pose: FloatArray  # (F, 4, 4) the chain root's posed matrix, in armature space
-    targets: FloatArray  # (F, 4, 4): the target's world matrix
+    world: NDArray[np.float32]  # (F, 16) the armature object's world matrix (stored by ``_put``)
+    root_pose: NDArray[np.float32]  # (F, 16) the chain root's posed matrix, in armature space
+    targets: NDArray[np.float32]  # (F, 16): the target's world matrix
     bases: FloatArray  # (F or 1, m, 4, 4): read on the first frame only when the chain is not animated
     first_channels: list[FloatArray]  # each bone's rotation values in its own mode, on the first frame
-    poles: FloatArray | None  # (F, 3) if there is a pole target
+    poles: NDArray[np.float32] | None  # (F, 16) the pole target's world matrix, if there is one
     use_rotation: bool
 
     @classmethod
     def empty(cls, frames: int, goals: Goals, animated: bool) -> _Reading:
         return cls(
-            world=np.empty((frames, 4, 4)),
-            root_pose=np.empty((frames, 4, 4)),
-            targets=np.empty((frames, 4, 4)),
+            world=np.empty((frames, 16), dtype=np.float32),
+            root_pose=np.empty((frames, 16), dtype=np.float32),
+            targets=np.empty((frames, 16), dtype=np.float32),
             bases=np.empty((frames if animated else 1, len(goals.chain.bone_names), 4, 4)),
             first_channels=[],
-            poles=np.empty((frames, 3)) if goals.pole_target is not None else None,
+            poles=np.empty((frames, 16), dtype=np.float32) if goals.pole_target is not None else None,
             use_rotation=goals.use_rotation,
         )
 
     def read(
         self,
         i: int,
-        armature: bpy.types.Object,
+        world: _Read,
+        root_pose: _Read,
         pose_bones: list[bpy.types.PoseBone],
-        target: Matrix,
-        pole: Matrix | None,
+        target: _Read,
+        pole: _Read | None,
     ) -> None:
-        """Fill row ``i`` from the scene as Blender evaluated it last (the goals as world matrices)."""
-        root = pose_bones[0]
-        self.world[i] = armature.matrix_world
-        self.root_pose[i] = root.matrix
-        self.targets[i] = target
+        """Fill row ``i`` from the scene as Blender evaluated it last: the armature's world matrix, the root
+        bone's posed matrix, the chain's bones, the goals' world matrices."""
+        _put(self.world[i], world)
+        _put(self.root_pose[i], root_pose)
+        _put(self.targets[i], target)
         if self.poles is not None and pole is not None:
-            self.poles[i] = pole.translation
+            _put(self.poles[i], pole)
         if i < len(self.bases):
             for k, pose_bone in enumerate(pose_bones):
                 self.bases[i, k] = pose_bone.matrix_basis
@@ -159,18 +183,19 @@ class _Reading:
     def inputs(self) -> Inputs:
         # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R and S (S is
         # 1 but for a stretched root), its own matrix_basis (read on every frame where the chain is animated).
-        root_frames = self.world @ self.root_pose
+        root_frames = _matrices(self.world) @ _matrices(self.root_pose)
         root_frames[:, :3, :3] = root_frames[:, :3, :3] @ _inverse(self.bases[:, 0, :3, :3])
+        targets = _matrices(self.targets)
         rotations = None
         if self.use_rotation:
-            linear = self.targets[:, :3, :3]
+            linear = targets[:, :3, :3]
             rotations = linear / np.linalg.norm(linear, axis=1, keepdims=True)
         return Inputs(
-            targets=np.ascontiguousarray(self.targets[:, :3, 3]),
+            targets=np.ascontiguousarray(targets[:, :3, 3]),
             root_frames=root_frames,
             bone_bases=self.bases,
             first_channels=self.first_channels,
-            poles=self.poles,
+            poles=None if self.poles is None else np.ascontiguousarray(_matrices(self.poles)[:, :3, 3]),
             target_rotations=rotations,
         )
 
@@ -200,28 +225,39 @@ def sample_tips(
         One pair per chain.
     """
     tips = [np.empty((len(frames), 3)) for _ in chains]
-    targets = [np.empty((len(frames), 3)) for _ in chains]
+    targets = [np.empty((len(frames), 16), dtype=np.float32) for _ in chains]
     looked_up = _Evaluated(evaluation)
     with _walking():
         for i, frame in enumerate(frames.tolist()):
             evaluation.step(frame)
             for k, goals in enumerate(chains):
-                armature, bones = looked_up.bones(goals.chain)
-                tips[k][i] = armature.matrix_world @ bones[-1].tail
-                targets[k][i] = looked_up.goal(goals.target, goals.target_bone).translation
+                chain = looked_up.chain(goals.chain)
+                tips[k][i] = chain.armature.matrix_world @ chain.bones[-1].tail
+                _put(targets[k][i], looked_up.goal(goals.target, goals.target_bone))
             if progress is not None:
                 progress(i)
-    return list(zip(tips, targets, strict=True))
+    return [(tip, _matrices(target)[:, :3, 3]) for tip, target in zip(tips, targets, strict=True)]
+
+
+@dataclass(frozen=True)
+class _EvaluatedChain:
+    """A chain's evaluated armature and pose bones, and the matrices a walk reads of them, in place."""
+
+    armature: bpy.types.Object
+    bones: list[bpy.types.PoseBone]
+    world: bpy.types.bpy_prop_array[float]  # the armature's matrix_world
+    root_pose: bpy.types.bpy_prop_array[float]  # the root bone's matrix
 
 
 class _Evaluated:
     """The evaluated copies of objects and of a chain's pose bones, looked up again only when Blender has
-    made a new copy (after a change to the depsgraph's relations)."""
+    made a new copy (after a change to the depsgraph's relations), with the matrix properties read in place."""
 
     def __init__(self, evaluation: Evaluation) -> None:
         self.evaluation = evaluation
         self._depsgraph: bpy.types.Depsgraph | None = None
-        self._bones: dict[tuple[int, tuple[str, ...]], list[bpy.types.PoseBone]] = {}
+        self._chains: dict[tuple[int, tuple[str, ...]], _EvaluatedChain] = {}
+        self._worlds: dict[int, bpy.types.bpy_prop_array[float]] = {}
 
     def evaluated(self, obj: bpy.types.Object) -> bpy.types.Object:
         """``obj`` as Blender evaluated the frame last."""
@@ -229,18 +265,26 @@ class _Evaluated:
             self._depsgraph = self.evaluation.depsgraph()
         return obj.evaluated_get(self._depsgraph)
 
-    def goal(self, obj: bpy.types.Object, bone: str) -> Matrix:
-        """The world matrix of an evaluated goal (see ``goal_matrix``)."""
-        return goal_matrix(self.evaluated(obj), bone)
+    def goal(self, obj: bpy.types.Object, bone: str) -> _Read:
+        """The world matrix of an evaluated goal (see ``goal_matrix``); an object's is read in place."""
+        evaluated = self.evaluated(obj)
+        if bone:
+            return goal_matrix(evaluated, bone)
+        key = evaluated.as_pointer()
+        if key not in self._worlds:
+            self._worlds[key] = evaluated.path_resolve("matrix_world", False)
+        return self._worlds[key]
 
-    def bones(self, chain: ArmatureChain) -> tuple[bpy.types.Object, list[bpy.types.PoseBone]]:
+    def chain(self, chain: ArmatureChain) -> _EvaluatedChain:
         armature = self.evaluated(chain.armature)
         key = (armature.as_pointer(), chain.bone_names)
-        if key not in self._bones:
+        if key not in self._chains:
             pose = armature.pose
             assert pose is not None
-            self._bones[key] = [pose.bones[name] for name in chain.bone_names]
-        return armature, self._bones[key]
+            bones = [pose.bones[name] for name in chain.bone_names]
+            world = armature.path_resolve("matrix_world", False)
+            self._chains[key] = _EvaluatedChain(armature, bones, world, bones[0].path_resolve("matrix", False))
+        return self._chains[key]
 
 
 #: How many walks through frames are under way (the live preview leaves poses alone while one is).
