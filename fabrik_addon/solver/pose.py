@@ -111,8 +111,10 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
         Local rotation quaternions, sign-continuous from frame to frame.
     """
     frames, bones = joints.shape[0], joints.shape[1] - 1
-    inputs = np.broadcast_to(input_rotations, (frames, bones, 4))
+    inputs = np.asarray(input_rotations).reshape(-1, bones, 4)  # (F or 1, m, 4)
     axes = rest.offsets / rest.lengths[:, None]
+    # The twists kept, for every bone at once (and once for all frames when the inputs are one pose).
+    twists = np.broadcast_to(twist(inputs, axes), (frames, bones, 4))
     result = np.empty((frames, bones, 4))
     parent = np.broadcast_to(np.eye(3), (frames, 3, 3))
     for k in range(bones):
@@ -121,10 +123,9 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
         direction = np.einsum("fji,fj->fi", rest_frame, segment)  # rest_frame.T @ segment
         direction /= np.linalg.norm(direction, axis=1, keepdims=True)
         swing = quat_between(np.broadcast_to(axes[k], direction.shape), direction)
-        rotation = quat_multiply(swing, twist(inputs[:, k], axes[k]))
-        result[:, k] = sign_continuous(rotation, reference=inputs[0, k])
-        parent = rest_frame @ quat_to_matrix(result[:, k])
-    return result
+        result[:, k] = quat_multiply(swing, twists[:, k])
+        parent = rest_frame @ quat_to_matrix(result[:, k])  # q and -q give the same matrix, to the bit
+    return sign_continuous(result, reference=inputs[0])
 
 
 def inherited_stretch(rest: ChainRest, rotations: FloatArray, scales: FloatArray) -> tuple[FloatArray, FloatArray]:
