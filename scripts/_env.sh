@@ -1,7 +1,7 @@
 # Shared set-up for scripts/test and scripts/demo (sourced, not run).
 # fabrik_env VERSION: make sure the virtual environment for Blender VERSION (4.2, 4.5 or 5.0) exists with the
 # pinned requirements and the project installed in editable mode, then set FABRIK_PYTHON to its interpreter. A venv
-# whose requirements (and pyproject.toml) are unchanged is reused.
+# whose requirements are unchanged is reused.
 
 FABRIK_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FABRIK_VERSIONS="4.2 4.5 5.0"
@@ -36,7 +36,7 @@ fabrik_env() {
     fi
     venv="$(fabrik_venv_dir "$version")"
     stamp="$venv/.fabrik-requirements"
-    wanted="$(cat "$FABRIK_ROOT/requirements/dev.txt" "$requirements" "$FABRIK_ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+    wanted="$(cat "$FABRIK_ROOT/requirements/dev.txt" "$requirements" | sha256sum | cut -d' ' -f1)"
     if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
         FABRIK_PYTHON="$venv/bin/python"
         return 0

@@ -153,7 +153,10 @@ class FABRIK_PG_chain(bpy.types.PropertyGroup):
     )
     pole_angle: FloatProperty(  # type: ignore[valid-type]
         name="Pole Angle",
-        description="Pole rotation offset, as the IK constraint's: the root bone's X axis turned so faces the pole",
+        description=(
+            "Pole rotation offset, as the IK constraint's: the chain turns so that the root bone's X axis, turned "
+            "by this angle about the bone, faces the pole"
+        ),
         default=DEFAULTS["pole_angle"],
         subtype="ANGLE",
         min=-math.pi,

@@ -10,7 +10,7 @@ import bpy
 
 from .. import api
 from .files import FilePlan, write_atomically
-from .jobs import AnyJob, IKJob
+from .jobs import AnyJob, IKJob, baked_together
 from .report import ChainResult, FileResult, quiet_stdout, say
 
 
@@ -56,7 +56,9 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob], *, progress: bool = True) 
         if not applicable:
             raise FileError("no job of the config applies to this file (see the jobs' 'files' patterns)")
         open_safely(plan.input)
-        chains = tuple(chain for job in applicable for chain in _bake_job(job, plan.input.name, progress))
+        chains = tuple(
+            chain for job in baked_together(applicable) for chain in _bake_job(job, plan.input.name, progress)
+        )
         output = plan.output
         write_atomically(output, _save_copy)
     except FileError as error:

@@ -15,9 +15,9 @@ from pathlib import Path
 from .files import FilePlan, check_report, plan_files
 from .jobs import AnyJob, UsageError
 from .options import PROGRAM, Request, load_jobs, parse_args
+from .report import FileResult, child_line, file_done, say, summary, write_report
 
 __all__ = ["PROGRAM", "execute", "main"]
-from .report import FileResult, child_line, file_done, say, summary, write_report
 
 USAGE_STATUS = 2
 #: The script a ``-j N`` child runs: it imports this package, whatever its name, from the folder it lies in.

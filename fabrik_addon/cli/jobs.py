@@ -8,8 +8,8 @@ import difflib
 import fnmatch
 import json
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +48,10 @@ class Job:
 
     @property
     def label(self) -> str:
-        """The chain as the progress lines and errors name it: ``armature/tip_bone``."""
-        chain = self.settings.chains[0]
-        return f"{chain.armature}/{chain.tip_bone}"
+        """The chains as the progress lines and errors name them: ``armature/tip_bone`` (``+``-joined tips for
+        jobs baked together)."""
+        chains = self.settings.chains
+        return f"{chains[0].armature}/{'+'.join(chain.tip_bone for chain in chains)}"
 
     def applies_to(self, path: Path) -> bool:
         return not self.files or any(fnmatch.fnmatch(path.name, pattern) for pattern in self.files)
@@ -149,6 +150,28 @@ def ik_job(entry: dict[str, Any], where: str, defaults: Mapping[str, Any]) -> IK
         raise UsageError(f"{where}: 'after' must be one of {', '.join(IK_AFTER)}, got {keywords['after']!r}")
     files = entry.get("files", [])
     return IKJob(entry["armature"], keywords, tuple([files] if isinstance(files, str) else files))
+
+
+def baked_together(jobs: Sequence[AnyJob]) -> list[AnyJob]:
+    """The jobs that apply to one file, those on the same armature with the same frames, solver and Action
+    joined into one job, so that their chains are baked in one walk through the frames (and chains sharing
+    bones as one tree, as a bake of the sidebar's chain list does). The others stay as they are, in order."""
+    merged: list[AnyJob] = []
+    where: dict[tuple[Any, ...], int] = {}
+    for job in jobs:
+        if isinstance(job, IKJob):
+            merged.append(job)
+            continue
+        settings = job.settings
+        key = (settings.chains[0].armature, settings.frames, settings.solver, settings.action_name)
+        if key not in where:
+            where[key] = len(merged)
+            merged.append(job)
+            continue
+        first = merged[where[key]]
+        assert isinstance(first, Job)
+        merged[where[key]] = Job(replace(first.settings, chains=first.settings.chains + settings.chains), first.files)
+    return merged
 
 
 def read_config(path: Path) -> dict[str, Any]:

@@ -12,7 +12,7 @@
 // fails to bake (exit status 1) or the options are wrong (exit status 2).
 //
 // The bake settings have no defaults here: a setting left empty is not passed, so the command's own default
-// applies (fabrik_bake.py --help), and the command checks every value it is given. Nothing is copied here
+// applies (blender -c fabrik_bake --help), and the command checks every value it is given. Nothing is copied here
 // that could drift from the bake.
 //
 // Install: copy this file into the "scripts" folder next to the flamenco-manager executable. See the

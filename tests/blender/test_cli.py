@@ -8,8 +8,9 @@ from pathlib import Path
 
 import bpy
 import pytest
+import rigs
 
-from .cli_scenes import CHAIN, TOLERANCE, digest, run_cli, save_scene, tip_errors
+from .cli_scenes import CHAIN, FRAMES, TOLERANCE, digest, run_cli, save_scene, tip_errors
 
 
 def test_a_bake_reopened_is_on_target_and_the_report_says_so(tmp_path: Path) -> None:
@@ -105,6 +106,30 @@ def test_a_config_bakes_several_chains_per_file_with_options_passed_through(tmp_
     errors = tip_errors(Path(entry["output"]), "Arm", "bone.001", "Target2")
     assert errors[2:9:2].max() <= TOLERANCE * 1.001  # the keyed frames 3, 5, 7, 9
     assert bpy.data.objects["Rig"].animation_data.action.name == "RigBaked"
+
+
+def test_config_jobs_sharing_bones_are_baked_together_as_one_tree(tmp_path: Path) -> None:
+    rigs.new_file(FRAMES)
+    rig, tips, bones = rigs.y_rig()
+    targets = [target.name for target in rigs.posed_targets(rig, tips, bones, FRAMES)]
+    source = tmp_path / "y.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(source), copy=True)
+    config = tmp_path / "y.toml"
+    config.write_text(
+        "".join(
+            f'[[jobs]]\narmature = "Y"\ntip_bone = "{tip}"\ntarget = "{target}"\nchain_length = 10\n'
+            for tip, target in zip(tips, targets, strict=True)
+        )
+    )
+    run = run_cli(source, "--config", config, "--report", tmp_path / "r.json")
+    assert run.returncode == 0, run.stderr
+    (entry,) = json.loads((tmp_path / "r.json").read_text())["files"]
+    assert [c["tip_bone"] for c in entry["chains"]] == tips  # one line per tip
+    # Baked one after the other, the second chain would move the shared trunk away from the first's target.
+    for tip, target in zip(tips, targets, strict=True):
+        errors = tip_errors(Path(entry["output"]), "Y", tip, target)
+        assert errors.max() <= TOLERANCE * 1.001, tip
+    assert f"y.blend: Y/{tips[0]}+{tips[1]}: baking" in run.stderr  # in one bake
 
 
 def test_in_place_replaces_the_input_only_when_the_bake_succeeds(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fabrik_addon.cli.jobs import IKJob, Job, UsageError
+from fabrik_addon.cli.jobs import IKJob, Job, UsageError, baked_together
 from fabrik_addon.cli.options import load_jobs, parse_args, script_args
 from fabrik_addon.settings import BakeSettings
 
@@ -144,6 +144,20 @@ def test_a_toml_config_lists_several_jobs_and_wins_over_the_options(tmp_path: Pa
     assert tentacle.applies_to(Path("/x/shot_010.blend"))
     assert not tentacle.applies_to(Path("/x/asset.blend"))
     assert arm.applies_to(Path("/x/asset.blend"))
+
+
+def test_jobs_on_one_armature_with_the_same_frames_and_solver_are_baked_together() -> None:
+    def job(armature: str, tip: str, **keywords: object) -> Job:
+        return Job(BakeSettings.from_keywords(armature, f"{tip}.target", tip_bone=tip, **keywords))
+
+    left, right, tail = job("Y", "left"), job("Y", "right"), job("Y", "tail", frame_end=50)
+    other, ik = job("Arm", "hand"), IKJob("Y", {})
+    together = baked_together([left, other, ik, right, tail])
+    assert [j.label for j in together] == ["Y/left+right", "Arm/hand", ik.label, "Y/tail"]
+    first = together[0]
+    assert isinstance(first, Job)
+    assert first.settings.chains == left.settings.chains + right.settings.chains
+    assert (first.settings.frames, first.settings.solver) == (left.settings.frames, left.settings.solver)
 
 
 def test_a_json_config_reads_as_the_toml_one_and_jobs_round_trip(tmp_path: Path) -> None:

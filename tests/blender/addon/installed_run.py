@@ -7,15 +7,14 @@ again. Prints what it saw as one JSON line and leaves through os._exit (bpy's te
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-import traceback
 from typing import Any
 
 import bpy
 import numpy as np
 from rigs import keyed_empty, loop_path, make_chain
+
+from tests.blender.addon.fresh_process import report_and_leave
 
 MODULE = "bl_ext.user_default.fabrik_addon"
 #: Blender's handler lists the add-on uses (``blend_import_post`` from Blender 4.3).
@@ -79,12 +78,4 @@ def run(package: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    status = 0
-    try:
-        print(json.dumps(run(sys.argv[1])))
-    except Exception:
-        traceback.print_exc()
-        status = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)
+    report_and_leave(lambda: run(sys.argv[1]))

@@ -14,18 +14,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture(scope="module")
-def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    output = tmp_path_factory.mktemp("dist")
-    build = [sys.executable, str(REPO / "scripts" / "build_extension.py"), "--output-dir", str(output)]
-    done = subprocess.run(build, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr + done.stdout
-    return Path(done.stdout.strip())
 
 
 def test_the_manifest_says_what_blender_needs() -> None:

@@ -1,0 +1,221 @@
+"""The README runs as written: every fenced block is run or parsed here, against scenes with the README's names.
+
+- Python blocks that import ``fabrik_addon`` run with the venv's Python from a folder outside the repository
+  (the package is found because scripts/test installs it into the venv), on the README scene.
+- The shell lines that install the extension and run ``blender -c fabrik_bake`` run in a fresh Blender (bpy)
+  process through Blender's own ``extension`` command and the command the extension registers; the Python
+  blocks that use the installed extension run there too. No Blender binary is at hand, so ``blender ...``
+  lines are run through those functions.
+- The TOML block is the config those command lines bake with; the JSON block must have the keys of the report
+  they write. ``scripts/...`` lines must name scripts that exist and options they take.
+- The ``Object.fabrik`` tables must be the ones ``scripts/property_table.py`` generates now.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import bpy
+import property_table
+import pytest
+import rigs
+from mathutils import Vector
+
+from tests.readme_blocks import README, Block, blocks, command_lines
+
+REPO = README.parent
+RUNNER = Path(__file__).with_name("readme_run.py")
+#: The README's shot files (its TOML job on the tentacle applies to "shot_0*.blend").
+SHOTS = ("shot_01.blend", "shot_02.blend")
+FRAMES = range(1, 25)
+#: Programs of the README's shell lines, and what checks them here.
+BLENDER_COMMANDS = {"fabrik_bake", "extension"}
+CHECKED_LANGUAGES = {"python", "toml", "json", "sh", "text"}
+
+
+def readme_scene(path: Path) -> Path:
+    """A file with the names the README uses: Rigify's human metarig as "Armature" and as "Rig", an Empty
+    "Empty" and "Hand.IK" in reach of its left hand, and a 32-bone "Tentacle" (bones tentacle.000 to .031) with
+    "Tip.IK" circling within its reach."""
+    rigs.new_file(FRAMES)
+    for name, target in (("Armature", "Empty"), ("Rig", "Hand.IK")):
+        rig = rigs.rigify_metarig()
+        rig.name = name
+        rig.location.x = 3.0 if name == "Rig" else 0.0
+        bpy.context.view_layer.update()
+        bones = rig.data.bones
+        shoulder = rig.matrix_world @ bones["upper_arm.L"].head_local
+        hand = rig.matrix_world @ bones["hand.L"].tail_local
+        goal = shoulder.lerp(hand, 0.8) + Vector((0.0, -0.1, 0.1))
+        rigs.keyed_empty(target, [(FRAMES.start, tuple(goal))])
+    tentacle, names = rigs.make_chain(32, name="Tentacle", length=0.1)
+    for index, name in enumerate(names):
+        tentacle.data.bones[name].name = f"tentacle.{index:03d}"
+    rigs.keyed_empty("Tip.IK", rigs.loop_path(FRAMES, (0.8, 0.0, 2.0), (0.5, 0.5, 0.4)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    return path
+
+
+def shots_and_config(scene: Path, folder: Path) -> None:
+    """The README's ``shots/`` folder (copies of ``scene``) and its TOML block as ``chains.toml``, in ``folder``."""
+    (folder / "shots").mkdir()
+    for name in SHOTS:
+        shutil.copy(scene, folder / "shots" / name)
+    (toml,) = of_language("toml")
+    (folder / "chains.toml").write_text(toml.text, encoding="utf-8")
+
+
+def of_language(language: str) -> list[Block]:
+    return [block for block in blocks() if block.language == language]
+
+
+def needs_blender(block: Block) -> bool:
+    """A Python block for inside Blender: it imports the installed extension or uses the add-on's operators."""
+    return "bl_ext." in block.text or "bpy.ops.fabrik" in block.text
+
+
+def blender_lines() -> list[list[str]]:
+    """The README's ``blender -c COMMAND ARGS`` lines."""
+    lines = [words for block in of_language("sh") for words in command_lines(block) if words[0] == "blender"]
+    return [words for words in lines if words[1] == "-c"]
+
+
+def test_every_block_is_one_these_tests_run_or_parse() -> None:
+    found = blocks()
+    assert len(found) >= 10
+    for block in found:
+        assert block.language in CHECKED_LANGUAGES, f"{block}: give it a language these tests check"
+    for block in of_language("sh"):
+        for words in command_lines(block):
+            assert words[0] in {"blender", ".venv/bin/python"} or words[0].startswith("scripts/"), f"{block}: {words}"
+            if words[0] == "blender":
+                blender_command = words[2] if words[1] == "-c" else None
+                script = words[words.index("--python") + 1] if "--python" in words else None
+                assert blender_command in BLENDER_COMMANDS or script == "scripts/fabrik_bake.py", f"{block}: {words}"
+
+
+def test_the_object_fabrik_tables_are_current() -> None:
+    readme = README.read_text(encoding="utf-8")
+    assert property_table.current(readme) == property_table.tables(), "run scripts/property_table.py --write"
+    assert "`chains[i].tip_bone`" in readme
+    assert "`Object.fabrik.tolerance` | float (scene units) | ≥ 1e-06 | `0.001`" in readme
+
+
+def test_the_scripts_named_exist_and_take_the_options_shown() -> None:
+    for block in of_language("sh"):
+        for words in command_lines(block):
+            script = next((w for w in words if w.startswith("scripts/")), None)
+            if script is None:
+                continue
+            assert (REPO / script).is_file(), f"{block}: {script} does not exist"
+            if words[0].startswith("scripts/"):  # a shell script: its --help lists every option used
+                assert os.access(REPO / script, os.X_OK), f"{block}: {script} is not executable"
+                done = subprocess.run([REPO / script, "--help"], capture_output=True, text=True, timeout=60)
+                assert done.returncode == 0, done.stderr
+                for option in (w.split("=")[0] for w in words[1:] if w.startswith("--")):
+                    assert option in done.stdout, f"{block}: {script} --help does not mention {option}"
+
+
+def test_the_python_blocks_run_with_the_venvs_python_from_any_folder(tmp_path: Path) -> None:
+    scene = readme_scene(tmp_path / "readme.blend")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    ran = 0
+    for block in of_language("python"):
+        if needs_blender(block):
+            continue
+        opening = f"import bpy\nbpy.ops.wm.open_mainfile(filepath={str(scene)!r}, load_ui=False, use_scripts=False)\n"
+        leaving = "\nimport os, sys\nsys.stdout.flush()\nos._exit(0)  # bpy's teardown may crash\n"
+        done = subprocess.run(
+            [sys.executable, "-c", opening + block.text + leaving],
+            cwd=elsewhere,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"{block}:\n{done.stderr[-3000:]}"
+        ran += 1
+    assert ran >= 3
+
+
+def blender_run(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """``readme_run.py ARGS`` in a fresh Blender process with the test's user folder, in ``tmp_path``."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environment["BLENDER_USER_RESOURCES"] = str(tmp_path / "user")
+    done = subprocess.run(
+        [sys.executable, str(RUNNER), *args],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    seen["stderr"] = done.stderr
+    return seen
+
+
+def test_install_then_the_command_line_and_the_blocks_inside_blender(package: Path, tmp_path: Path) -> None:
+    (tmp_path / "dist").mkdir()
+    shutil.copy(package, tmp_path / "dist")
+    scene = readme_scene(tmp_path / "readme.blend")
+    shots_and_config(scene, tmp_path)
+
+    (install,) = [words[3:] for words in blender_lines() if words[2] == "extension"]
+    install = [match for word in install for match in (sorted(glob.glob(word, root_dir=tmp_path)) or [word])]
+    installed = blender_run(tmp_path, "install", *install)
+    assert installed["status"] == 0, installed["stderr"][-3000:]
+    assert installed["enabled"]
+
+    commands = [words[3:] for words in blender_lines() if words[2] == "fabrik_bake"]
+    inside = [block.text for block in of_language("python") if needs_blender(block)]
+    spec = {"scene": str(scene), "commands": commands, "blocks": inside}
+    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    seen = blender_run(tmp_path, "run", "spec.json")
+    assert seen["enabled"]
+    assert seen["command_registered"]
+    assert seen["commands"] == [0] * len(commands), seen["stderr"][-3000:]
+    assert len(commands) >= 2
+    assert seen["blocks"] == [None] * len(inside), "\n".join(filter(None, seen["blocks"]))
+    assert len(inside) >= 1
+
+    # What the commands wrote: every shot baked, the config's tentacle job on the shots it names.
+    report = json.loads((tmp_path / "bake.json").read_text(encoding="utf-8"))
+    assert [Path(f["output"]).name for f in report["files"]] == ["shot_01_baked.blend", "shot_02_baked.blend"]
+    assert {(c["armature"], c["tip_bone"]) for f in report["files"] for c in f["chains"]} == {
+        ("Rig", "hand.L"),
+        ("Tentacle", "tentacle.031"),
+    }
+    assert all(c["max_error"] <= 1e-3 * 1.001 for f in report["files"] for c in f["chains"])
+    # The README's sample report has the keys the real one has.
+    (sample,) = [json.loads(block.text) for block in of_language("json")]
+    assert set(sample) == set(report)
+    assert set(sample["files"][0]) == set(report["files"][0])
+    assert set(sample["files"][0]["chains"][0]) == set(report["files"][0]["chains"][0])
+
+
+@pytest.mark.parametrize("runner", ["scripts/fabrik_bake.py"])
+def test_the_repository_copy_of_the_command_runs_the_readme_lines(runner: str, tmp_path: Path) -> None:
+    shots_and_config(readme_scene(tmp_path / "readme.blend"), tmp_path)
+    lines = [words for block in of_language("sh") for words in command_lines(block) if runner in words]
+    assert len(lines) >= 2
+    for words in lines:
+        # ".venv/bin/python scripts/fabrik_bake.py ARGS", or "blender -b --python scripts/fabrik_bake.py -- ARGS"
+        # (Blender hands the script only what follows "--"): the same arguments, with the bpy module here.
+        args = words[words.index("--") + 1 :] if "--" in words else words[words.index(runner) + 1 :]
+        done = subprocess.run(
+            [sys.executable, str(REPO / runner), *args], cwd=tmp_path, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, f"{words}:\n{done.stderr[-3000:]}"
+        assert "[2/2] shot_02.blend: ok" in done.stderr
