@@ -155,7 +155,7 @@ def tree(name: str, x: float, scale: float) -> tuple[bpy.types.Object, list[bpy.
     armature, tips, bones = branching_rig(name=name)
     armature.location, armature.scale = (x, 0.0, 0.0), (scale,) * 3
     bpy.context.view_layer.update()
-    targets = posed_targets(armature, tips, bones, scene_frames(), spread=0.15)
+    targets = posed_targets(armature, tips, bones, scene_frames(), spread=0.3)
     for tip, target in zip(tips, targets, strict=True):
         target.name = f"{name}.{tip}.target"
         ball(target, 0.04)
