@@ -20,7 +20,7 @@ OUT = REPO / "demo" / "out"
 README_PICTURE = REPO / "demo" / "fabrik_demo.png"
 #: Every line the demo prints: the heading, a line per rig, the render, what it saved.
 OUR_LINES = re.compile(
-    r"FABRIK demo with Blender \S+: 120 frames, tolerance 0\.001"
+    r"FABRIK demo with Blender [^:]+: 120 frames, tolerance 0\.001"
     r"|  (Rigify arm|Tentacle|Tree) +\d+ bones baked in .*"
     r"|  Blender's IK constraints? on the same .*"
     r"|  rendered \d+ frames with Cycles in \d+ s"
