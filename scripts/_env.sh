@@ -3,6 +3,9 @@
 # pinned requirements and the project installed in editable mode, then set FABRIK_PYTHON to its interpreter. A venv
 # whose requirements are unchanged is reused.
 
+# fabrik_usage SCRIPT: the comment block at the top of SCRIPT (after its #! line), without its "# ", for --help.
+fabrik_usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$1"; }
+
 FABRIK_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FABRIK_VERSIONS="4.2 4.5 5.0"
 FABRIK_DEFAULT_VERSION="5.0"

@@ -1,30 +1,35 @@
-"""The README's main job: build a scene, bake it with FABRIK, save it, render a contact sheet, print a summary.
+"""The README's main job: build a scene, bake it with FABRIK, save it, render three moments, print a summary.
 
-A 48-bone tentacle follows a moving target with FABRIK; beside it, the same tentacle with Blender's own IK
-constraint chases the same path (and gives up: from about 28 bones it misses by a good part of its length);
-and a Rigify metarig reaches for a third target with its left arm. Both FABRIK chains are baked into
-rotation keys; the file is saved as ``demo/fabrik_demo.blend`` and a few frames rendered with Cycles on the
-CPU are laid out in one picture, ``demo/fabrik_demo.png``.
+Left to right: Rigify's basic human reaches for a target with its left arm (the elbow a hinge, a pole below
+it); a 48-bone tentacle whose joints bend at most 15 degrees each curls after a target on a wobbling loop,
+beside the same tentacle under Blender's IK constraint (which gives up on it); a tree of 60 bones reaches
+for 9 targets at once (its 9 IK constraints baked as one tree), beside the same tree under Blender's IK
+constraints. The FABRIK rigs are baked into rotation keys; the file is saved as ``demo/out/fabrik_demo.blend``,
+and three frames rendered with Cycles on the CPU are stacked into ``demo/out/fabrik_demo.png``.
+``--update-readme-picture`` also copies the picture to ``demo/fabrik_demo.png``, the one in the README.
 
 Run ``scripts/demo`` (it sets up the environment first), or with the bpy module:
-``.venv/bin/python scripts/demo.py [--quick] [--output-dir DIR]``.
+``.venv/bin/python scripts/demo.py [--quick] [--output-dir DIR] [--update-readme-picture]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
+import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import bpy
 import numpy as np
-from mathutils import Vector
+from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -32,70 +37,220 @@ import demo_scene as ds
 import rigs
 
 from fabrik_addon import api
+from fabrik_addon.cli.report import quiet_stdout
 
+REPO = Path(__file__).resolve().parents[1]
 FRAMES = range(1, 121)
-#: The targets' closed paths go round once in x and twice in y and z over the frames.
-PATH_FREQUENCIES = (1, 2, 2)
-TENTACLE_BONES = 48
-TENTACLE_LENGTH = 2.4
+#: The frames in the picture, top to bottom.
+MOMENTS = (28, 52, 84)
 TOLERANCE = 1e-3
-SHEET_FRAMES = (10, 28, 46, 64, 82, 100)
-SHEET_COLUMNS = 3
-HUMAN_SCALE = 1.3
+TENTACLE_BONES, TENTACLE_LENGTH = 48, 2.4
+#: Each joint of the tentacle swings at most this much (degrees), from root to tip: supple everywhere, more
+#: at the tip, stiff enough that the bending spreads along it.
+TENTACLE_CONES = (5.0, 10.0)
+#: The tentacle's target loops through these points (in tentacle lengths, about its root): high above it,
+#: out and down to its right, pulled in close (it curls), back up, and the same on its left, a little in
+#: front and behind on the way.
+TENTACLE_PATH = (
+    (0.05, -0.05, 0.85),
+    (0.42, -0.15, 0.6),
+    (0.48, 0.05, 0.25),
+    (0.2, 0.15, 0.42),
+    (0.05, 0.0, 0.72),
+    (-0.28, -0.15, 0.75),
+    (-0.48, 0.0, 0.3),
+    (-0.2, 0.15, 0.45),
+)
+HUMAN_SCALE = 1.4
+#: The human's thickness about each bone (of either side), in the metarig's units; the bones not named have
+#: no skin (the breasts', pelvis' and heels').
+HUMAN_BODY = {
+    "spine": 0.08,
+    "spine.001": 0.085,
+    "spine.002": 0.09,
+    "spine.003": 0.09,
+    "spine.004": 0.035,
+    "spine.005": 0.035,
+    "spine.006": 0.075,
+    "shoulder": 0.035,
+    "upper_arm": 0.04,
+    "forearm": 0.034,
+    "hand": 0.03,
+    "thigh": 0.06,
+    "shin": 0.045,
+    "foot": 0.035,
+    "toe": 0.028,
+}
+TREE_SCALE = 0.5
+#: Each moment's size in pixels, and the gap between them.
+PANEL, GAP = (1200, 480), 6
+#: The figures' x, left to right: the human, the two tentacles, the two trees.
+PLACES = (0.0, 2.3, 4.6, 6.9, 8.85)
+#: Under each figure: what it is, and whether FABRIK baked it (or Blender's IK moves it).
+LABELS = (
+    ("Rigify arm", True),
+    ("48-bone tentacle", True),
+    ("48-bone tentacle", False),
+    ("60-bone tree", True),
+    ("60-bone tree", False),
+)
+README_PICTURE = REPO / "demo" / "fabrik_demo.png"
 
 
-def build() -> tuple[list[ds.Chain], ds.Chain]:
-    """The scene; returns the chains FABRIK bakes and the tentacle left to Blender's IK constraint."""
+@dataclass(frozen=True)
+class Demo:
+    """What ``build`` made: the chains FABRIK bakes, and the rigs left to Blender's IK."""
+
+    arm: ds.Chain
+    tentacle: ds.Chain
+    tree: bpy.types.Object
+    native_tentacle: ds.Chain
+    native_tree: bpy.types.Object
+
+
+def build() -> Demo:
+    """The rigs and their targets (and the IK constraints of the rigs left to Blender's IK)."""
     rigs.new_file(FRAMES)
-    red = ds.material("Target", (0.85, 0.08, 0.05))
-    ink = ds.material("Label", (0.02, 0.02, 0.03))
+    arm = ds.rigify_arm(PLACES[0], HUMAN_SCALE)
+    cones = np.radians(np.linspace(*TENTACLE_CONES, TENTACLE_BONES))
+    path = ds.loop_through(FRAMES, TENTACLE_PATH, TENTACLE_LENGTH)
+    tentacle, native_tentacle = (
+        ds.tentacle(name, x, TENTACLE_BONES, TENTACLE_LENGTH, cones, path)
+        for name, x in (("Tentacle", PLACES[1]), ("BlenderIK", PLACES[2]))
+    )
+    ik = native_tentacle.armature.pose.bones[native_tentacle.tip_bone].constraints.new("IK")
+    assert isinstance(ik, bpy.types.KinematicConstraint)
+    ik.target, ik.chain_count, ik.use_tail = native_tentacle.target, TENTACLE_BONES, True
+    tree, native_tree = (
+        ds.tree(name, x, TREE_SCALE)[0] for name, x in (("Tree", PLACES[3]), ("BlenderIKTree", PLACES[4]))
+    )
+    return Demo(arm, tentacle, tree, native_tentacle, native_tree)
 
-    human = ds.rigify_human(0.0)
-    human.scale = (HUMAN_SCALE,) * 3  # as tall as the tentacles
-    bpy.context.view_layer.update()  # for matrix_world
-    ds.skin(human, lambda bone: min(0.05, max(0.014, 0.11 * bone.length)), ds.material("Human", (0.25, 0.45, 0.85)))
-    shoulder = human.matrix_world @ human.data.bones["upper_arm.L"].head_local
-    center = shoulder + Vector((0.22, -0.25, -0.12)) * HUMAN_SCALE
-    radius = (0.14 * HUMAN_SCALE, 0.12 * HUMAN_SCALE, 0.16 * HUMAN_SCALE)
-    arm_path = rigs.loop_path(FRAMES, (center.x, center.y, center.z), radius, PATH_FREQUENCIES)
-    arm = ds.Chain("Rigify arm", human, "hand.L", 3, ds.moving_target("Hand.target", arm_path, red))
+
+def dress(demo: Demo) -> bpy.types.Object:
+    """Skins for the rigs (orange: FABRIK, slate: Blender's IK), the stage, the labels; returns the text that
+    shows the frame number."""
+    fabrik, native = ds.material("FABRIK", ds.FABRIK_COLOR), ds.material("Blender IK", ds.NATIVE_COLOR)
+    body = ds.material("Body", ds.BODY_COLOR)
+    ds.skin(
+        demo.arm.armature,
+        lambda bone: HUMAN_BODY.get(bone.name.removesuffix(".L").removesuffix(".R"), 0.0),
+        lambda bone: fabrik if bone.name in ("upper_arm.L", "forearm.L", "hand.L") else body,
+    )
 
     def taper(bone: bpy.types.Bone) -> float:
-        return 0.075 * (1.0 - 0.7 * bone.head_local.z / TENTACLE_LENGTH)
+        return 0.08 * (1.0 - 0.72 * bone.head_local.z / TENTACLE_LENGTH)
 
-    chains = [arm]
-    for name, x, color in (("Tentacle", 1.7, (0.95, 0.45, 0.08)), ("BlenderIK", 3.8, (0.42, 0.44, 0.48))):
-        rig = ds.tentacle(name, x, TENTACLE_BONES, TENTACLE_LENGTH)
-        ds.skin(rig, taper, ds.material(name, color))
-        path = rigs.loop_path(FRAMES, (x + 0.2, 0.0, 1.4), (0.8, 0.6, 0.5), PATH_FREQUENCIES)
-        chains.append(ds.Chain(name, rig, rig.data.bones[-1].name, 0, ds.moving_target(f"{name}.target", path, red)))
-    native = chains.pop()
-    ik = native.armature.pose.bones[native.tip_bone].constraints.new("IK")
-    ik.target, ik.chain_count, ik.use_tail = native.target, TENTACLE_BONES, True
+    def by_depth(bone: bpy.types.Bone) -> float:
+        # "b.00"... in the trunk, "b0.00"... in its first branch, "b01.00"... in that one's first.
+        return 0.09 * 0.62 ** (len(bone.name.split(".")[0]) - 1)
 
-    ds.label("Rigify arm", (0.0, -1.0, 0.0), ink)
-    ds.label("FABRIK", (1.7, -1.0, 0.0), ink)
-    ds.label("Blender IK", (3.8, -1.0, 0.0), ink)
-    ds.stage(center_x=1.95, width=6.2, height=3.5, center_z=1.2)
-    return chains, native
+    for rig, radius, mat in (
+        (demo.tentacle.armature, taper, fabrik),
+        (demo.native_tentacle.armature, taper, native),
+        (demo.tree, by_depth, fabrik),
+        (demo.native_tree, by_depth, native),
+    ):
+        ds.skin(rig, radius, ds.all_of(mat), taper=1.0, joint=1.0)
+
+    camera = ds.stage(center_x=4.95, width=11.7, look_at_z=1.5, resolution=PANEL)
+    bpy.context.view_layer.update()  # the camera's matrix_world, for where_in_view
+    ink, ours, theirs = (
+        ds.flat(name, color)
+        for name, color in (("Ink", ds.INK_COLOR), ("Ours", ds.FABRIK_INK), ("Theirs", ds.NATIVE_INK))
+    )
+    for (name, baked), x in zip(LABELS, PLACES, strict=True):
+        across, feet = ds.where_in_view(camera, (x, 0.0, 0.0))
+        ds.text(name, camera, (across, feet - 0.07), 0.045, "CENTER", ink)
+        how, color = ("FABRIK", ours) if baked else ("Blender's IK", theirs)
+        ds.text(how, camera, (across, feet - 0.13), 0.045, "CENTER", color)
+    target = ds.flat("Target ink", ds.TARGET_COLOR)
+    ds.legend(
+        camera,
+        [
+            ("baked with FABRIK", ds.flat("FABRIK dot", ds.FABRIK_COLOR)),
+            ("Blender's IK constraint", ds.flat("Blender IK dot", ds.NATIVE_COLOR)),
+            ("target", target),
+        ],
+        ink,
+        (0.98, 0.92),
+        0.045,
+    )
+    return ds.text("frame 1", camera, (0.015, 0.92), 0.055, "LEFT", ink)
 
 
-def render_contact_sheet(path: Path, frames: Sequence[int], samples: int, percentage: int) -> None:
-    """Render ``frames`` with Cycles on the CPU and lay them out in a grid, left to right, top to bottom."""
+def bake(demo: Demo) -> None:
+    """Bake the FABRIK rigs and print a line each, then a line for each rig left to Blender's IK."""
+    for chain in (demo.arm, demo.tentacle):
+        report = api.bake(
+            chain.armature,
+            chain.target,
+            tip_bone=chain.tip_bone,
+            chain_length=chain.chain_length,
+            tolerance=TOLERANCE,
+            pole_target=chain.pole,
+            pole_angle=-math.pi / 2,
+        )
+        print(
+            f"  {chain.label:<11} {len(report.bones):>2} bones baked in {report.seconds:.2f} s: max tip error "
+            f"{report.max_error:.1e}, {len(report.unreachable_frames)} frames out of reach"
+        )
+    tree = api.bake_ik_constraints(demo.tree, tolerance=TOLERANCE)
+    bones = {bone for chain in tree.chains for bone in chain.bones}
+    out = {frame for chain in tree.chains for frame in chain.unreachable_frames}
+    print(
+        f"  {'Tree':<11} {len(bones):>2} bones baked in {tree.seconds:.2f} s: max tip error {tree.max_error:.1e}, "
+        f"{len(out)} frames out of reach ({len(tree.chains)} tips, one tree)"
+    )
+    native = demo.native_tentacle
+    errors = tips_errors(native.armature, [(native.tip_bone, native.target)])[:, 0]
+    print(
+        f"  Blender's IK constraint on the same {TENTACLE_BONES}-bone tentacle: max tip error "
+        f"{errors.max():.2f}, within tolerance on {np.mean(errors <= TOLERANCE):.0%} of frames"
+    )
+    tips = [(bone.name, c.target) for bone in demo.native_tree.pose.bones for c in bone.constraints if c.type == "IK"]
+    errors = tips_errors(demo.native_tree, tips)
+    print(
+        f"  Blender's IK constraints on the same tree: max tip error {errors.max():.1e}, "
+        f"every tip within tolerance on {np.mean((errors <= TOLERANCE).all(axis=1)):.0%} of frames"
+    )
+
+
+def tips_errors(armature: bpy.types.Object, tips: Sequence[tuple[str, Any]]) -> NDArray[np.float64]:
+    """As Blender evaluates each frame: the distance from each tip bone's tail to its target, shape (F, tips)."""
+    errors = np.empty((len(FRAMES), len(tips)))
+    for i, frame in enumerate(FRAMES):
+        rigs.scene().frame_set(frame)
+        for k, (tip, target) in enumerate(tips):
+            tail = armature.matrix_world @ armature.pose.bones[tip].tail
+            errors[i, k] = (tail - target.matrix_world.translation).length
+    return errors
+
+
+def render_moments(
+    frame_label: bpy.types.Object, path: Path, frames: Sequence[int], samples: int, percentage: int
+) -> None:
+    """Render ``frames`` with Cycles on the CPU, each with its number on it, and stack them top to bottom."""
     scene = rigs.scene()
     scene.render.engine = "CYCLES"  # type: ignore[assignment]  # the stubs list only EEVEE
     scene.cycles.device = "CPU"
     scene.cycles.samples = samples
     scene.cycles.use_denoising = samples > 1
+    # The denoiser's fastest setting: on two cores the default one takes longer than the samples themselves.
+    scene.cycles.denoising_quality, scene.cycles.denoising_prefilter = "FAST", "NONE"
+    scene.cycles.max_bounces = 4
     scene.render.resolution_percentage = percentage
     scene.render.use_persistent_data = True
     scene.render.image_settings.file_format = "PNG"
+    label = frame_label.data
+    assert isinstance(label, bpy.types.TextCurve)
     tiles = []
     with tempfile.TemporaryDirectory(prefix="fabrik-demo-") as folder:
         for frame in frames:
             scene.frame_set(frame)
+            label.body = f"frame {frame}"
             scene.render.filepath = os.path.join(folder, f"{frame:04d}.png")
-            with quiet_stdout():
+            with quiet():
                 bpy.ops.render.render(write_still=True)
             image = bpy.data.images.load(scene.render.filepath)
             width, height = image.size
@@ -103,17 +258,13 @@ def render_contact_sheet(path: Path, frames: Sequence[int], samples: int, percen
             pixel_array(image).foreach_get(pixels)
             tiles.append(pixels.reshape(height, width, 4))
             bpy.data.images.remove(image)
-    columns = min(SHEET_COLUMNS, len(tiles))
-    rows = -(-len(tiles) // columns)
-    gap = 4
     height, width = tiles[0].shape[:2]
-    sheet = np.ones(((height + gap) * rows - gap, (width + gap) * columns - gap, 4), dtype=np.float32)
+    gap = max(1, GAP * percentage // 100)
+    sheet = np.ones(((height + gap) * len(tiles) - gap, width, 4), dtype=np.float32)
     for k, tile in enumerate(tiles):
-        row, column = divmod(k, columns)
-        y = (rows - 1 - row) * (height + gap)  # Blender's pixel rows start at the bottom
-        x = column * (width + gap)
-        sheet[y : y + height, x : x + width] = tile
-    image = bpy.data.images.new("FABRIK demo", sheet.shape[1], sheet.shape[0], alpha=False)
+        y = (len(tiles) - 1 - k) * (height + gap)  # Blender's pixel rows start at the bottom
+        sheet[y : y + height] = tile
+    image = bpy.data.images.new("FABRIK demo", width, sheet.shape[0], alpha=False)
     pixel_array(image).foreach_set(sheet.ravel())
     image.filepath_raw = str(path)
     image.file_format = "PNG"
@@ -126,54 +277,74 @@ def pixel_array(image: bpy.types.Image) -> Any:
 
 
 @contextlib.contextmanager
-def quiet_stdout() -> Iterator[None]:
-    """Silence what Blender's C code prints on stdout (a line per render tile), keeping the summary readable."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+def quiet() -> Iterator[None]:
+    """Nothing on stdout meanwhile: neither what Blender's C code prints (render progress, "Saved ...") nor
+    what Python code prints (Rigify's "Reloading ..."), flushed before stdout comes back."""
+    with quiet_stdout():
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="scripts/demo.py",
+        description=__doc__.split("\n\n")[0],
+        epilog="Only --update-readme-picture changes a file git tracks; demo/out/ is ignored.",
+    )
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        default=REPO / "demo" / "out",
+        metavar="DIR",
+        help="where the .blend and the picture go (default: demo/out/)",
+    )
+    parser.add_argument("--quick", action="store_true", help="a tiny, noisy render (for tests)")
+    parser.add_argument(
+        "--update-readme-picture",
+        action="store_true",
+        help=f"also copy the picture to {README_PICTURE.relative_to(REPO)}, the one the README shows",
+    )
+    args = parser.parse_args(argv)
+    if args.quick and args.update_readme_picture:
+        parser.error("--quick renders a tiny, noisy picture: not one for the README")
+    return args
 
 
 def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parents[1] / "demo")
-    parser.add_argument("--quick", action="store_true", help="a tiny, noisy render of two frames (for tests)")
-    args = parser.parse_args(argv)
+    args = parse(argv)
     started = time.perf_counter()
     args.output_dir.mkdir(parents=True, exist_ok=True)
     blend, picture = args.output_dir / "fabrik_demo.blend", args.output_dir / "fabrik_demo.png"
 
-    chains, native = build()
+    with quiet():
+        demo = build()
     print(f"FABRIK demo with Blender {bpy.app.version_string}: {len(FRAMES)} frames, tolerance {TOLERANCE}")
-    for chain in chains:
-        report = api.bake(
-            chain.armature, chain.target, tip_bone=chain.tip_bone, chain_length=chain.chain_length, tolerance=TOLERANCE
-        )
-        print(
-            f"  {chain.label:<11} {len(report.bones):>2} bones baked in {report.seconds:.2f} s: max tip error "
-            f"{report.max_error:.1e}, {len(report.unreachable_frames)} frames out of reach"
-        )
-    native_errors = rigs.tip_errors(native.armature, native.tip_bone, native.target, FRAMES)
-    print(
-        f"  Blender's IK constraint on the same {TENTACLE_BONES}-bone tentacle: max tip error "
-        f"{native_errors.max():.2f}, within tolerance on {np.mean(native_errors <= TOLERANCE):.0%} of frames"
-    )
-    if "rigify" in bpy.context.preferences.addons:
-        bpy.ops.preferences.addon_disable(module="rigify")  # Rigify left enabled crashes bpy 4.2 at exit
-    rigs.scene().frame_set(1)
-    bpy.ops.wm.save_as_mainfile(filepath=str(blend), copy=True)
+    bake(demo)
+    with quiet():
+        frame_label = dress(demo)
+        if "rigify" in bpy.context.preferences.addons:
+            bpy.ops.preferences.addon_disable(module="rigify")  # Rigify left enabled crashes bpy 4.2 at exit
+        bpy.context.preferences.filepaths.save_version = 0  # no .blend1 beside the file
+        rigs.scene().frame_set(MOMENTS[0])
+        bpy.ops.wm.save_as_mainfile(filepath=str(blend), copy=True)
 
     render_start = time.perf_counter()
-    frames = SHEET_FRAMES[::3] if args.quick else SHEET_FRAMES
-    render_contact_sheet(picture, frames, samples=1 if args.quick else 32, percentage=25 if args.quick else 100)
+    frames = MOMENTS[::2] if args.quick else MOMENTS
+    render_moments(frame_label, picture, frames, samples=1 if args.quick else 8, percentage=25 if args.quick else 100)
     print(f"  rendered {len(frames)} frames with Cycles in {time.perf_counter() - render_start:.0f} s")
-    print(f"saved {blend} and {picture} ({time.perf_counter() - started:.0f} s in all)")
+    saved = [blend, picture]
+    if args.update_readme_picture:
+        shutil.copyfile(picture, README_PICTURE)
+        saved.append(README_PICTURE)
+    print(f"saved {', '.join(map(shown, saved))} ({time.perf_counter() - started:.0f} s in all)")
     return 0
+
+
+def shown(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it."""
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
 if __name__ == "__main__":

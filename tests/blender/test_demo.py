@@ -1,45 +1,120 @@
-"""scripts/demo.py, in its quick variant (a tiny two-frame render) to keep CI short: it bakes, saves, renders."""
+"""scripts/demo and scripts/demo.py, in the quick variant (a tiny render of two moments) to keep CI short: it
+writes into the ignored demo/out/ and nowhere else, prints only its own lines, and the saved file holds a bake
+that Blender's own evaluation puts on the targets."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import bpy
+import pytest
 from rigs import scene
 
 REPO = Path(__file__).resolve().parents[2]
+OUT = REPO / "demo" / "out"
+README_PICTURE = REPO / "demo" / "fabrik_demo.png"
+#: Every line the demo prints: the heading, a line per rig, the render, what it saved.
+OUR_LINES = re.compile(
+    r"FABRIK demo with Blender [^:]+: 120 frames, tolerance 0\.001"
+    r"|  (Rigify arm|Tentacle|Tree) +\d+ bones baked in .*"
+    r"|  Blender's IK constraints? on the same .*"
+    r"|  rendered \d+ frames with Cycles in \d+ s"
+    r"|saved demo/out/fabrik_demo\.blend, demo/out/fabrik_demo\.png \(\d+ s in all\)"
+)
 
 
-def test_the_demo_bakes_both_chains_on_target_saves_and_renders(tmp_path: Path) -> None:
+def git_status() -> str:
+    return subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def out_folder(tmp_path: Path) -> Iterator[Path]:
+    """demo/out/, empty for the test; what was there before (a full render, say) is put back afterwards."""
+    kept = tmp_path / "kept"
+    if OUT.exists():
+        shutil.move(OUT, kept)
+    try:
+        yield OUT
+    finally:
+        shutil.rmtree(OUT, ignore_errors=True)
+        if kept.exists():
+            shutil.move(kept, OUT)
+
+
+def test_the_demo_writes_only_into_demo_out_prints_only_its_lines_and_saves_the_bake(out_folder: Path) -> None:
+    picture_before, status_before = README_PICTURE.read_bytes(), git_status()
     run = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "demo.py"), "--quick", "--output-dir", str(tmp_path)],
+        [sys.executable, str(REPO / "scripts" / "demo.py"), "--quick"],
         capture_output=True,
         text=True,
         timeout=600,
         stdin=subprocess.DEVNULL,
     )
     assert run.returncode == 0, run.stderr
-    baked = re.findall(
-        r"(Rigify arm|Tentacle) +(\d+) bones baked in .* max tip error (\S+), (\d+) frames out", run.stdout
-    )
-    assert [(name, int(bones)) for name, bones, _, _ in baked] == [("Rigify arm", 3), ("Tentacle", 48)], run.stdout
+    assert README_PICTURE.read_bytes() == picture_before, "only --update-readme-picture may change it"
+    assert git_status() == status_before, "the demo left the working tree changed"
+    assert sorted(path.name for path in out_folder.iterdir()) == ["fabrik_demo.blend", "fabrik_demo.png"]
+
+    # Quiet: no line from Blender or Rigify ("Reloading ...", "Saved ...", "Info: ...").
+    lines = run.stdout.splitlines()
+    assert [line for line in lines if not OUR_LINES.fullmatch(line)] == [], run.stdout
+    assert run.stderr == ""
+    baked = re.findall(r"(Rigify arm|Tentacle|Tree) +(\d+) bones .* max tip error (\S+), (\d+) frames out", run.stdout)
+    assert [(name, int(bones)) for name, bones, _, _ in baked] == [("Rigify arm", 2), ("Tentacle", 48), ("Tree", 60)]
     assert all(float(error) <= 1e-3 and out == "0" for _, _, error, out in baked), run.stdout
     native = re.search(r"Blender's IK constraint on the same 48-bone tentacle: max tip error (\S+),", run.stdout)
     assert native is not None
     assert float(native[1]) > 0.1, "the demo's claim: Blender's IK gives up on this chain"
 
-    sheet = bpy.data.images.load(str(tmp_path / "fabrik_demo.png"))
-    width, height = sheet.size
-    tile_width, tile_height = 480 // 4, round(480 * 3.5 / 6.2) // 4
-    assert (width, height) == (2 * tile_width + 4, tile_height)
+    # Two moments a quarter size (1200 x 480), one above the other with a pixel between them.
+    sheet = bpy.data.images.load(str(out_folder / "fabrik_demo.png"))
+    assert tuple(sheet.size) == (300, 2 * 120 + 1)
 
-    # The saved file holds the bake: Blender puts the tentacle's tip on its target.
-    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "fabrik_demo.blend"), load_ui=False, use_scripts=False)
-    tentacle, target = bpy.data.objects["Tentacle"], bpy.data.objects["Tentacle.target"]
+    # The saved file holds the bakes: Blender puts each FABRIK tip on its target; the tree's IK constraints
+    # are muted (the keys move it) and the one on the tentacle left to Blender's IK is not.
+    bpy.ops.wm.open_mainfile(filepath=str(out_folder / "fabrik_demo.blend"), load_ui=False, use_scripts=False)
+    objects = bpy.data.objects
+    tree = objects["Tree"]
+    tips = [(objects["Tentacle"], objects["Tentacle"].pose.bones[-1].name, objects["Tentacle.target"])]
+    tips.append((objects["Human"], "forearm.L", objects["Hand.target"]))
+    for bone in tree.pose.bones:
+        for constraint in bone.constraints:
+            assert constraint.mute
+            tips.append((tree, bone.name, constraint.target))
+    assert len(tips) == 2 + 9
+    assert not objects["BlenderIK"].pose.bones[-1].constraints[0].mute
     for frame in (7, 50, 93):
         scene().frame_set(frame)
-        tip = tentacle.matrix_world @ tentacle.pose.bones[-1].tail
-        assert (tip - target.matrix_world.translation).length <= 1e-3
+        for armature, bone, target in tips:
+            tip = armature.matrix_world @ armature.pose.bones[bone].tail
+            assert (tip - target.matrix_world.translation).length <= 1e-3, (armature.name, bone, frame)
+
+
+def test_quick_never_updates_the_readme_picture() -> None:
+    picture_before = README_PICTURE.read_bytes()
+    run = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "demo.py"), "--quick", "--update-readme-picture"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert run.returncode == 2
+    assert "--quick renders a tiny, noisy picture" in run.stderr
+    assert README_PICTURE.read_bytes() == picture_before
+
+
+def test_scripts_demo_help_prints_its_usage_only() -> None:
+    run = subprocess.run([REPO / "scripts" / "demo", "--help"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("The main job")
+    for option in ("--blender", "--output-dir", "--quick", "--update-readme-picture"):
+        assert any(line.lstrip().startswith(f"scripts/demo {option}") for line in lines), option
+    shell = [line for line in lines if re.match(r"\s*(set |source |while |case |usage\(|fabrik_|exec |#)", line)]
+    assert shell == [], run.stdout
