@@ -15,6 +15,8 @@ import bpy
 import pytest
 from rigs import scene
 
+from tests.readme_blocks import blocks
+
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "demo" / "out"
 README_PICTURE = REPO / "demo" / "fabrik_demo.png"
@@ -118,3 +120,21 @@ def test_scripts_demo_help_prints_its_usage_only() -> None:
         assert any(line.lstrip().startswith(f"scripts/demo {option}") for line in lines), option
     shell = [line for line in lines if re.match(r"\s*(set |source |while |case |usage\(|fabrik_|exec |#)", line)]
     assert shell == [], run.stdout
+
+
+def test_the_readme_shows_the_lines_the_demo_prints() -> None:
+    shown = [block for block in blocks() if block.language == "text" and "FABRIK demo with Blender" in block.text]
+    assert len(shown) == 1, "the README shows one run of the demo"
+    lines = shown[0].text.splitlines()
+    assert [line for line in lines if not OUR_LINES.fullmatch(line)] == [], shown[0]
+    # every kind of line the demo prints, as a full run prints them (the quick one renders fewer moments)
+    assert [line.split()[0] for line in lines] == [
+        "FABRIK",
+        "Rigify",
+        "Tentacle",
+        "Tree",
+        "Blender's",
+        "Blender's",
+        "rendered",
+        "saved",
+    ]

@@ -120,6 +120,7 @@ def test_the_scripts_named_exist_and_take_the_options_shown() -> None:
                 assert os.access(REPO / script, os.X_OK), f"{block}: {script} is not executable"
                 done = subprocess.run([REPO / script, "--help"], capture_output=True, text=True, timeout=60)
                 assert done.returncode == 0, done.stderr
+                assert "set -" not in done.stdout, f"{script} --help prints its own shell lines"
                 for option in (w.split("=")[0] for w in words[1:] if w.startswith("--")):
                     assert option in done.stdout, f"{block}: {script} --help does not mention {option}"
 
