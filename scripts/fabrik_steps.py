@@ -61,6 +61,17 @@ def rod(name: str, a: Vector, b: Vector, radius: float, mat: bpy.types.Material)
     obj.rotation_euler = (b - a).to_track_quat("Z", "Y").to_euler()
 
 
+def label(text: str, location: tuple[float, float, float], mat: bpy.types.Material) -> None:
+    """A line of text standing in the scene, facing the camera (which looks along +Y)."""
+    curve = bpy.data.curves.new(f"label {text}", "FONT")
+    assert isinstance(curve, bpy.types.TextCurve)
+    curve.body, curve.size, curve.align_x = text, 0.2, "CENTER"
+    curve.materials.append(mat)
+    obj = link(bpy.data.objects.new(curve.name, curve))
+    obj.location = location
+    obj.rotation_euler = (math.pi / 2, 0.0, 0.0)
+
+
 def chain(name: str, joints: FloatArray, offset: float, mats: dict[str, bpy.types.Material]) -> None:
     points = [Vector(p) + Vector((offset, 0.0, 0.0)) for p in joints.tolist()]
     for k, (a, b) in enumerate(itertools.pairwise(points)):
@@ -84,7 +95,7 @@ def build(steps: list[tuple[str, FloatArray]]) -> None:
         chain(f"step{i}", joints, offset, mats)
         ball(f"target{i}", Vector(TARGET.tolist()) + Vector((offset, 0.0, 0.0)), 0.16, mats["target"])
         ball(f"root{i}", Vector(START[0].tolist()) + Vector((offset, 0.3, 0.0)), 0.17, mats["root"])  # the root's place
-        ds.label(text, (offset + 0.6, 0.0, -1.35), mats["text"])
+        label(text, (offset + 0.6, 0.0, -1.35), mats["text"])
     world = bpy.data.worlds.new("World")
     world.use_nodes = True
     world.node_tree.nodes["Background"].inputs["Color"].default_value = (0.12, 0.14, 0.2, 1.0)
