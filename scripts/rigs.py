@@ -8,6 +8,8 @@ extension builds its scene with it too. Lengths are in scene units, angles in ra
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 from collections.abc import Callable, Iterable, Sequence
 
@@ -108,7 +110,8 @@ def _edit(obj: bpy.types.Object) -> None:
 def rigify_metarig(kind: str = "human") -> bpy.types.Object:
     """One of Rigify's metarigs (Rigify ships with Blender, the bpy module too): human, basic_human, cat, wolf,
     horse, bird, shark...; Rigify is enabled first."""
-    bpy.ops.preferences.addon_enable(module="rigify")
+    with contextlib.redirect_stdout(io.StringIO()):  # Rigify's "Reloading external rigs..."
+        bpy.ops.preferences.addon_enable(module="rigify")
     getattr(bpy.ops.object, f"armature_{kind}_metarig_add")()
     obj = bpy.context.object
     assert obj is not None
