@@ -9,7 +9,8 @@
    ``scripts/bench_bake.py`` builds it, its target on a loop through what the cones let the tip reach, 120
    frames: milliseconds per frame, frames reached and iterations, against a per-frame loop of ``solve_pose``.
 4. ``solve_tree`` on a Y, a hand and a 63-bone tree (time per frame, frames with every effector within
-   tolerance), and on chains against ``solve_frames``.
+   tolerance), and on chains against ``solve_frames``; ``solve_tree_pose`` (bones, limits) against
+   ``solve_tree`` (points) on ``scripts/bench_bake.py``'s tree rigs from their rest pose, free and limited.
 
 Run: ``.venv/bin/python scripts/bench_solver.py`` (any Python with numpy; Blender is not needed).
 """
@@ -40,6 +41,7 @@ from fabrik_addon.solver import (
     solve_pose,
 )
 from fabrik_addon.solver.pose import ChainRest
+from fabrik_addon.solver.tree_pose import TreeRest, tree_forward_kinematics
 from fabrik_addon.solver.validate import FloatArray
 
 SEED = 2011
@@ -324,9 +326,67 @@ def tree_benchmark() -> None:
             )
 
 
+def _posed_path(rest: TreeRest, tips: list[int], frames: int, limits: JointLimits) -> FloatArray:
+    """Targets (frames, E, 3) where the tips are in smooth poses of the rig within its limits, as
+    ``scripts/rigs.py``'s ``posed_targets`` keys them (each bone turned by up to 0.5 radians about its X and Z
+    axes and 0.15 about Y), clamped to the limits."""
+    phases = np.random.default_rng(7).uniform(0, 2 * np.pi, size=(len(rest.parents), 3))
+    halves = 0.25 * np.sin(0.15 * np.arange(1, frames + 1)[:, None, None] + phases) * [1.0, 0.3, 1.0]
+    turns = np.concatenate([np.ones((frames, len(rest.parents), 1)), halves], axis=2)
+    turns /= np.linalg.norm(turns, axis=2, keepdims=True)
+    _, tails, _ = tree_forward_kinematics(rest, limits.clamp(turns))
+    return np.asarray(tails[:, tips])
+
+
+def tree_pose_benchmark() -> None:
+    """``solve_tree_pose`` against ``solve_tree`` on the rigs ``scripts/bench_bake.py`` bakes as trees, 120
+    frames from the rest pose with the bake's settings (500 iterations at most, warm start for the points),
+    free; then ``solve_tree_pose`` alone with every joint a cone of 25 degrees."""
+    from fabrik_addon.solver import solve_tree, solve_tree_pose
+    from fabrik_addon.solver.tree_pose import solver_tree
+    from tests.solver.trees import branching_bones, hand_bones, y_bones
+
+    print("\nTree rigs of bench_bake, 120 frames of targets from smooth poses within the limits, from rest;")
+    print("solve_tree on the rig's joints against solve_tree_pose on its bones (ms per frame, every tip within")
+    print(f"tolerance {TOLERANCE}, iterations median and largest)")
+    print(f"{'rig':<14} {'limits':<8} {'points ms':>9} {'reached':>8} {'it':>4} {'max':>4} | ", end="")
+    print(f"{'bones ms':>8} {'reached':>8} {'it':>4} {'max':>4} {'ratio':>6}")
+    for name, rig in (("Y", y_bones), ("hand", hand_bones), ("60-bone tree", branching_bones)):
+        rest, tips = rig()
+        bones = len(rest.parents)
+        start = np.tile([1.0, 0.0, 0.0, 0.0], (bones, 1))
+        cones = JointLimits.of(bones, lock=[0, 1, 0], use_limit=[1, 0, 1], minimum=-0.44, maximum=0.44)
+        for label, limits in (("free", JointLimits.free(bones)), ("cones", cones)):
+            targets = _posed_path(rest, tips, 120, limits)
+            bone_run = partial(
+                solve_tree_pose, rest, start, tips, targets, limits=limits, tolerance=TOLERANCE, max_iterations=500
+            )
+            ours = bone_run()
+            ours_ms = timed(bone_run) * 1e3 / len(targets)
+            columns = f"{'-':>9} {'-':>8} {'-':>4} {'-':>4} | "
+            ratio = "-"
+            if label == "free":
+                joints = solver_tree(rest, start, tips)
+                point_run = partial(
+                    solve_tree, joints.tree, joints.tail[tips], targets, tolerance=TOLERANCE, max_iterations=500
+                )
+                theirs = point_run()
+                theirs_ms = timed(point_run) * 1e3 / len(targets)
+                columns = (
+                    f"{theirs_ms:>9.3f} {theirs.all_reached.mean():>8.1%} {np.median(theirs.iterations):>4.0f} "
+                    f"{theirs.iterations.max():>4} | "
+                )
+                ratio = f"{theirs_ms / ours_ms:.1f}x"
+            print(
+                f"{name:<14} {label:<8} {columns}{ours_ms:>8.3f} {ours.all_reached.mean():>8.1%} "
+                f"{np.median(ours.iterations):>4.0f} {ours.iterations.max():>4} {ratio:>6}"
+            )
+
+
 if __name__ == "__main__":
     table_1()
     frames_benchmark()
     solve_loop_benchmark()
     cone_benchmark()
     tree_benchmark()
+    tree_pose_benchmark()

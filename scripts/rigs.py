@@ -9,11 +9,11 @@ extension builds its scene with it too. Lengths are in scene units, angles in ra
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import bpy
 import numpy as np
-from mathutils import Vector
+from mathutils import Euler, Vector
 from numpy.typing import NDArray
 
 Point = tuple[float, float, float]
@@ -385,28 +385,72 @@ def hand_rig(name: str = "Hand") -> tuple[bpy.types.Object, list[str], list[str]
 
 
 def posed_targets(
-    armature: bpy.types.Object, tips: Sequence[str], bones: Sequence[str], frames: range, spread: float = 0.5
+    armature: bpy.types.Object,
+    tips: Sequence[str],
+    bones: Sequence[str],
+    frames: range,
+    spread: float = 0.5,
+    clamp: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None,
+    reach: float = 1.0,
 ) -> list[bpy.types.Object]:
     """An Empty per tip, keyed on every frame where that tip's tail is in a pose the rig itself takes (its
     bones turned smoothly by up to ``spread`` radians), so that all tips can reach their targets at once.
-    The rig is left at rest."""
+    ``clamp`` takes the bones' rotations, quaternions (b, 4), into the rig's IK limits (the caller's, e.g.
+    ``JointLimits.clamp``); ``reach`` pushes the targets out from the armature's origin by that factor. The
+    rig is left at rest."""
     pose = armature.pose
     assert pose is not None
     random = np.random.default_rng(7)
     phases = random.uniform(0, 2 * math.pi, size=(len(bones), 3))
     paths: list[Keys] = [[] for _ in tips]
     for frame in frames:
-        for k, name in enumerate(bones):
-            x, y, z = spread * np.sin(0.15 * frame + phases[k])
-            pose.bones[name].rotation_mode = "XYZ"
-            pose.bones[name].rotation_euler = (x, 0.3 * y, z)
+        turns = [Euler((x, 0.3 * y, z)) for x, y, z in spread * np.sin(0.15 * frame + phases)]
+        if clamp is None:
+            for name, turn in zip(bones, turns, strict=True):
+                pose.bones[name].rotation_mode = "XYZ"
+                pose.bones[name].rotation_euler = turn
+        else:
+            quats = clamp(np.array([turn.to_quaternion() for turn in turns]))
+            for name, quat in zip(bones, quats, strict=True):
+                pose.bones[name].rotation_mode = "QUATERNION"
+                pose.bones[name].rotation_quaternion = quat
         bpy.context.view_layer.update()
         for path, tip in zip(paths, tips, strict=True):
-            path.append((frame, tuple(armature.matrix_world @ pose.bones[tip].tail)))  # type: ignore[arg-type]
+            tail = armature.matrix_world @ pose.bones[tip].tail
+            path.append((frame, tuple(reach * tail)))  # type: ignore[arg-type]
     for name in bones:
         pose.bones[name].rotation_euler = (0.0, 0.0, 0.0)
+        pose.bones[name].rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
         pose.bones[name].rotation_mode = "QUATERNION"
     return [keyed_empty(f"{tip}.target", path) for tip, path in zip(tips, paths, strict=True)]
+
+
+def cone(pose_bone: bpy.types.PoseBone, limit: float) -> None:
+    """Make ``pose_bone`` a cone for IK: it swings up to ``limit`` radians about its X and Z axes and does not
+    twist."""
+    pose_bone.lock_ik_y = True
+    pose_bone.use_ik_limit_x = pose_bone.use_ik_limit_z = True
+    pose_bone.ik_min_x = pose_bone.ik_min_z = -limit
+    pose_bone.ik_max_x = pose_bone.ik_max_z = limit
+
+
+def limited_y() -> tuple[bpy.types.Object, list[str], list[str]]:
+    """``y_rig`` with every joint a cone of 25 degrees."""
+    armature, tips, bones = y_rig()
+    for name in bones:
+        cone(armature.pose.bones[name], math.radians(25.0))
+    return armature, tips, bones
+
+
+def limited_hand() -> tuple[bpy.types.Object, list[str], list[str]]:
+    """``hand_rig`` with each finger's root a cone of 30 degrees and its other two joints hinges bending 0 to
+    100 degrees; the arm and palm free."""
+    armature, tips, bones = hand_rig()
+    for finger in range(5):
+        cone(armature.pose.bones[f"finger.{finger}.0"], math.radians(30.0))
+        for segment in (1, 2):
+            hinge(armature.pose.bones[f"finger.{finger}.{segment}"], 0.0, math.radians(100.0))
+    return armature, tips, bones
 
 
 def branching_rig(

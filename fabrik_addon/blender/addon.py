@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import bpy
 
-from . import chain_list, operators, panel, preview, properties, versioning
+from . import chain_list, operators, panel, playback_ui, preview, properties, versioning
 
-CLASSES = (*properties.CLASSES, *operators.CLASSES, *chain_list.CLASSES, *panel.CLASSES)
+CLASSES = (*properties.CLASSES, *operators.CLASSES, *playback_ui.CLASSES, *chain_list.CLASSES, *panel.CLASSES)
 
 
 def register() -> None:
@@ -19,9 +19,11 @@ def register() -> None:
     )
     versioning.register()
     preview.register()
+    playback_ui.register()
 
 
 def unregister() -> None:
+    playback_ui.unregister()
     preview.unregister()
     versioning.unregister()
     del bpy.types.Object.fabrik  # type: ignore[attr-defined]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bpy
 
-from . import preview
+from . import playback_ui, preview
 from .chain_list import tree_numbers
 from .operators import length_text, sentence, target_text
 from .properties import FABRIK_PG_chain, chain_label, settings_of
@@ -76,6 +76,9 @@ class FABRIK_PT_main(_Sidebar):
         row.scale_y = 1.4
         row.operator("fabrik.bake", icon="ACTION")
         row.operator("fabrik.clear", icon="X")
+        row = layout.row(align=True)
+        row.operator("fabrik.solve_now", icon="CON_KINEMATIC")
+        row.operator("fabrik.key_current_frame", icon="KEY_HLT")
         layout.operator("fabrik.bake_ik_constraints", icon="CON_KINEMATIC")
 
 
@@ -189,4 +192,45 @@ class FABRIK_PT_last_bake(_ArmatureSubpanel):
                 column.label(text="On target on every frame")
 
 
-CLASSES = (FABRIK_PT_main, FABRIK_PT_solver, FABRIK_PT_frames, FABRIK_PT_last_bake)
+class FABRIK_PT_playback(_ArmatureSubpanel):
+    """Step Through Iterations: the step's slider, its name, the tip's distance, Play and Leave."""
+
+    bl_label = "Step Through Iterations"
+    bl_options = {"DEFAULT_CLOSED"}  # noqa: RUF012 (Blender reads it from the class)
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = _split(self.layout)
+        armature = _armature(context)
+        session = playback_ui.session()
+        if session is None or armature is None or session.armature != armature:
+            layout.operator("fabrik.step_through", icon="FRAME_NEXT")
+            if session is not None:
+                layout.operator("fabrik.step_leave", icon="X")
+            return
+        assert context.scene is not None
+        state = context.window_manager.fabrik_playback  # type: ignore[union-attr]
+        steps = session.steps
+        step = playback_ui.current_step()
+        chains = settings_of(armature).chains
+        if session.chain_index < len(chains):
+            layout.label(text=f"{chain_label(chains[session.chain_index], session.chain_index)}, frame {session.frame}")
+        layout.prop(state, "step", slider=True, text=f"Iteration (0-{len(steps.names) - 1})")
+        layout.label(text=f"Step: {steps.names[step]}")
+        distance = float(steps.distances[step])
+        within = distance <= steps.tolerance
+        layout.label(
+            text=f"Tip to target: {length_text(context.scene, distance)}",
+            icon="CHECKMARK" if within else "DOT",
+        )
+        layout.label(text="Within tolerance" if within else "Not within tolerance")
+        row = layout.row(align=True)
+        row.operator(
+            "fabrik.step_play",
+            icon="PAUSE" if playback_ui.playing() else "PLAY",
+            text="Pause" if playback_ui.playing() else "Play",
+        )
+        row.prop(state, "seconds_per_step")
+        layout.operator("fabrik.step_leave", icon="X")
+
+
+CLASSES = (FABRIK_PT_main, FABRIK_PT_solver, FABRIK_PT_frames, FABRIK_PT_last_bake, FABRIK_PT_playback)

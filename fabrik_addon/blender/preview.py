@@ -17,6 +17,8 @@ the update that a write causes finds the tip on target and does nothing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import bpy
 import numpy as np
 from bpy.app.handlers import persistent
@@ -38,12 +40,50 @@ _UNCHANGED = 1e-6
 _problems: dict[str, dict[int, str]] = {}
 
 _busy = False
+#: Armatures (by name) whose pose something else shows for now (stepping through iterations): not previewed.
+_paused: set[str] = set()
+
+
+@dataclass(frozen=True)
+class Followed:
+    """What posing an armature's enabled chains did.
+
+    Attributes
+    ----------
+    changed : bool
+        Whether any chain's pose changed.
+    iterations : dict of int to int
+        The solver's iterations for each chain solved, by its place in the list (none for a chain already on
+        its goal, which is left as it is).
+    problems : dict of int to str
+        Why a chain could not be posed, by its place in the list.
+    """
+
+    changed: bool
+    iterations: dict[int, int]
+    problems: dict[int, str]
 
 
 def follow(armature: bpy.types.Object, frame: int) -> bool:
+    """Pose every enabled chain of ``armature`` so its tip reaches its target (``pose_chains``) and note the
+    chains that cannot be solved (``problems``); whether any chain's pose changed."""
+    followed = pose_chains(armature, frame)
+    _problems[armature.name] = followed.problems
+    return followed.changed
+
+
+def pause(armature: bpy.types.Object, paused: bool) -> None:
+    """Leave ``armature``'s pose alone (``paused``), or preview it again."""
+    if paused:
+        _paused.add(armature.name)
+    else:
+        _paused.discard(armature.name)
+
+
+def pose_chains(armature: bpy.types.Object, frame: int) -> Followed:
     """Pose every enabled chain of ``armature`` so its tip reaches its target, without keying: each alone, or
     with the chains it shares bones with, as one tree (as a bake solves them); a chain that cannot be solved
-    is left as it is and its problem noted (``problems``).
+    is left as it is and its problem noted.
 
     Parameters
     ----------
@@ -54,8 +94,7 @@ def follow(armature: bpy.types.Object, frame: int) -> bool:
 
     Returns
     -------
-    bool
-        Whether any chain's pose changed.
+    Followed
     """
     solver = solver_settings(armature)
     found: dict[int, str] = {}
@@ -71,8 +110,7 @@ def follow(armature: bpy.types.Object, frame: int) -> bool:
         except (TypeError, ValueError) as error:
             found[index] = str(error)
     if all(_settled(chain, solver) for _, chain in wanted):  # the common update: nothing to do, checked cheaply
-        _problems[armature.name] = found
-        return False
+        return Followed(False, {}, found)
     ready: list[tuple[int, PreparedChain]] = []
     for index, chain in wanted:
         try:
@@ -80,26 +118,29 @@ def follow(armature: bpy.types.Object, frame: int) -> bool:
         except (TypeError, ValueError) as error:
             found[index] = str(error)
     changed = False
+    iterations: dict[int, int] = {}
     for group in shared_groups([prepared for _, prepared in ready]):
         try:
-            changed |= _follow_unit([ready[i][1] for i in group], solver, frame)
+            unit_changed, spent = _follow_unit([ready[i][1] for i in group], solver, frame)
         except (TypeError, ValueError) as error:
             found.update((ready[i][0], str(error)) for i in group)
-    _problems[armature.name] = found
-    return changed
+            continue
+        changed |= unit_changed
+        iterations.update((ready[i][0], count) for i, count in zip(group, spent, strict=True) if count >= 0)
+    return Followed(changed, iterations, found)
 
 
 def _settled(chain: ChainSettings[bpy.types.Object], solver: SolverSettings) -> bool:
     """Whether the chain's tip is within tolerance of its goal already, and it has no pole or orientation to
     follow: then solving it again would give the pose it has."""
-    return chain.pole_target is None and not chain.use_rotation and _tip_distance(chain) <= solver.tolerance
+    return chain.pole_target is None and not chain.use_rotation and tip_distance(chain) <= solver.tolerance
 
 
-def _follow_unit(chains: list[PreparedChain], solver: SolverSettings, frame: int) -> bool:
-    """Pose one chain, or chains that share bones as one tree; whether the pose changed. Nothing is solved when
-    every chain is settled (``_settled``)."""
+def _follow_unit(chains: list[PreparedChain], solver: SolverSettings, frame: int) -> tuple[bool, list[int]]:
+    """Pose one chain, or chains that share bones as one tree; whether the pose changed, and the iterations
+    spent on each chain (-1 each when every chain is settled (``_settled``) and nothing is solved)."""
     if all(_settled(c.settings, solver) for c in chains):
-        return False
+        return False, [-1] * len(chains)
     inputs = [current_inputs(prepared) for prepared in chains]
     frames = np.array([frame])
     if len(chains) == 1:
@@ -111,7 +152,7 @@ def _follow_unit(chains: list[PreparedChain], solver: SolverSettings, frame: int
         changed |= _set(pose_bone, rotation_property(pose_bone.rotation_mode), channels[0])
         if solved.y_scales is not None:
             changed |= _set(pose_bone, "scale", np.array([1.0, solved.y_scales[0, k], 1.0]))
-    return changed
+    return changed, [int(spent[0]) for spent in solved.iterations]
 
 
 def _set(pose_bone: bpy.types.PoseBone, path: str, values: FloatArray) -> bool:
@@ -137,7 +178,7 @@ def unstretch(armature: bpy.types.Object, chain: FABRIK_PG_chain) -> None:
             pose.bones[name].scale[1] = 1.0
 
 
-def _tip_distance(chain: ChainSettings[bpy.types.Object]) -> float:
+def tip_distance(chain: ChainSettings[bpy.types.Object]) -> float:
     """World distance from the tip bone's tail to the chain's goal as last evaluated (infinite if a bone named
     is missing)."""
     pose = chain.armature.pose
@@ -179,7 +220,8 @@ def _follow_guarded(armatures: list[bpy.types.Object], frame: int) -> None:
     _busy = True
     try:
         for armature in armatures:
-            follow(armature, frame)
+            if armature.name not in _paused:
+                follow(armature, frame)
     finally:
         _busy = False
 
@@ -206,6 +248,7 @@ def _on_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
 @persistent  # type: ignore[untyped-decorator]
 def _on_load(*_: object) -> None:
     _problems.clear()
+    _paused.clear()
 
 
 _HANDLERS = (
@@ -228,3 +271,4 @@ def unregister() -> None:
             handlers.remove(handler)
     properties.unsubscribe(_setting_changed)
     _problems.clear()
+    _paused.clear()

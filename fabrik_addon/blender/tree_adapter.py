@@ -1,10 +1,18 @@
 """Chains that share bones, solved together as one tree (the paper's several end effectors, Blender's tree IK):
-their bones read as a ``TreeRest``, their targets set in the tree root's frame, the tree solved with
-``solve_tree``, and the solved joints turned back into each bone's rotation channels.
+their bones read as a ``TreeRest`` with their IK limits, their targets and poles set in the tree root's frame,
+the tree solved with ``solve_tree_pose``, and the solved rotations turned into each bone's rotation channels.
 
 The tree is the union of the chains' bones, rooted at its topmost bone; every tip pulls on the whole path
-from it to that root, with its chain's weight. The tree solver moves free bones: chains in a tree with IK
-limits, a pole, stretch or target rotation are refused for now, naming the chain.
+from it to that root, with its chain's weight. Each bone keeps its IK limits (a bone where branches meet
+limits each branch's first bone as its parent); a chain's pole bends that chain's branch (its bones below the
+last fork, see ``solver._tree_pose_solve``); with Stretch on a chain, that chain's bones stretch by their IK
+Stretch shares. Where no chain of the tree has limits, a pole or stretch, each bone is keyed with the twist it
+had, turned only as far as its solved position needs (as free chains are).
+
+Target rotation (Rotation on a chain) in a tree is refused, naming the chain: a chain meets it by solving the
+bones above its tip toward where the tip's head must be and then turning the tip, which in a tree would leave
+out the branches that hang from the tip and the effectors the turned tip moves, and its weight below 1 needs
+a solve without it first; bake such a chain apart.
 """
 
 from __future__ import annotations
@@ -16,10 +24,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..settings import SolverSettings
-from ..solver import FloatArray, solve_tree
-from ..solver.tree_pose import TreeRest, solver_tree, tree_local_rotations
+from ..solver import FloatArray, JointLimits, TreePoseSolution, solve_tree_pose
+from ..solver.tree_pose import TreeRest, solver_tree, tree_inherited_stretch, tree_local_rotations
 from .adapter import PreparedChain, Solved, chain_frame
-from .chain import armature_data, hang
+from .chain import armature_data, hang, read_limits
 from .channels import rotation_channels
 from .sampling import Inputs
 
@@ -38,6 +46,8 @@ class PreparedTree:
         Each chain's tip bone, as an index into ``bone_names``.
     root_chain : int
         A chain whose first bone is the tree's root: its root frame is the tree's.
+    limits : JointLimits
+        Each bone's IK limits; its stretch share only where a chain with Stretch on has it.
     """
 
     chains: list[PreparedChain]
@@ -45,6 +55,18 @@ class PreparedTree:
     rest: TreeRest
     tips: list[int]
     root_chain: int
+    limits: JointLimits
+
+    @property
+    def stretch(self) -> bool:
+        """Whether some bone of the tree stretches: a chain with Stretch on has a bone with an IK Stretch share
+        (Blender's IK constraints have Stretch on by default, their bones no share)."""
+        return bool(self.limits.stretch.any())
+
+    @property
+    def solves_pose(self) -> bool:
+        """Whether some chain has limits, a pole or stretch: else every bone keeps the twist it had."""
+        return any(prepared.solves_pose for prepared in self.chains)
 
     @property
     def pose_bones(self) -> list[bpy.types.PoseBone]:
@@ -84,18 +106,20 @@ def prepare_tree(chains: list[PreparedChain], solver: SolverSettings) -> Prepare
     Raises
     ------
     ValueError
-        If a chain of the tree has what the tree solver does not honour yet, or the method is not FABRIK.
+        If a chain of the tree turns its tip to the target's rotation, the method is not FABRIK, or a bone
+        that would stretch with its parent does not inherit its scale fully.
     """
     for prepared in chains:
-        why = "IK limits" if prepared.chain.limits.any else "a pole, stretch or target rotation"
-        if prepared.solves_pose or prepared.use_rotation:
+        if prepared.use_rotation:
             raise ValueError(
                 f"the chains {', '.join(label(c) for c in chains)} share bones and are solved as one tree, which "
-                f"does not honour {why} yet: {label(prepared)} has them; bake it apart, or without them"
+                f"does not turn a tip to its target's rotation: {label(prepared)} has Rotation on; bake it apart, "
+                "or without it"
             )
     if solver.method != "fabrik":
         raise ValueError(f"chains that share bones are solved as one tree with FABRIK, not {solver.method!r}")
-    bones = armature_data(chains[0].chain.armature).bones
+    armature = chains[0].chain.armature
+    bones = armature_data(armature).bones
     names = list(dict.fromkeys(name for prepared in chains for name in prepared.chain.bone_names))
     depth = {name: len(bones[name].parent_recursive) for name in names}
     names.sort(key=lambda name: depth[name])
@@ -105,7 +129,21 @@ def prepare_tree(chains: list[PreparedChain], solver: SolverSettings) -> Prepare
     heads = np.array([np.zeros(3), *(hang(bones[name]) for name in names[1:])])
     rest = TreeRest(parents, rest_rotations, heads, np.array([bones[name].length for name in names]))
     root = next(k for k, prepared in enumerate(chains) if prepared.chain.bone_names[0] == names[0])
-    return PreparedTree(chains, tuple(names), rest, [index[c.chain.bone_names[-1]] for c in chains], root)
+    pose = armature.pose
+    assert pose is not None
+    limits = read_limits([pose.bones[name] for name in names])
+    stretching = {name for prepared in chains if prepared.settings.use_stretch for name in prepared.chain.bone_names}
+    shares = np.where([name in stretching for name in names], limits.stretch, 0.0)
+    limits = JointLimits(limits.lock, limits.use_limit, limits.minimum, limits.maximum, shares)
+    if shares.any():
+        for name in names[1:]:
+            if bones[name].inherit_scale != "FULL":
+                raise ValueError(
+                    f"use_stretch needs the tree's bones to inherit their parent's scale fully: bone '{name}' has "
+                    f"Inherit Scale '{bones[name].inherit_scale}' (set it to Full)"
+                )
+    tips = [index[c.chain.bone_names[-1]] for c in chains]
+    return PreparedTree(chains, tuple(names), rest, tips, root, limits)
 
 
 def _parent(bone: bpy.types.Bone) -> str:
@@ -134,23 +172,43 @@ def solve_tree_unit(
         for c, i in zip(tree.chains, inputs, strict=True)
         for n, v in zip(c.chain.bone_names, i.first_channels, strict=True)
     }
-    joints = solver_tree(tree.rest, start[0], tree.tips)
-    solution = solve_tree(
-        joints.tree,
-        joints.tail[tree.tips],
+    poles = [None if i.poles is None else root.points(i.poles) for i in inputs]
+    solution = solve_tree_pose(
+        tree.rest,
+        start,
+        tree.tips,
         targets,
         weights=[c.settings.weight for c in tree.chains],
+        limits=tree.limits,
+        poles=poles,
+        pole_angles=[c.settings.pole_angle for c in tree.chains],
+        stretch=tree.stretch,
         tolerance=min(f.tolerance for f in frames_of),
         max_iterations=solver.max_iterations,
-        warm_start=solver.warm_start,
     )
-    rotations = tree_local_rotations(tree.rest, joints, solution.joints, start)
+    rotations, y_scales = _keyed(tree, solution, start)
     pose_bones = tree.pose_bones
     channels = [
         rotation_channels(rotations[:, k], bone.rotation_mode, first[bone.name]) for k, bone in enumerate(pose_bones)
     ]
     iterations = [solution.iterations for _ in tree.chains]
-    return Solved(pose_bones, channels, None, iterations, [solution.reached[:, e] for e in range(len(tree.chains))])
+    return Solved(pose_bones, channels, y_scales, iterations, [solution.reached[:, e] for e in range(len(tree.chains))])
+
+
+def _keyed(tree: PreparedTree, solution: TreePoseSolution, start: FloatArray) -> tuple[FloatArray, FloatArray | None]:
+    """The rotations (F, b, 4) and Y scales (F, b) (None without stretch) to key: with stretch, as the bones'
+    children inherit their scale; in a tree without limits, a pole or stretch, each bone turned from the twist
+    ``start`` (F or 1, b, 4) had only as far as its solved head, tail and children's heads need (the solver
+    turns bones about every axis)."""
+    if tree.stretch:
+        return tree_inherited_stretch(tree.rest, solution.rotations, solution.scales)
+    if tree.solves_pose:
+        return solution.rotations, None
+    joints = solver_tree(tree.rest, start[0], tree.tips)
+    solved = np.empty((len(solution.heads), joints.tree.size, 3))
+    solved[:, joints.head] = solution.heads
+    solved[:, joints.tail[tree.tips]] = solution.ends
+    return tree_local_rotations(tree.rest, joints, solved, start), None
 
 
 def _union(tree: PreparedTree, per_chain: list[FloatArray]) -> FloatArray:

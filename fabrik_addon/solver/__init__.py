@@ -21,6 +21,7 @@ from ._solve import (
     solve,
     solve_frames,
 )
+from ._tree_pose_solve import TreePoseSolution, solve_tree_pose
 from ._tree_solve import TreeSolution, solve_tree
 from .limits import JointLimits
 from .tree import Tree
@@ -39,9 +40,11 @@ __all__ = [
     "PoseSolution",
     "Solution",
     "Tree",
+    "TreePoseSolution",
     "TreeSolution",
     "solve",
     "solve_frames",
     "solve_pose",
     "solve_tree",
+    "solve_tree_pose",
 ]

@@ -10,17 +10,40 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ._pose_steps import Posed
 from .validate import FloatArray
 
-#: One iteration on many frames: (poses, targets (3, F)) -> the next poses.
-Step = Callable[[Posed, FloatArray], Posed]
-#: Forward kinematics: (local rotations (m, 4, F), Y scales (m, F)) -> poses.
-Pose = Callable[[FloatArray, FloatArray], Posed]
+
+class Poses(Protocol):
+    """Poses of many frames as a step makes them (a chain's ``_pose_steps.Posed``, a tree's
+    ``_tree_pose_steps.TreePosed``): local rotations (m, 4, F), a miss per frame, a subset of frames."""
+
+    @property
+    def local(self) -> FloatArray: ...
+
+    def error(self, goals: FloatArray) -> FloatArray: ...
+
+    def take(self: P, frames: NDArray[np.intp]) -> P: ...
+
+
+P = TypeVar("P", bound=Poses)
+#: One iteration on many frames: (poses, goals) -> the next poses.
+Step = Callable[[P, FloatArray], P]
+
+
+class Steps(Protocol, Generic[P]):
+    """A solver's steps (``_pose_steps.PoseSteps``, ``_tree_pose_steps.TreePoseSteps``): forward kinematics of
+    local rotations (m, 4, F) and Y scales (m, F), and the two steps."""
+
+    def pose(self, local: FloatArray, scales: FloatArray) -> P: ...
+
+    def fabrik(self, posed: P, goals: FloatArray) -> P: ...
+
+    def least_squares(self, posed: P, goals: FloatArray) -> P: ...
 
 
 @dataclass(frozen=True)
@@ -77,20 +100,58 @@ FAST_LEAST_SQUARES = Pace(progress=0.5, window=4)
 CREEP = Pace(progress=1.0 - 1e-6, window=20)
 
 
-def run(pose: Pose, step: Step, pace: Pace, start: Best, goals: FloatArray, stopping: tuple[float, int]) -> Best:
+#: What an attempt runs after its first FABRIK iteration: (step, pace, from the attempt's start or from the
+#: best pose so far), each on the frames still short. For a chain: least squares while it gains quickly,
+#: then FABRIK from the start and least squares from the best, each as long as it gains at all.
+Schedule = tuple[tuple[str, Pace, str], ...]
+CHAIN_SCHEDULE: Schedule = (
+    ("least_squares", FAST_LEAST_SQUARES, "best"),
+    ("fabrik", CREEP, "start"),
+    ("least_squares", CREEP, "best"),
+)
+
+
+def attempt(
+    steps: Steps[P], start: Best, goals: FloatArray, stopping: tuple[float, int], schedule: Schedule = CHAIN_SCHEDULE
+) -> Best:
+    """One attempt from ``start``'s poses (not modified) toward ``goals`` (F, ...), frames first: one FABRIK
+    iteration, then ``schedule`` on the frames still short. Returns each frame's best pose."""
+    rows = np.ascontiguousarray(np.moveaxis(goals, 0, -1))  # frames last, as the steps take them
+    best = run(steps.pose, steps.fabrik, ONCE, start, rows, stopping)
+    for name, pace, origin in schedule:
+        short = np.flatnonzero(best.error > stopping[0])
+        if short.size:
+            aims = np.ascontiguousarray(rows[..., short])
+            step = steps.fabrik if name == "fabrik" else steps.least_squares
+            best.keep_better(
+                short, run(steps.pose, step, pace, (start if origin == "start" else best).rows(short), aims, stopping)
+            )
+    return best
+
+
+def run(
+    pose: Callable[[FloatArray, FloatArray], P],
+    step: Step[P],
+    pace: Pace,
+    start: Best,
+    goals: FloatArray,
+    stopping: tuple[float, int],
+) -> Best:
     """Iterate ``step`` on every frame from ``start``'s poses until it reaches, stalls (see ``Pace``) or runs
     out of iterations.
 
     Parameters
     ----------
     pose : callable
-        Forward kinematics of the chain (``PoseSteps.pose``).
+        Forward kinematics: (local rotations (m, 4, F), Y scales (m, F)) -> poses (``PoseSteps.pose``).
     step : callable
-        One iteration (``PoseSteps.fabrik`` or ``PoseSteps.least_squares``).
+        One iteration on many frames: (poses, goals) -> the next poses (``PoseSteps.fabrik`` or
+        ``PoseSteps.least_squares``).
     pace : Pace
     start : Best
         The poses to start from; not modified.
-    goals : ndarray, shape (3, F)
+    goals : ndarray, shape (..., F)
+        As the steps take them: (3, F) for a chain.
     stopping : (float, int)
         The tolerance and the most iterations.
 
@@ -103,9 +164,9 @@ def run(pose: Pose, step: Step, pace: Pace, start: Best, goals: FloatArray, stop
     posed = pose(start.quats, start.scales)
     best = start.quats.copy()
     best_error = posed.error(goals)
-    iterations = np.zeros(goals.shape[1], dtype=np.int64)
+    iterations = np.zeros(goals.shape[-1], dtype=np.int64)
     active = np.flatnonzero(best_error > tolerance)
-    work, work_goals = posed.take(active), goals[:, active]
+    work, work_goals = posed.take(active), goals[..., active]
     mark, since = best_error[active], np.zeros(active.size, dtype=np.int64)
     for count in range(1, max_iterations + 1):
         if active.size == 0:
@@ -121,7 +182,7 @@ def run(pose: Pose, step: Step, pace: Pace, start: Best, goals: FloatArray, stop
         since = np.where(gained, 0, since + 1)
         going = np.flatnonzero((best_error[active] > tolerance) & (since < pace.window))
         if going.size < active.size:
-            active, work, work_goals = active[going], work.take(going), work_goals[:, going]
+            active, work, work_goals = active[going], work.take(going), work_goals[..., going]
             mark, since = mark[going], since[going]
     return Best(best, start.scales, iterations, best_error)
 

@@ -28,6 +28,14 @@ least squares, which finishes in a few steps where FABRIK alone creeps (near its
 a tenth per twenty iterations); frames still short get both again, as long as they gain at all, before the
 retries from other starts.
 
+With ``history=True`` (one frame), the joints after every step are kept, named (``_history``): ``START``
+(the rotations given, as they are), ``TURNED_TO_POLE`` (with a pole: the start turned, and clamped), then
+``TOWARD`` and ``BACK`` for each FABRIK iteration's two passes (the backward pass's joints, the tip on the
+target; the forward pass's, the root in place and every bone within its limits) and ``LEAST_SQUARES`` for
+each least-squares step, ``RESTART`` before each retry from another start (the start, turned toward the
+goal), ``LENGTHENED`` before each stretch round, and last ``SOLVED``, the pose returned (the best seen, turned
+about the root-to-tip line to the start's side).
+
 This module holds the policy (which attempt runs, from which start, what is kept); ``_pose_steps`` the
 steps an attempt repeats, ``_pose_iterate`` when a run of one step stops.
 """
@@ -41,8 +49,9 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._pose_iterate import CREEP, FAST_LEAST_SQUARES, ONCE, Best, Pace, Step, frames_first, rows_of, run
-from ._pose_steps import PoseSteps
+from ._history import START, Recorder, RecordingSteps
+from ._pose_iterate import Best, Steps, attempt, frames_first, rows_of
+from ._pose_steps import Posed, PoseSteps
 from ._root_turns import swivel_nearest, turn_toward
 from ._solve import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
 from .limits import JointLimits
@@ -54,15 +63,20 @@ from .rotations import (
 from .validate import FloatArray, as_points, positive_float, positive_int
 
 #: Rounds of lengthening the bones, each followed by a solve, when stretching toward a target out of reach.
-_STRETCH_ROUNDS = 4
+STRETCH_ROUNDS = 4
 #: Attempts from random poses within the limits on frames still short of a target within the chain's length,
 #: after the start pose and the bent one: limits can leave so few ways to a target that two starts miss a few
 #: (3 take targets known to be reachable from 97 % to 99 %). Seeded: a bake gives the same keys every time.
-_RESTARTS = 3
-_RESTART_SEED = 0
+RESTARTS = 3
+RESTART_SEED = 0
 #: Relative rounding of a tip's distance after a turn of the whole chain (a fraction of the chain's length):
 #: a turn that moves the tip by no more is taken as keeping it where it was.
-_ROUNDING = 1e-12
+ROUNDING = 1e-12
+#: The names of ``solve_pose``'s own steps in a history (see the module's notes).
+TURNED_TO_POLE = "turned to the pole"
+RESTART = "restart from another pose"
+LENGTHENED = "bones lengthened"
+SOLVED = "solved"
 
 
 @dataclass(frozen=True)
@@ -83,6 +97,10 @@ class PoseSolution:
         Distance from the last joint to the target.
     reached : ndarray of bool, shape (F,)
         ``error <= tolerance``.
+    history : ndarray, shape (steps, m+1, 3), or None
+        With ``history=True``, the one frame's joints after every step (see the module's notes), else None.
+    history_steps : tuple of str
+        The name of each step of ``history``; empty without history.
     """
 
     rotations: FloatArray
@@ -91,6 +109,8 @@ class PoseSolution:
     iterations: NDArray[np.int64]
     error: FloatArray
     reached: NDArray[np.bool_]
+    history: FloatArray | None = None
+    history_steps: tuple[str, ...] = ()
 
 
 def solve_pose(
@@ -104,6 +124,7 @@ def solve_pose(
     stretch: bool = False,
     tolerance: float = DEFAULT_TOLERANCE,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    history: bool = False,
 ) -> PoseSolution:
     """Turn a chain's bones so its last joint reaches a target on each frame, within the bones' limits.
 
@@ -133,6 +154,9 @@ def solve_pose(
         How close the last joint must come to the target (> 0).
     max_iterations : int
         Iterations per frame at most (>= 1), per stretch round.
+    history : bool
+        Also return the joints after every step (``PoseSolution.history``; see the module's notes), for one
+        target only. The solve is the same with or without.
 
     Returns
     -------
@@ -149,13 +173,15 @@ def solve_pose(
     bones = len(rest.offsets)
     goals = as_points(targets, "targets")
     frames = len(goals)
-    start = _as_rotations(rotations, frames, bones)
+    start = as_rotations(rotations, frames, bones)
     limits = JointLimits.free(bones) if limits is None else limits
     if limits.bones != bones:
         raise ValueError(f"limits are for {limits.bones} bones, the chain has {bones}")
     pole_points = None if poles is None else as_points(poles, "poles")
     if pole_points is not None and len(pole_points) != frames:
         raise ValueError(f"poles must have one point per target ({frames}), got {len(pole_points)}")
+    if history and frames != 1:
+        raise ValueError(f"history is kept for one target at a time, got {frames} targets")
     if not np.isfinite(pole_angle):
         raise ValueError(f"pole_angle must be a finite number of radians, got {pole_angle!r}")
     solver = _Solver(
@@ -164,20 +190,28 @@ def solve_pose(
         tolerance=positive_float(tolerance, "tolerance"),
         max_iterations=positive_int(max_iterations, "max_iterations"),
         pole_angle=float(pole_angle),
+        recorder=Recorder() if history else None,
     )
+    solver.record(START, start, np.ones((bones, frames)))
     first = limits.clamp(start)
     if pole_points is not None:
         first = solver.turn(first, np.ones((bones, frames)), goals, pole_points)
+        solver.record(TURNED_TO_POLE, first, np.ones((bones, frames)))
     best = solver.solve(Best.start(first), goals)
     solver.retry_bent(best, goals, pole_points)
-    random = np.random.default_rng(_RESTART_SEED)
-    for _ in range(_RESTARTS):
+    random = np.random.default_rng(RESTART_SEED)
+    for _ in range(RESTARTS):
         solver.retry_random(best, goals, pole_points, random)
     if stretch and limits.stretch.any():
         solver.stretch(best, goals)
     solver.swivel_to(best, first, goals)
     posed = solver.steps.pose(best.quats, best.scales)
     quats = sign_continuous(frames_first(best.quats), reference=start[0])
+    steps: FloatArray | None = None
+    names: tuple[str, ...] = ()
+    if solver.recorder is not None:
+        solver.recorder.add(SOLVED, posed.joints[:, :, 0])
+        steps, names = solver.recorder.history()
     return PoseSolution(
         rotations=quats,
         scales=np.ascontiguousarray(best.scales.T),
@@ -185,6 +219,8 @@ def solve_pose(
         iterations=best.iterations,
         error=best.error,
         reached=best.error <= solver.tolerance,
+        history=steps,
+        history_steps=names,
     )
 
 
@@ -198,32 +234,26 @@ class _Solver:
     tolerance: float
     max_iterations: int
     pole_angle: float
+    recorder: Recorder | None = None
 
     @cached_property
-    def steps(self) -> PoseSteps:
-        return PoseSteps(self.rest, self.limits)
+    def steps(self) -> Steps[Posed]:
+        """The chain's steps; recording one frame's joints after each, with a history."""
+        steps = PoseSteps(self.rest, self.limits)
+        return steps if self.recorder is None else RecordingSteps(steps, self.recorder)
+
+    def record(self, name: str, quats: FloatArray, scales: FloatArray) -> None:
+        """With a history, record the joints of the one frame's rotations (F, m, 4) and scales (m, F)."""
+        if self.recorder is not None:
+            self.recorder.add(name, self.steps.pose(rows_of(quats), scales).joints[:, :, 0])
 
     @property
     def stopping(self) -> tuple[float, int]:
         return self.tolerance, self.max_iterations
 
     def solve(self, start: Best, goals: FloatArray) -> Best:
-        """One FABRIK iteration from ``start``'s poses, then damped least squares on the frames it left short
-        while they gain quickly; on frames still short, FABRIK again from ``start`` and least squares from the
-        best pose, each as long as it gains at all."""
-        best = self._run(self.steps.fabrik, ONCE, start, goals)
-        for step, pace, origin in (
-            (self.steps.least_squares, FAST_LEAST_SQUARES, best),
-            (self.steps.fabrik, CREEP, start),
-            (self.steps.least_squares, CREEP, best),
-        ):
-            short = np.flatnonzero(best.error > self.tolerance)
-            if short.size:
-                best.keep_better(short, self._run(step, pace, origin.rows(short), goals[short]))
-        return best
-
-    def _run(self, step: Step, pace: Pace, start: Best, goals: FloatArray) -> Best:
-        return run(self.steps.pose, step, pace, start, np.ascontiguousarray(goals.T), self.stopping)
+        """``attempt`` with this chain's steps, from ``start``'s poses toward ``goals`` (F, 3)."""
+        return attempt(self.steps, start, goals, self.stopping)
 
     def retry_bent(self, best: Best, goals: FloatArray, poles: FloatArray | None) -> None:
         """Solve the frames that fell short again, from a bent pose turned toward the goal.
@@ -262,6 +292,7 @@ class _Solver:
         if rows.size:
             scales = best.scales[:, rows]
             turned = self.turn(poses, scales, goals[rows], _rows(poles, rows))
+            self.record(RESTART, turned, scales)
             best.keep_better(rows, self.solve(Best(rows_of(turned), scales, *_tail(best, rows)), goals[rows]))
 
     def stretch(self, best: Best, goals: FloatArray) -> None:
@@ -270,11 +301,12 @@ class _Solver:
         Each round adds the remaining distance to the bones in proportion to ``length * share``: exact for a
         chain that points straight at its target, and a step toward it otherwise."""
         stretchable = float((self.rest.lengths * self.limits.stretch).sum())
-        for _ in range(_STRETCH_ROUNDS):
+        for _ in range(STRETCH_ROUNDS):
             short = np.flatnonzero(best.error > self.tolerance)
             if short.size == 0:
                 break
             grown = best.scales[:, short] + self.limits.stretch[:, None] * (best.error[short] / stretchable)
+            self.record(LENGTHENED, frames_first(best.quats[..., short]), grown)
             attempt = Best(best.quats[..., short], grown, np.zeros(short.size, dtype=np.int64), best.error[short])
             best.keep_better(short, self.solve(attempt, goals[short]))
 
@@ -292,7 +324,7 @@ class _Solver:
         tips = frames_first(self.steps.pose(best.quats, best.scales).joints[-1:])[:, 0]
         turned = rows_of(swivel_nearest(self.rest, self.limits, frames_first(best.quats), tips, reference))
         error = self.steps.pose(turned, best.scales).error(np.ascontiguousarray(goals.T))
-        rounding = _ROUNDING * float(self.rest.lengths.sum()) * best.scales.max(axis=0)
+        rounding = ROUNDING * float(self.rest.lengths.sum()) * best.scales.max(axis=0)
         keep = np.flatnonzero(error <= np.maximum(best.error, self.tolerance) + rounding)
         best.quats[..., keep], best.error[keep] = turned[..., keep], error[keep]
 
@@ -306,7 +338,7 @@ def _rows(array: FloatArray | None, rows: NDArray[np.intp]) -> FloatArray | None
     return None if array is None else array[rows]
 
 
-def _as_rotations(rotations: npt.ArrayLike, frames: int, bones: int) -> FloatArray:
+def as_rotations(rotations: npt.ArrayLike, frames: int, bones: int) -> FloatArray:
     quats = np.asarray(rotations, dtype=np.float64)
     if quats.shape not in {(bones, 4), (1, bones, 4), (frames, bones, 4)}:
         raise ValueError(

@@ -19,20 +19,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _rows as rows
-from ._clamp_rows import RowClamp
+from ._bone_rows import Aims, BoneFrames
 from .limits import JointLimits
 from .pose import ChainRest
-from .rotations import matrix_to_quat, quat_conjugate, quat_multiply, quat_rotate
 from .validate import FloatArray
 
 #: Damping of the least-squares steps, as a fraction of the chain's length (the step's distance scale).
 _DAMPING = 0.1
 #: The largest turn of one bone in one least-squares step, radians.
-_MAX_STEP_RAD = 0.3
-#: Added to a bone's direction, scaled by its length, before it is aimed at a point: where the point is on
-#: the bone's head the direction is undefined and this keeps the bone's own; elsewhere it turns the aim by
-#: about 1e-12 of a radian or less (as ``fabrik._NUDGE`` does for points).
-_NUDGE = 1e-12
+MAX_STEP_RAD = 0.3
 
 
 @dataclass(frozen=True)
@@ -89,6 +84,11 @@ class PoseSteps:
 
     def fabrik(self, posed: Posed, goals: FloatArray) -> Posed:
         """One backward and one forward pass on every frame given (goals (3, F))."""
+        return self.forward(posed, *self.backward(posed, goals))
+
+    def backward(self, posed: Posed, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The backward pass, from the goals (3, F) toward the root: the joints it places (m+1, 3, F), the tip
+        on the goal and the root off its place, and the bones' orientations there (m, 4, F)."""
         bones = len(posed.local)
         stretched = bool((posed.scales != 1.0).any())
         joints, world, scales = posed.joints, posed.world, posed.scales
@@ -99,20 +99,26 @@ class PoseSteps:
         turned = np.empty(world.shape)
         for k in range(bones - 1, -1, -1):
             toward = rows.rotate_back(world[k], placed[k + 1] - joints[k])  # in the bone's own frame
-            turned[k] = rows.multiply(world[k], self._turn_from_direction(k, toward))
-            if k + 1 < bones and self._limited[k + 1]:
-                turned[k] = self._parent_within_child_limits(turned[k], turned[k + 1], k + 1)
+            turned[k] = rows.multiply(world[k], self.aims.turn(k, toward))
+            if k + 1 < bones and self.bones.limited[k + 1]:
+                turned[k] = self.bones.parent_within_child_limits(turned[k], turned[k + 1], k + 1)
             placed[k] = placed[k + 1] - self._offset(turned[k], k, scales[k], stretched)
+        return placed, turned
 
-        # Forward: from the fixed root head, each bone aimed at the joint placed above, then clamped.
+    def forward(self, posed: Posed, placed: FloatArray, turned: FloatArray) -> Posed:
+        """The forward pass after ``backward`` (its joints and orientations): from the fixed root head, each
+        bone aimed at the joint placed above, then clamped to its limits."""
+        bones = len(posed.local)
+        stretched = bool((posed.scales != 1.0).any())
+        joints, world, scales = posed.joints, posed.world, posed.scales
         local = np.empty(posed.local.shape)
         new_world = np.empty(world.shape)
         new_joints = np.zeros(joints.shape)
         for k in range(bones):
             frame = self._frame(new_world, k)
             wanted = rows.rotate_back(turned[k], placed[k + 1] - new_joints[k])  # in the turned bone's frame
-            aimed = rows.multiply(rows.conj_multiply(frame, turned[k]), self._turn_from_direction(k, wanted))
-            local[k] = self._clamps[k](aimed)
+            aimed = rows.multiply(rows.conj_multiply(frame, turned[k]), self.aims.turn(k, wanted))
+            local[k] = self.bones.clamps[k](aimed)
             new_world[k] = rows.multiply(frame, local[k])
             new_joints[k + 1] = new_joints[k] + self._offset(new_world[k], k, scales[k], stretched)
         return Posed(local, scales, new_world, new_joints)
@@ -135,92 +141,26 @@ class PoseSteps:
         y = np.linalg.solve(normal, error.T[..., None])[..., 0].T  # (3, F)
         turns = np.cross(arms, y[None], axis=1)  # (m, 3, F), world axes times angles
         angles = np.sqrt(np.einsum("kif,kif->kf", turns, turns))
-        turns *= np.minimum(1.0, _MAX_STEP_RAD / np.maximum(angles, 1e-300))[:, None]
-        # Each turn seen in its bone's rest frame under its posed parent, where the local rotation lives. On
-        # every bone at once the arrays are long, and the written-out products of ``rotations`` beat the
-        # tables of ``_rows`` (made for one bone's short rows) ten times over: they work frames first.
-        parents = np.concatenate([np.broadcast_to(self._rest_quats[0][:, None], (1, 4, frames)), posed.world[:-1]])
+        turns *= np.minimum(1.0, MAX_STEP_RAD / np.maximum(angles, 1e-300))[:, None]
+        # Each turn seen in its bone's rest frame under its posed parent, where the local rotation lives.
+        parents = np.concatenate([np.broadcast_to(self.bones.rest_quats[0][:, None], (1, 4, frames)), posed.world[:-1]])
         if bones > 1:
-            parents[1:] = np.einsum("kij,kjf->kif", self._right_rest[1:], parents[1:])
-        local_turns = quat_rotate(quat_conjugate(parents.transpose(0, 2, 1)), turns.transpose(0, 2, 1))
-        half = 0.5 * np.sqrt(np.einsum("kfi,kfi->kf", local_turns, local_turns))[..., None]
-        exp = np.concatenate([np.cos(half), (0.5 * np.sinc(half / np.pi)) * local_turns], axis=-1)
-        local = quat_multiply(exp, posed.local.transpose(0, 2, 1))  # (m, F, 4)
-        clamped = self._clamp_all(np.ascontiguousarray(local.transpose(2, 0, 1)))
-        return self.pose(np.ascontiguousarray(clamped.transpose(1, 0, 2)), posed.scales)
+            parents[1:] = np.einsum("kij,kjf->kif", self.bones.right_rest[1:], parents[1:])
+        return self.pose(self.bones.turned(posed.local, turns, parents), posed.scales)
 
     def _frame(self, world: FloatArray, k: int) -> FloatArray:
         """Bone ``k``'s rest frame under its posed parent (4, F) (the root's: its rest rotation)."""
-        if k == 0:
-            return np.asarray(self._rest_quats[0][:, None])
-        return rows.apply(self._right_rest[k], world[k - 1])
+        return self.bones.frame(None if k == 0 else world[k - 1], k)
 
     def _offset(self, orientation: FloatArray, k: int, scales: FloatArray, stretched: bool) -> FloatArray:
         """From bone ``k``'s head to the next joint (3, F), the bone at ``orientation`` (4, F), scaled along Y."""
-        if not stretched:
-            return rows.rotate_fixed(orientation, self._offset_tables[k])
-        offset = np.repeat(self.rest.offsets[k][:, None], len(scales), axis=1)
-        offset[1] *= scales
-        return rows.rotate(orientation, offset)
-
-    def _turn_from_direction(self, k: int, toward: FloatArray) -> FloatArray:
-        """The smallest turn (4, F) taking bone ``k``'s direction onto ``toward`` (3, F), both in its frame."""
-        return rows.turn_from(self._between_tables[k], self._half_turns[k], toward + self._fallbacks[k])
-
-    def _parent_within_child_limits(self, parent: FloatArray, child: FloatArray, k: int) -> FloatArray:
-        """The parent orientation (4, F) under which ``child`` (bone ``k``'s orientation) is a rotation within
-        bone ``k``'s limits: ``parent`` itself where it already is (to rounding), else turned to match the
-        nearest allowed one."""
-        local = rows.apply(self._left_rest_conj[k], rows.conj_multiply(parent, child))  # conj(parent rest) child
-        allowed = self._clamps[k](local)
-        return rows.apply(self._right_rest_conj[k], rows.multiply_conj(child, allowed))
+        return self.aims.rotated(k, orientation, scales if stretched else None)
 
     @cached_property
-    def _rest_quats(self) -> FloatArray:
-        return matrix_to_quat(self.rest.rest_rotations)
+    def bones(self) -> BoneFrames:
+        return BoneFrames(self.rest.rest_rotations, self.limits)
 
     @cached_property
-    def _right_rest(self) -> FloatArray:
-        """(m, 4, 4): ``q * rest_k`` as a matrix product."""
-        return rows.right_tables(self._rest_quats)
-
-    @cached_property
-    def _right_rest_conj(self) -> FloatArray:
-        return rows.right_tables(self._rest_quats * [1.0, -1.0, -1.0, -1.0])
-
-    @cached_property
-    def _left_rest_conj(self) -> FloatArray:
-        return rows.left_tables(self._rest_quats * [1.0, -1.0, -1.0, -1.0])
-
-    @cached_property
-    def _directions(self) -> FloatArray:
-        """Each bone's unit direction in its own frame, (m, 3)."""
-        return np.asarray(self.rest.offsets / self.rest.lengths[:, None], dtype=np.float64)
-
-    @cached_property
-    def _offset_tables(self) -> FloatArray:
-        return rows.fixed_vector_tables(self.rest.offsets)
-
-    @cached_property
-    def _between_tables(self) -> FloatArray:
-        return rows.between_tables(self._directions)
-
-    @cached_property
-    def _half_turns(self) -> FloatArray:
-        return rows.half_turns_from(self._directions)
-
-    @cached_property
-    def _fallbacks(self) -> FloatArray:
-        return np.asarray(_NUDGE * self.rest.offsets[:, :, None], dtype=np.float64)
-
-    @cached_property
-    def _clamps(self) -> list[RowClamp]:
-        return RowClamp.each(self.limits)
-
-    @cached_property
-    def _clamp_all(self) -> RowClamp:
-        return RowClamp.every(self.limits)
-
-    @cached_property
-    def _limited(self) -> NDArray[np.bool_]:
-        return np.asarray(self.limits.lock.any(axis=1) | self.limits.use_limit.any(axis=1))
+    def aims(self) -> Aims:
+        """Each bone's offset to its next joint."""
+        return Aims(self.rest.offsets)

@@ -9,6 +9,7 @@ import numpy.typing as npt
 from numpy.typing import NDArray
 
 from ._geometry import FALLBACK_DIRECTION, bend, chain_along, inner_radius, is_straight_line, norms, unit_or
+from ._history import START, Recorder, point_stages
 from ._iterate import Iteration, Stopping, iterate
 from .ccd import ccd_iteration
 from .fabrik import fabrik_iteration
@@ -58,12 +59,19 @@ class Solution:
         Distance from the end effector (last joint) to the target, in scene units.
     reached : bool
         ``error <= tolerance``.
+    history : ndarray, shape (steps, n+1, 3), or None
+        With ``history=True``, the joints after every step (see ``solve``), else None.
+    history_steps : tuple of str
+        The name of each step of ``history`` (``_history``'s ``START``, ``TOWARD``, ``BACK``, CCD's
+        ``"turn about joint k"``); empty without history.
     """
 
     joints: FloatArray
     iterations: int
     error: float
     reached: bool
+    history: FloatArray | None = None
+    history_steps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,7 @@ def solve(
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     min_improvement: float = DEFAULT_MIN_IMPROVEMENT,
     method: str = "fabrik",
+    history: bool = False,
 ) -> Solution:
     """Move a chain's end effector to a target, keeping its root and segment lengths.
 
@@ -112,6 +121,16 @@ def solve(
         crawling after 20 iterations (near full reach) continue with extrapolated FABRIK iterations, each
         started from a secant extrapolation of the last two (``_accelerate``); every returned pose is a
         FABRIK iteration's, and frames done in 20 iterations or fewer are plain FABRIK.
+    history : bool
+        Also return the joints after every step, to watch the solver work (``Solution.history``). With
+        FABRIK, ``2 * iterations + 1`` poses: ``joints`` as given, then after each of the two reaching passes
+        of every iteration, from the tip to the root (the tip on the target, the root off its place) and
+        back from the root (the root in place); the pose returned is one of the even entries, the best. With
+        CCD, ``n * iterations + 1`` poses: ``joints``, then after each joint's turn, from the joint before
+        the end effector down to the root. A target out of reach, or too near the root, is solved in one
+        step that needs no iterating: every step of that iteration holds its result. Solving costs the
+        same without history as before it existed. An accelerated FABRIK iteration starts from the
+        extrapolated pose, not from the step before it.
 
     Returns
     -------
@@ -128,6 +147,8 @@ def solve(
         non-positive tolerance, an unknown method.
     """
     point = as_point(target, "target")
+    if history:
+        return _solve_recorded(joints, point, tolerance, max_iterations, min_improvement, method)
     frames = solve_frames(
         joints,
         point[None],
@@ -182,19 +203,13 @@ def solve_frames(
     """
     start = as_joints(joints)
     goals = as_points(targets, "targets").T  # (3, F)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
-    stopping = Stopping(
-        tolerance=positive_float(tolerance, "tolerance"),
-        max_iterations=positive_int(max_iterations, "max_iterations"),
-        min_improvement=non_negative_float(min_improvement, "min_improvement"),
-    )
+    stopping = _stopping(method, tolerance, max_iterations, min_improvement)
     lengths = segment_lengths(start)
     if warm_start:
-        P, iterations, error = _solve_warm(start, lengths, goals, METHODS[method], stopping)
+        P, iterations, error = _solve_warm(start, lengths, goals, METHODS[method], stopping, method == "fabrik")
     else:
         starts = np.repeat(start[:, :, None], goals.shape[1], axis=2)
-        P, iterations, error = _solve_block(starts, lengths, goals, METHODS[method], stopping)
+        P, iterations, error = _solve_block(starts, lengths, goals, METHODS[method], stopping, method == "fabrik")
     return FramesSolution(
         joints=np.ascontiguousarray(P.transpose(2, 0, 1)),
         iterations=iterations,
@@ -203,8 +218,51 @@ def solve_frames(
     )
 
 
+def _stopping(method: str, tolerance: float, max_iterations: int, min_improvement: float) -> Stopping:
+    """The stopping rules, checked, after checking ``method``."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    return Stopping(
+        tolerance=positive_float(tolerance, "tolerance"),
+        max_iterations=positive_int(max_iterations, "max_iterations"),
+        min_improvement=non_negative_float(min_improvement, "min_improvement"),
+    )
+
+
+def _solve_recorded(
+    joints: npt.ArrayLike, point: FloatArray, tolerance: float, max_iterations: int, min_improvement: float, method: str
+) -> Solution:
+    """``solve`` with its history: the same block solve, its iterations run stage by stage and recorded."""
+    start = as_joints(joints)
+    stopping = _stopping(method, tolerance, max_iterations, min_improvement)
+    lengths = segment_lengths(start)
+    recorder = Recorder()
+    recorder.add(START, start)
+    stages = point_stages(method, lengths.size)
+    P, iterations, error = _solve_block(
+        start[:, :, None].copy(), lengths, point[:, None], recorder.recording(stages), stopping, method == "fabrik"
+    )
+    if iterations[0] and len(recorder.joints) == 1:  # out of reach or too near: one step without iterating
+        for name, _ in stages:
+            recorder.add(name, P[:, :, 0])
+    steps, names = recorder.history()
+    return Solution(
+        joints=np.ascontiguousarray(P[:, :, 0]),
+        iterations=int(iterations[0]),
+        error=float(error[0]),
+        reached=bool(error[0] <= stopping.tolerance),
+        history=steps,
+        history_steps=names,
+    )
+
+
 def _solve_warm(
-    start: FloatArray, lengths: FloatArray, goals: FloatArray, iteration: Iteration, stopping: Stopping
+    start: FloatArray,
+    lengths: FloatArray,
+    goals: FloatArray,
+    iteration: Iteration,
+    stopping: Stopping,
+    accelerate: bool,
 ) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
     """Warm start in blocks (see ``solve_frames``), each block checked for jumps.
 
@@ -219,13 +277,13 @@ def _solve_warm(
     iterations = np.empty(frame_count, dtype=np.int64)
     error = np.empty(frame_count)
     P[:, :, :1], iterations[:1], error[:1] = _solve_block(
-        start[:, :, None].copy(), lengths, goals[:, :1], iteration, stopping
+        start[:, :, None].copy(), lengths, goals[:, :1], iteration, stopping, accelerate
     )
     begin = 1
     while begin < frame_count:
         end = min(frame_count, begin + WARM_START_BLOCK)
         starts = np.repeat(P[:, :, begin - 1 : begin], end - begin, axis=2)
-        joints, its, errs = _solve_block(starts, lengths, goals[:, begin:end], iteration, stopping)
+        joints, its, errs = _solve_block(starts, lengths, goals[:, begin:end], iteration, stopping, accelerate)
         # Joint and target moves from each frame of the block to the next one.
         joint_moves = norms(np.diff(joints, axis=2).transpose(2, 1, 0)).max(axis=1)
         target_moves = norms(np.diff(goals[:, begin:end], axis=1))
@@ -238,10 +296,16 @@ def _solve_warm(
 
 
 def _solve_block(
-    P: FloatArray, lengths: FloatArray, targets: FloatArray, iteration: Iteration, stopping: Stopping
+    P: FloatArray,
+    lengths: FloatArray,
+    targets: FloatArray,
+    iteration: Iteration,
+    stopping: Stopping,
+    accelerate: bool,
 ) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
     """Solve frames from the start poses ``P`` (n+1, 3, m): targets out of reach in one step, the rest by
-    iterating. Returns (joints (n+1, 3, m), iterations (m,), error (m,))."""
+    iterating (slow frames accelerated if ``accelerate``: FABRIK's, see ``_iterate.iterate``).
+    Returns (joints (n+1, 3, m), iterations (m,), error (m,))."""
     root = P[0]
     offsets = targets - root
     distance = norms(offsets)
@@ -264,6 +328,6 @@ def _solve_block(
         if straight.any():
             starts[:, :, straight] = bend(starts[:, :, straight], _UNSTRAIGHTEN_RAD)
         result[:, :, free], iterations[free], _ = iterate(
-            starts, lengths, targets[:, free], iteration, stopping, accelerate=iteration is fabrik_iteration
+            starts, lengths, targets[:, free], iteration, stopping, accelerate=accelerate
         )
     return result, iterations, norms(result[-1] - targets)

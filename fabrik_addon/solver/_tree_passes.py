@@ -15,7 +15,7 @@ whole, so its offsets are kept to rounding; distances alone would let three or m
 head. Each of its joints counts with the effector weight beyond it (a joint with none rides along):
 
 - stage 1 fits the body, least squares, to where its joints want to be, with its head lightly held where it
-  was (``_HEAD_WEIGHT``): the turn about the weighted centroid (Horn's quaternion method) and the shift of
+  was (``HEAD_WEIGHT``): the turn about the weighted centroid (Horn's quaternion method) and the shift of
   that centroid onto where it should go; the head lands where the fit puts it, the body's wish for it;
 - stage 2 puts the head back where the outward pass has just placed that joint, and turns the body about it
   to aim its joints, least squares, at where stage 1 left them: for a single joint exactly FABRIK's rule.
@@ -44,7 +44,7 @@ _LEAST_TURN = 1e-6
 #: it a choice (one joint, or joints in a line) then moves its head least, as FABRIK moves a segment. Measured
 #: on a hand with random poses and on random trees of limbs: 0.1 reached the most (1e-3 and 1e-2 left some
 #: frames stalled, 1 slowed every fit down); turning about the head instead stalled on bodies with short limbs.
-_HEAD_WEIGHT = 0.1
+HEAD_WEIGHT = 0.1
 
 
 def inward(P: FloatArray, layout: Layout, targets: FloatArray) -> None:
@@ -69,7 +69,7 @@ def inward(P: FloatArray, layout: Layout, targets: FloatArray) -> None:
         for k, j in enumerate(unit.members, start=1):
             if j in layout.pulls:
                 goals[k] = _wanted(P, layout.pulls[j], targets)
-        weights = np.concatenate([[_HEAD_WEIGHT * unit.fit_weights.sum()], unit.fit_weights])
+        weights = np.concatenate([[HEAD_WEIGHT * unit.fit_weights.sum()], unit.fit_weights])
         share = weights[:, None, None] / weights.sum()
         centre, goal_centre = (share * block).sum(axis=0), (share * goals).sum(axis=0)
         block[:] = goal_centre + _turned(block - centre, goals - goal_centre, weights)

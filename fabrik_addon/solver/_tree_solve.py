@@ -22,13 +22,11 @@ PATIENCE = 10
 
 
 @dataclass(frozen=True)
-class TreeSolution:
-    """The result of ``solve_tree``, per frame.
+class TreeReach:
+    """How close a tree's effectors came, per frame (what ``TreeSolution`` and ``TreePoseSolution`` share).
 
     Attributes
     ----------
-    joints : ndarray, shape (F, n, 3)
-        Every joint's position: the best pose seen.
     iterations : ndarray of int, shape (F,)
         Iterations run.
     errors : ndarray, shape (F, E)
@@ -37,10 +35,9 @@ class TreeSolution:
         ``errors <= tolerance``, per effector.
     rms_error : ndarray, shape (F,)
         The weighted root-mean-square of the errors, ``sqrt(sum(weights * errors**2) / sum(weights))``: the
-        measure the best pose is chosen by.
+        measure the best pose is chosen by, among poses that do not reach every target.
     """
 
-    joints: FloatArray
     iterations: NDArray[np.int64]
     errors: FloatArray
     reached: NDArray[np.bool_]
@@ -50,6 +47,19 @@ class TreeSolution:
     def all_reached(self) -> NDArray[np.bool_]:
         """Per frame, whether every effector is within tolerance, shape (F,)."""
         return np.asarray(self.reached.all(axis=1))
+
+
+@dataclass(frozen=True)
+class TreeSolution(TreeReach):
+    """The result of ``solve_tree``, per frame: ``TreeReach``, and
+
+    Attributes
+    ----------
+    joints : ndarray, shape (F, n, 3)
+        Every joint's position: the best pose seen.
+    """
+
+    joints: FloatArray
 
 
 def solve_tree(
@@ -123,12 +133,12 @@ def solve_tree(
         iterations=iterations,
         errors=error,
         reached=error <= stopping.tolerance,
-        rms_error=_rms(error.T, plan.weights),
+        rms_error=weighted_rms(error.T, plan.weights),
     )
 
 
-def _rms(error: FloatArray, weights: FloatArray) -> FloatArray:
-    """Weighted root-mean-square over effectors: errors (E, m) -> (m,)."""
+def weighted_rms(error: FloatArray, weights: FloatArray) -> FloatArray:
+    """Weighted root-mean-square over effectors: errors (E, m) and weights (E,) -> (m,)."""
     return np.asarray(np.sqrt((weights[:, None] * error * error).sum(axis=0) / weights.sum()))
 
 
@@ -140,7 +150,7 @@ def _solve_block(
     best pose (a copy) and its iterations."""
     best = P.copy()
     error = errors(P, plan, targets)
-    best_score = _rms(error, plan.weights)
+    best_score = weighted_rms(error, plan.weights)
     iterations = np.zeros(P.shape[2], dtype=np.int64)
     moving = np.flatnonzero((error > stopping.tolerance).any(axis=0))
     work, aims = P[:, :, moving], targets[:, :, moving]
@@ -153,7 +163,7 @@ def _solve_block(
         outward(work, plan, bases)
         error = errors(work, plan, aims)
         done = (error <= stopping.tolerance).all(axis=0)
-        new_score = _rms(error, plan.weights)
+        new_score = weighted_rms(error, plan.weights)
         iterations[moving] = count
         old_best = best_score[moving]
         better = done | (new_score < old_best)

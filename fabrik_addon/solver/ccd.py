@@ -15,4 +15,10 @@ def ccd_iteration(P: FloatArray, lengths: FloatArray, targets: FloatArray, bases
     """One CCD iteration of every frame, in place (``lengths`` and ``bases`` are kept by construction)."""
     del lengths, bases  # rotations keep every length and never move the root
     for pivot in range(P.shape[0] - 2, -1, -1):
-        turn_about(P, pivot, P[-1] - P[pivot], targets - P[pivot])
+        ccd_turn(P, pivot, targets)
+
+
+def ccd_turn(P: FloatArray, pivot: int, targets: FloatArray) -> None:
+    """One step of a CCD iteration, in place: turn the joints after ``pivot`` about it so the end effector
+    points at ``targets`` (3, m)."""
+    turn_about(P, pivot, P[-1] - P[pivot], targets - P[pivot])

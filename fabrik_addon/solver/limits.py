@@ -105,6 +105,13 @@ class JointLimits:
     def bones(self) -> int:
         return len(self.stretch)
 
+    def take(self, bones: npt.ArrayLike | slice) -> JointLimits:
+        """The limits of some bones (indices or a slice), in that order."""
+        index = bones if isinstance(bones, slice) else np.asarray(bones, dtype=np.intp)
+        return JointLimits(
+            self.lock[index], self.use_limit[index], self.minimum[index], self.maximum[index], self.stretch[index]
+        )
+
     @property
     def any(self) -> bool:
         """Whether any bone is locked or limited on any axis."""

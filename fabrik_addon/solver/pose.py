@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .rotations import quat_between, quat_multiply, quat_to_matrix, sign_continuous, twist
 from .validate import FloatArray
@@ -150,14 +151,38 @@ def inherited_stretch(rest: ChainRest, rotations: FloatArray, scales: FloatArray
     scales : ndarray, shape (F, m)
         Y scales to key.
     """
-    frames, bones = rotations.shape[:2]
     solved = forward_kinematics(rest, rotations, scales)[1]
+    return inherit_stretch(np.arange(-1, len(rest.offsets) - 1), rest.rest_rotations, solved, rotations, scales)
+
+
+def inherit_stretch(
+    parents: NDArray[np.int64],
+    rest_rotations: FloatArray,
+    solved: FloatArray,
+    rotations: FloatArray,
+    scales: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
+    """``inherited_stretch`` for bones in any hierarchy (a chain, a tree), parents before children.
+
+    Parameters
+    ----------
+    parents : ndarray of int, shape (m,)
+        Each bone's parent among them; -1 for a bone with none (its parent is the base frame).
+    rest_rotations : ndarray, shape (m, 3, 3)
+        Each bone's rest frame relative to its parent's.
+    solved : ndarray, shape (F, m, 3, 3)
+        Each bone's solved orientation in the base frame.
+    rotations, scales : ndarray, shapes (F, m, 4) and (F, m)
+        Solved local rotations (for their twists) and Y scales.
+    """
+    frames, bones = rotations.shape[:2]
     keyed_rotations = np.empty_like(rotations)
     keyed_scales = np.empty_like(scales)
-    inherited = np.broadcast_to(np.eye(3), (frames, 3, 3))  # the parent's full linear map, scale included
+    inherited = np.empty((frames, bones, 3, 3))  # each bone's full linear map, scale included
     y_axis = np.array([0.0, 1.0, 0.0])
     for k in range(bones):
-        linear = inherited @ rest.rest_rotations[k]
+        above = np.eye(3) if parents[k] < 0 else inherited[:, parents[k]]
+        linear = above @ rest_rotations[k]
         wanted = np.linalg.solve(linear, (solved[:, k] @ y_axis)[..., None])[..., 0]  # the Y axis to key
         size = np.linalg.norm(wanted, axis=-1)
         swing = quat_between(np.broadcast_to(y_axis, wanted.shape), wanted / size[:, None])
@@ -165,5 +190,5 @@ def inherited_stretch(rest: ChainRest, rotations: FloatArray, scales: FloatArray
         keyed_scales[:, k] = scales[:, k] * size
         stretch = np.ones((frames, 3))
         stretch[:, 1] = keyed_scales[:, k]
-        inherited = linear @ quat_to_matrix(keyed_rotations[:, k]) * stretch[:, None, :]
+        inherited[:, k] = linear @ quat_to_matrix(keyed_rotations[:, k]) * stretch[:, None, :]
     return keyed_rotations, keyed_scales

@@ -35,12 +35,7 @@ def above(rest: ChainRest, limits: JointLimits) -> tuple[ChainRest, JointLimits]
     """The rest geometry and limits of the chain without its tip bone (at least two bones are needed)."""
     if len(rest.offsets) < 2:
         raise ValueError("a chain of one bone has no bones above its tip")
-    return (
-        ChainRest(rest.rest_rotations[:-1], rest.offsets[:-1]),
-        JointLimits(
-            limits.lock[:-1], limits.use_limit[:-1], limits.minimum[:-1], limits.maximum[:-1], limits.stretch[:-1]
-        ),
-    )
+    return ChainRest(rest.rest_rotations[:-1], rest.offsets[:-1]), limits.take(slice(None, -1))
 
 
 def tip_rotations(rest: ChainRest, limits: JointLimits, parents: FloatArray, orientations: FloatArray) -> FloatArray:

@@ -16,13 +16,14 @@ import numpy.typing as npt
 from numpy.typing import NDArray
 
 from ._tree_passes import best_turn
+from .pose import inherit_stretch
 from .rotations import quat_between, quat_multiply, quat_to_matrix, sign_continuous, twist
 from .tree import Tree
 from .validate import FloatArray
 
 #: Children of a bone whose heads lie within this distance of each other (scene units at rest) hang from one
 #: joint: a fork, where the paper's sub-base is (two branches connected to one tail).
-_SAME_PLACE = 1e-6
+SAME_PLACE = 1e-6
 #: How much the smaller turn counts where bones' carried points leave a turn free (a rigid body whose points
 #: lie on one line): only to pick one, the nearest the bone's own rotation.
 _LEAST_TURN = 1e-12
@@ -63,10 +64,14 @@ class TreeRest:
         return [np.flatnonzero(self.parents == k).tolist() for k in range(len(self.parents))]
 
 
-def tree_forward_kinematics(rest: TreeRest, rotations: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+def tree_forward_kinematics(
+    rest: TreeRest, rotations: FloatArray, scales: FloatArray | None = None
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Heads (F, b, 3), tails (F, b, 3) and orientations (F, b, 3, 3) of a tree posed by local rotations
-    (F, b, 4)."""
+    (F, b, 4), each bone scaled along its own Y axis by ``scales`` (F, b) if given (a stretched bone carries
+    its tail and its children's heads farther, as ``ChainRest.stretched_offsets``)."""
     frames, bones = rotations.shape[:2]
+    stretch = np.ones((frames, bones)) if scales is None else np.broadcast_to(scales, (frames, bones))
     heads = np.zeros((frames, bones, 3))
     orientations = np.empty((frames, bones, 3, 3))
     turned = quat_to_matrix(rotations)
@@ -75,10 +80,19 @@ def tree_forward_kinematics(rest: TreeRest, rotations: FloatArray) -> tuple[Floa
         if parent < 0:
             orientations[:, k] = rest.rest_rotations[k] @ turned[:, k]
             continue
-        heads[:, k] = heads[:, parent] + orientations[:, parent] @ rest.heads[k]
+        offset = rest.heads[k] * np.stack([np.ones(frames), stretch[:, parent], np.ones(frames)], axis=1)
+        heads[:, k] = heads[:, parent] + np.einsum("fij,fj->fi", orientations[:, parent], offset)
         orientations[:, k] = orientations[:, parent] @ rest.rest_rotations[k] @ turned[:, k]
-    tails = heads + orientations[..., :, 1] * rest.lengths[:, None]
+    tails = heads + orientations[..., :, 1] * (rest.lengths * stretch)[..., None]
     return heads, tails, orientations
+
+
+def tree_inherited_stretch(rest: TreeRest, rotations: FloatArray, scales: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The rotations (F, b, 4) and Y scales (F, b) to key on a tree's stretched bones whose children inherit
+    their scale fully: ``pose.inherited_stretch`` for a tree, from solved local rotations (F, b, 4) and Y
+    scales (F, b)."""
+    orientations = tree_forward_kinematics(rest, rotations, scales)[2]
+    return inherit_stretch(rest.parents, rest.rest_rotations, orientations, rotations, scales)
 
 
 @dataclass(frozen=True)
@@ -105,7 +119,7 @@ def solver_tree(rest: TreeRest, rotations: npt.ArrayLike, tips: npt.ArrayLike) -
     for k in range(bones):
         carried: dict[tuple[float, ...], int] = {}  # children whose heads coincide hang from one joint
         for child in children[k]:
-            where = tuple(np.round(rest.heads[child] / _SAME_PLACE).tolist())
+            where = place_key(rest.heads[child])
             if where in carried:
                 head[child] = carried[where]
                 continue
@@ -163,6 +177,12 @@ def tree_local_rotations(rest: TreeRest, joints: TreeJoints, solved: FloatArray,
         result[:, k] = sign_continuous(rotation, reference=inputs[0, k])
         orientations[:, k] = frame @ quat_to_matrix(result[:, k])
     return result
+
+
+def place_key(offset: FloatArray) -> tuple[float, ...]:
+    """A key that is the same for points within about ``SAME_PLACE`` of each other: ``offset`` (3,) rounded
+    to a grid of that size."""
+    return tuple(np.round(np.asarray(offset) / SAME_PLACE).tolist())
 
 
 def _unit(vectors: FloatArray) -> FloatArray:

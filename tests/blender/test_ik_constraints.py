@@ -123,10 +123,9 @@ def _refuse(
     assert state() == before
 
 
-def _second_ik_with_limits(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
+def _second_ik_with_rotation(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
     other = armature.pose.bones[names[2]].constraints.new("IK")
-    other.target, other.chain_count = ik.target, 2
-    armature.pose.bones[names[1]].use_ik_limit_x = True
+    other.target, other.chain_count, other.use_rotation = ik.target, 2, True
 
 
 def _driven_mute_reading_keys(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
@@ -147,7 +146,10 @@ REFUSED: dict[str, tuple[Callable[..., object], str]] = {
         lambda a, n, ik: (setattr(ik, "target", a), setattr(ik, "subtarget", "bone.002")),
         r"the IK constraint 'IK' of bone 'bone.003': the target bone 'bone.002' is a bone of the chain",
     ),
-    "a tree with limits": (_second_ik_with_limits, r"share bones and are solved as one tree, which does not honour IK"),
+    "a tree turning a tip": (
+        _second_ik_with_rotation,
+        r"share bones and are solved as one tree, which does not turn a tip",
+    ),
     "driven mute reading keys": (_driven_mute_reading_keys, r"switched on and off by a driver that reads animated"),
     "nothing on": (lambda a, n, ik: setattr(ik, "mute", True), "has no IK constraint that is on to bake"),
 }

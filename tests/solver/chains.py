@@ -70,12 +70,25 @@ def assert_chain_kept(result: FloatArray, start: FloatArray) -> None:
 
 def random_limited_chain(rng: np.random.Generator, bones: int) -> tuple[ChainRest, JointLimits, list[str]]:
     """Random rest frames and lengths (some bones disconnected), each bone a random kind of joint."""
-    rest_rotations = quat_to_matrix(quat_normalize(rng.normal(size=(bones, 4)) * [3, 1, 1, 1]))
-    rest_rotations[0] = np.eye(3)
+    rest_rotations = random_rest_rotations(rng, bones)
     offsets = np.zeros((bones, 3))
     offsets[:, 1] = rng.uniform(0.2, 2.0, bones)
     disconnected = rng.random(bones) < 0.2
     offsets[disconnected] += rng.normal(size=(int(disconnected.sum()), 3)) * 0.2
+    limits, kinds = random_limits(rng, bones)
+    return ChainRest(rest_rotations, offsets), limits, kinds
+
+
+def random_rest_rotations(rng: np.random.Generator, bones: int) -> FloatArray:
+    """Each bone's rest frame relative to its parent's, (bones, 3, 3): mostly small turns; the root's the
+    identity."""
+    rest_rotations = quat_to_matrix(quat_normalize(rng.normal(size=(bones, 4)) * [3, 1, 1, 1]))
+    rest_rotations[0] = np.eye(3)
+    return rest_rotations
+
+
+def random_limits(rng: np.random.Generator, bones: int) -> tuple[JointLimits, list[str]]:
+    """Each bone a random kind of joint (``KINDS``) with random ranges; the limits and the kinds."""
     kinds = [KINDS[i] for i in rng.integers(0, len(KINDS), bones)]
     lock = np.array([[False, k == "hinge", k == "hinge"] for k in kinds])
     use = np.array([[k != "free", k == "cone+twist", k in ("cone", "cone+twist")] for k in kinds])
@@ -86,4 +99,4 @@ def random_limited_chain(rng: np.random.Generator, bones: int) -> tuple[ChainRes
         minimum=-rng.uniform(0, np.pi, (bones, 3)),
         maximum=rng.uniform(0, np.pi, (bones, 3)),
     )
-    return ChainRest(rest_rotations, offsets), limits, kinds
+    return limits, kinds

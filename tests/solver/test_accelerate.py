@@ -135,3 +135,17 @@ def _near_reach_cases(chains_per_size: int) -> list[tuple[FloatArray, FloatArray
             radii = np.maximum(reach * rng.uniform(0.9, 0.995, size=10), inner + 0.01 * (reach - inner))
             cases.append((chain, points_at(rng, chain[0], radii), reach))
     return cases
+
+
+@settings(max_examples=20, deadline=None)
+@given(case=near_full_reach())
+def test_history_records_the_same_accelerated_solve(case: tuple[FloatArray, FloatArray]) -> None:
+    chain, targets = case
+    _, reach = shell(chain)
+    for target in targets:
+        plain = solve(chain, target, tolerance=1e-6 * reach)
+        recorded = solve(chain, target, tolerance=1e-6 * reach, history=True)
+        np.testing.assert_array_equal(recorded.joints, plain.joints)
+        assert recorded.iterations == plain.iterations
+        assert recorded.history is not None
+        assert len(recorded.history) == 2 * plain.iterations + 1

@@ -1,5 +1,6 @@
-"""Trees for the tree solver's tests and benchmark: the rigs the issue names (a Y, a hand, a 3-level tree),
-random trees of limbs, random poses of a tree, and the invariants every solution must keep."""
+"""Trees for the tree solvers' tests and benchmark: the rigs the issue names (a Y, a hand, a 3-level tree),
+random trees of limbs (of joints, and of bones), random poses of a tree, and the invariants every solution must
+keep."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import numpy.typing as npt
 from numpy.typing import NDArray
 
 from fabrik_addon.solver import Tree
-from fabrik_addon.solver.rotations import quat_rotate
+from fabrik_addon.solver.rotations import quat_between, quat_rotate, quat_to_matrix
+from fabrik_addon.solver.tree_pose import TreeRest
+
+from .chains import random_rest_rotations
 
 FloatArray = NDArray[np.float64]
 
@@ -136,3 +140,114 @@ def shape_error(tree: Tree, poses: FloatArray) -> float:
         after = np.linalg.norm(poses[:, points][:, :, None] - poses[:, points][:, None], axis=-1)[:, *pairs]
         worst = max(worst, float((np.abs(after - before) / before).max()))
     return worst
+
+
+def limb_bones(rng: np.random.Generator, limbs: int) -> tuple[TreeRest, list[int]]:
+    """A random tree of bones: a root bone and ``limbs`` limbs of 2 to 4 bones, each hanging from the tail of
+    the root or of an earlier limb's last bone (several there make a fork), or with probability 0.3 from a palm
+    bone there that carries 2 or 3 limbs at disconnected offsets; lengths from 0.3 to 1.5, random rest frames.
+    Returns the tree and its tips: every bone without children."""
+    parents, heads, lengths = [-1], [np.zeros(3)], [rng.uniform(0.3, 1.5)]
+
+    def add(parent: int, head: FloatArray) -> int:
+        parents.append(parent)
+        heads.append(head)
+        lengths.append(rng.uniform(0.3, 1.5))
+        return len(parents) - 1
+
+    def tail(bone: int) -> FloatArray:
+        return np.array([0.0, lengths[bone], 0.0])
+
+    ends = [0]
+    for _ in range(limbs):
+        start = ends[int(rng.integers(len(ends)))]
+        roots = [(start, tail(start))]
+        if rng.random() < 0.3:
+            palm = add(start, tail(start))
+            roots = [(palm, rng.normal(size=3) * 0.5 + tail(palm)) for _ in range(int(rng.integers(2, 4)))]
+        for parent, head in roots:
+            bone = add(parent, head)
+            for _ in range(int(rng.integers(1, 4))):
+                bone = add(bone, tail(bone))
+            ends.append(bone)
+    rest = TreeRest(np.array(parents), random_rest_rotations(rng, len(parents)), np.array(heads), np.array(lengths))
+    return rest, [k for k, children in enumerate(rest.children) if not children]
+
+
+def bones_from_points(parents: list[int], heads: npt.ArrayLike, tails: npt.ArrayLike) -> TreeRest:
+    """A tree of bones from their heads and tails (b, 3) in one frame, parents before children: each bone's
+    frame turns Y onto it by the smallest turn (no roll), positions relative to the root bone's head and
+    frame."""
+    head, tail = np.asarray(heads, dtype=float), np.asarray(tails, dtype=float)
+    lengths = np.linalg.norm(tail - head, axis=1)
+    frames = quat_to_matrix(
+        quat_between(np.broadcast_to([0.0, 1.0, 0.0], head.shape), (tail - head) / lengths[:, None])
+    )
+    rest_rotations, offsets = np.empty_like(frames), np.zeros_like(head)
+    rest_rotations[0] = np.eye(3)
+    for k, parent in enumerate(parents[1:], start=1):
+        rest_rotations[k] = frames[parent].T @ frames[k]
+        offsets[k] = frames[parent].T @ (head[k] - head[parent])
+    return TreeRest(np.array(parents), rest_rotations, offsets, lengths)
+
+
+def y_bones(trunk: int = 4, branch: int = 6) -> tuple[TreeRest, list[int]]:
+    """``scripts/rigs.py``'s Y as a tree of bones: a trunk of ``trunk`` bones up +Z, two branches of ``branch``
+    bones from its top, leaning apart; and the two branch tips."""
+    parents, heads, tails = [], [], []
+    for i in range(trunk):
+        parents.append(i - 1)
+        heads.append([0.0, 0.0, 0.5 * i])
+        tails.append([0.0, 0.0, 0.5 * (i + 1)])
+    tips = []
+    for lean in (1.0, -1.0):
+        for i in range(branch):
+            parents.append(trunk - 1 if i == 0 else len(parents) - 1)
+            heads.append([lean * 0.25 * i, 0.0, 0.5 * trunk + 0.4 * i])
+            tails.append([lean * 0.25 * (i + 1), 0.0, 0.5 * trunk + 0.4 * (i + 1)])
+        tips.append(len(parents) - 1)
+    return bones_from_points(parents, heads, tails), tips
+
+
+def hand_bones() -> tuple[TreeRest, list[int]]:
+    """``scripts/rigs.py``'s hand as a tree of bones: an upper arm, a forearm, a palm and five fingers of three
+    bones whose roots are disconnected from the palm; and the five fingertips."""
+    parents = [-1, 0, 1]
+    heads = [np.zeros(3), np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.05, 1.9])]
+    tails = [heads[1], heads[2], np.array([0.0, 0.08, 2.25])]
+    tips = []
+    for finger in range(5):
+        head = np.array([(finger - 2) * 0.09, 0.08, 2.3 - 0.02 * abs(finger - 2)])
+        for segment in range(3):
+            parents.append(2 if segment == 0 else len(parents) - 1)
+            heads.append(head)
+            tails.append(head + np.array([0.0, 0.01, 0.12 - 0.02 * segment]))
+            head = tails[-1]
+        tips.append(len(parents) - 1)
+    return bones_from_points(parents, heads, tails), tips
+
+
+def branching_bones(lengths: tuple[int, ...] = (6, 6, 4), fan: int = 3) -> tuple[TreeRest, list[int]]:
+    """``scripts/rigs.py``'s 60-bone tree of branches as a tree of bones, and its outermost tips."""
+    parents: list[int] = []
+    heads: list[FloatArray] = []
+    tails: list[FloatArray] = []
+    tips: list[int] = []
+
+    def grow(parent: int, level: int, direction: FloatArray) -> None:
+        head = tails[parent] if parent >= 0 else np.zeros(3)
+        for _ in range(lengths[level]):
+            parents.append(parent)
+            heads.append(head)
+            tails.append(head + 0.3 * direction)
+            parent, head = len(parents) - 1, tails[-1]
+        if level + 1 == len(lengths):
+            tips.append(parent)
+            return
+        for k in range(fan):
+            angle = 2 * np.pi * (k + 0.25 * level) / fan
+            spread = np.array([np.cos(angle), np.sin(angle), 0.0]) * (0.5 + 0.2 * level)
+            grow(parent, level + 1, (direction + spread) / np.linalg.norm(direction + spread))
+
+    grow(-1, 0, np.array([0.0, 0.0, 1.0]))
+    return bones_from_points(parents, heads, tails), tips

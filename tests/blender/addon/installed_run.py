@@ -22,12 +22,14 @@ HANDLER_LISTS = ("depsgraph_update_post", "frame_change_post", "load_post", "ble
 
 
 def leftovers() -> list[str]:
-    """Whatever of the add-on Blender still holds: classes, operators, the Object property, handlers."""
+    """Whatever of the add-on Blender still holds: classes, operators, the Object and WindowManager properties,
+    handlers."""
     classes = [getattr(bpy.types, name) for name in dir(bpy.types) if name.startswith("FABRIK_")]
     classes += [c for c in bpy.types.PropertyGroup.__subclasses__() if c.__name__.startswith("FABRIK_")]
     found = [c.__name__ for c in classes if c.is_registered]
     found += ["bpy.ops.fabrik"] if "fabrik" in dir(bpy.ops) else []
     found += ["Object.fabrik"] if "fabrik" in bpy.types.Object.bl_rna.properties else []
+    found += ["WindowManager.fabrik_playback"] if "fabrik_playback" in bpy.types.WindowManager.bl_rna.properties else []
     for name in HANDLER_LISTS:
         found += [f"{name}: {h.__module__}" for h in getattr(bpy.app.handlers, name, ()) if "fabrik" in h.__module__]
     return found

@@ -7,9 +7,10 @@ from __future__ import annotations
 import bpy
 import numpy as np
 import pytest
-from rigs import keyed_empty, loop_path, posed_targets, rigify_metarig, y_rig
+from rigs import keyed_empty, limited_y, loop_path, posed_targets, rigify_metarig, y_rig
 from rigs import world_location as target_path
 
+from fabrik_addon.blender.chain import read_limits
 from fabrik_addon.blender.operators import bake_text
 from fabrik_addon.blender.properties import settings_of
 
@@ -101,10 +102,14 @@ def test_an_error_in_one_chain_writes_nothing_for_any() -> None:
     assert [chain.last_bake.frames for chain in chains] == [0, 0]
 
 
-def test_chains_that_share_bones_bake_and_preview_as_one_tree() -> None:
+@pytest.mark.parametrize("build", [y_rig, limited_y], ids=["free Y", "Y of cones"])
+def test_chains_that_share_bones_bake_and_preview_as_one_tree(build: object) -> None:
+    """The chain list's chains that share a trunk bake, and preview, as one tree: every tip on its target
+    and, with IK limits (targets from poses within them), every bone within its limits."""
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
-    armature, tips, bones = y_rig()
-    targets = posed_targets(armature, tips, bones, FRAMES)
+    armature, tips, bones = build()
+    limits = read_limits([armature.pose.bones[name] for name in bones])
+    targets = posed_targets(armature, tips, bones, FRAMES, clamp=limits.clamp)
     for tip, target in zip(tips, targets, strict=True):
         add_chain(armature, target=target, tip_bone=tip, chain_length=10, name=tip)
     activate(armature, "POSE")
@@ -113,6 +118,7 @@ def test_chains_that_share_bones_bake_and_preview_as_one_tree() -> None:
         branch = [b for b in bones if b.startswith(("trunk", tip.rsplit(".", 1)[0]))]
         assert tip_errors(armature, branch, target).max() <= TOLERANCE, tip
     assert keyed_bones(armature) == set(bones)
+    assert limits.excess(evaluated(armature, FRAMES, bones)["quats"]).max() <= 1e-6
 
     bpy.ops.fabrik.clear()
     settings_of(armature).live_preview = True
@@ -122,6 +128,8 @@ def test_chains_that_share_bones_bake_and_preview_as_one_tree() -> None:
         for tip, target in zip(tips, targets, strict=True):
             tail = armature.matrix_world @ armature.pose.bones[tip].tail
             assert (tail - target.matrix_world.translation).length <= TOLERANCE, (frame, tip)
+        posed = np.array([armature.pose.bones[name].matrix_basis.to_quaternion() for name in bones])
+        assert limits.excess(posed).max() <= 1e-6, frame
 
 
 def test_one_undo_step_takes_back_every_chain() -> None:

@@ -1,0 +1,232 @@
+"""Solve Now, Key Current Frame and Step Through Iterations in real Blender: poses read back from Blender's
+evaluation, no keys but Key Current Frame's, one undo step, the pose put back on leaving and on unregistering,
+the overlay's draw handler added and removed without a screen."""
+
+from __future__ import annotations
+
+import math
+
+import bpy
+import numpy as np
+import pytest
+
+import fabrik_addon
+from fabrik_addon.blender import playback_ui, preview
+from fabrik_addon.blender.properties import settings_of
+
+from ..oracle import FloatArray, data_snapshot, fcurve_keys
+from .scenes import chain_scene
+
+TOLERANCE = 1e-3
+
+
+def world_joints(armature: bpy.types.Object, names: list[str]) -> FloatArray:
+    """The chain's bone heads and its tip's tail in world space, as Blender evaluated them last."""
+    bones = [armature.pose.bones[name] for name in names]
+    points = [armature.matrix_world @ bone.head for bone in bones] + [armature.matrix_world @ bones[-1].tail]
+    return np.array(points)
+
+
+def pose_values(armature: bpy.types.Object) -> list[tuple[float, ...]]:
+    return [
+        (*bone.location, *bone.rotation_quaternion, *bone.rotation_euler, *bone.scale) for bone in armature.pose.bones
+    ]
+
+
+def bent_scene(frame: int = 7) -> tuple[bpy.types.Object, list[str], bpy.types.Object]:
+    """``chain_scene`` at ``frame`` with the middle bone turned by hand (not keyed)."""
+    armature, names, target, _ = chain_scene()
+    bpy.context.scene.frame_set(frame)
+    armature.pose.bones[names[1]].rotation_quaternion = (math.cos(0.3), math.sin(0.3), 0.0, 0.0)
+    bpy.context.view_layer.update()
+    return armature, names, target
+
+
+def test_solve_now_poses_the_chain_at_the_current_frame_without_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    armature, names, target = bent_scene()
+    before = data_snapshot()
+    assert bpy.ops.fabrik.solve_now() == {"FINISHED"}
+    bpy.context.view_layer.update()
+    tip = world_joints(armature, names)[-1]
+    assert np.linalg.norm(tip - np.array(target.matrix_world.translation)) <= TOLERANCE
+    assert data_snapshot() == before  # no keys, no Action
+    out = capsys.readouterr().out
+    assert "Solved at frame 7:" in out
+    assert "iterations, error" in out
+    assert "(on target)" in out
+
+
+def test_solve_now_is_one_undo_step() -> None:
+    armature, names, _ = bent_scene()
+    bpy.ops.ed.undo_push(message="Turn the middle bone")  # what the UI does after every change
+    before = world_joints(armature, names)
+    # As a button calls it: operators called from Python push an undo step only when asked to.
+    assert bpy.ops.fabrik.solve_now("EXEC_DEFAULT", True) == {"FINISHED"}
+    bpy.context.view_layer.update()
+    solved = world_joints(armature, names)
+    assert np.abs(solved - before).max() > 0.01
+    bpy.ops.ed.undo()
+    armature = bpy.data.objects["Rig"]
+    bpy.context.view_layer.update()
+    np.testing.assert_allclose(world_joints(armature, names), before, atol=1e-6)
+
+
+def test_solve_now_names_a_chain_it_cannot_solve_and_changes_nothing() -> None:
+    armature, names, _ = bent_scene()
+    settings_of(armature).chains[0].tip_bone = "missing"
+    with pytest.raises(RuntimeError, match="Armature 'Rig' has no bone 'missing'"):
+        bpy.ops.fabrik.solve_now()
+    settings_of(armature).chains[0].tip_bone = names[-1]
+    settings_of(armature).chains[0].chain_length = 9
+    before = pose_values(armature)
+    with pytest.raises(RuntimeError, match="chain_length"):
+        bpy.ops.fabrik.solve_now()
+    assert pose_values(armature) == before
+
+
+def test_key_current_frame_keys_the_pose_solve_now_made() -> None:
+    armature, names, target = bent_scene()
+    assert bpy.ops.fabrik.solve_now() == {"FINISHED"}
+    assert fcurve_keys(armature) == {}
+    assert bpy.ops.fabrik.key_current_frame() == {"FINISHED"}
+    keys = fcurve_keys(armature)
+    assert {path for path, _ in keys} == {f'pose.bones["{name}"].rotation_quaternion' for name in names}
+    assert all([frame for frame, _ in frames] == [7.0] for frames in keys.values())
+    armature.pose.bones[names[1]].rotation_quaternion = (1.0, 0.0, 0.0, 0.0)  # the keys pose it again
+    bpy.context.scene.frame_set(7)
+    tip = world_joints(armature, names)[-1]
+    assert np.linalg.norm(tip - np.array(target.matrix_world.translation)) <= TOLERANCE
+
+
+@pytest.mark.parametrize("method", ["fabrik", "ccd"])
+def test_each_step_poses_the_chain_where_the_history_has_it(method: str) -> None:
+    armature, names, target = bent_scene()
+    settings_of(armature).method = method.upper()
+    before, keys = pose_values(armature), data_snapshot()
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    session = playback_ui.session()
+    assert session is not None
+    steps = session.steps
+    np.testing.assert_allclose(steps.target, np.array(target.matrix_world.translation), atol=1e-6)
+    first = {"fabrik": "toward the target", "ccd": "turn about joint 2"}[method]
+    assert steps.names[:2] == ("start", first)
+    state = bpy.context.window_manager.fabrik_playback
+    for step in range(len(steps.names)):
+        state.step = step
+        assert state.step == step
+        bpy.context.view_layer.update()
+        np.testing.assert_allclose(world_joints(armature, names), steps.world[step], atol=1e-5)
+    assert steps.distances[-1] <= TOLERANCE  # the last step of this solve is on target (the best pose)
+    if method == "fabrik":  # the pass toward the target moves the root off its place, by its Location
+        assert np.linalg.norm(steps.world[1, 0] - steps.world[0, 0]) > 1e-3
+    state.step = 10_000
+    assert state.step == len(steps.names) - 1  # clamped
+    assert data_snapshot() == keys  # stepping keys nothing
+    with pytest.raises(RuntimeError, match="Leave Step Through Iterations first"):
+        bpy.ops.fabrik.key_current_frame()
+    assert bpy.ops.fabrik.step_leave() == {"FINISHED"}
+    assert playback_ui.session() is None
+    assert pose_values(armature) == before
+
+
+def test_a_limited_chain_steps_through_solve_pose_passes() -> None:
+    armature, names, _ = bent_scene()
+    for name in names[1:]:
+        bone = armature.pose.bones[name]
+        bone.use_ik_limit_x, bone.ik_min_x, bone.ik_max_x = True, -1.2, 1.2
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    session = playback_ui.session()
+    assert session is not None
+    assert session.steps.names[-1] == "solved"
+    assert "toward the target" in session.steps.names
+    for step in range(len(session.steps.names)):
+        bpy.context.window_manager.fabrik_playback.step = step
+        bpy.context.view_layer.update()
+        np.testing.assert_allclose(world_joints(armature, names), session.steps.world[step], atol=1e-5)
+    bpy.ops.fabrik.step_leave()
+
+
+def test_fabrik_takes_fewer_steps_of_the_slider_than_ccd_here() -> None:
+    armature, _, _ = bent_scene()
+    counts = {}
+    for method in ("fabrik", "ccd"):
+        settings_of(armature).method = method.upper()
+        assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+        session = playback_ui.session()
+        assert session is not None
+        counts[method] = len(session.steps.names)
+    bpy.ops.fabrik.step_leave()
+    assert counts["fabrik"] < counts["ccd"]
+
+
+def test_play_steps_on_a_timer_to_the_last_step() -> None:
+    armature, names, _ = bent_scene()
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    session = playback_ui.session()
+    assert session is not None
+    assert bpy.ops.fabrik.step_play() == {"FINISHED"}
+    assert playback_ui.playing()
+    bpy.context.window_manager.fabrik_playback.seconds_per_step = 0.25
+    waits = []
+    while (wait := playback_ui.advance()) is not None:  # what the timer calls (no event loop headless)
+        waits.append(wait)
+    assert waits == [0.25] * (len(session.steps.names) - 2)
+    assert playback_ui.current_step() == len(session.steps.names) - 1
+    bpy.context.view_layer.update()
+    np.testing.assert_allclose(world_joints(armature, names), session.steps.world[-1], atol=1e-5)
+    assert bpy.ops.fabrik.step_play() == {"FINISHED"}  # pauses
+    assert not playback_ui.playing()
+
+
+def test_the_overlay_is_drawn_only_with_a_screen_and_removed_without_error() -> None:
+    bent_scene()
+    assert bpy.app.background  # no screen is drawn
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    assert not playback_ui.overlay_shown()  # headless: stepping only poses
+    playback_ui.show_overlay(True)
+    playback_ui.show_overlay(True)  # once only
+    assert playback_ui.overlay_shown()
+    bpy.ops.fabrik.step_leave()
+    assert not playback_ui.overlay_shown()
+
+
+def test_the_live_preview_leaves_a_stepped_pose_alone() -> None:
+    armature, names, target = bent_scene()
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    session = playback_ui.session()
+    assert session is not None
+    bpy.context.window_manager.fabrik_playback.step = 1
+    settings_of(armature).live_preview = True  # (turning it on poses the previewed chains at once)
+    target.location.x += 0.1
+    bpy.context.view_layer.update()
+    np.testing.assert_allclose(world_joints(armature, names), session.steps.world[1], atol=1e-5)
+    bpy.ops.fabrik.step_leave()
+    bpy.context.view_layer.update()
+    assert not preview.follow(armature, 7)  # previewed again: the update after leaving posed it
+
+
+def test_a_chain_without_target_is_named_and_nothing_changes() -> None:
+    armature, _, _ = bent_scene()
+    settings_of(armature).chains[0].target = None
+    before = pose_values(armature)
+    with pytest.raises(RuntimeError, match="Pick a target object"):
+        bpy.ops.fabrik.step_through()
+    assert playback_ui.session() is None
+    assert pose_values(armature) == before
+
+
+def test_unregistering_while_stepping_leaves_nothing_behind() -> None:
+    armature, _, _ = bent_scene()
+    before = pose_values(armature)
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    bpy.context.window_manager.fabrik_playback.step = 2
+    bpy.ops.fabrik.step_play()
+    playback_ui.show_overlay(True)
+    assert pose_values(armature) != before
+    fabrik_addon.unregister()
+    assert pose_values(armature) == before
+    assert playback_ui.session() is None
+    assert not playback_ui.overlay_shown()
+    assert not bpy.app.timers.is_registered(playback_ui.advance)
+    assert not hasattr(bpy.context.window_manager, "fabrik_playback")
+    assert not any(getattr(h, "__module__", "").startswith("fabrik_addon") for h in bpy.app.handlers.load_pre)
