@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ._accelerate import AFTER, SLOW_RATIO, Secant
 from ._geometry import norms
 from .validate import FloatArray
 
@@ -31,7 +32,9 @@ class Stopping:
     max_iterations : int
         Stop after this many iterations.
     min_improvement : float
-        Stop when an iteration shrinks the error by less than this fraction of it (the solver has stalled).
+        Stop when an iteration shrinks the error by less than this fraction of it (the solver has stalled);
+        an accelerated frame (see ``iterate``), whose error is not monotone, stops when its best error has
+        not shrunk by this fraction for ``_accelerate.PATIENCE`` iterations in a row.
     """
 
     tolerance: float
@@ -45,8 +48,14 @@ def iterate(
     targets: FloatArray,
     iteration: Iteration,
     stopping: Stopping,
+    accelerate: bool = False,
 ) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
     """Run ``iteration`` on every frame until each one stops; keep each frame's best pose.
+
+    With ``accelerate``, frames still crawling after ``_accelerate.AFTER`` iterations run extrapolated
+    iterations from then on (``_accelerate``: each starts from a secant extrapolation of the last two);
+    ``iteration`` must then restore every segment length and the root, as FABRIK's does. Frames that stop
+    sooner get exactly the plain iterations' result.
 
     Parameters
     ----------
@@ -57,6 +66,8 @@ def iterate(
     iteration : callable
         One iteration of a solver (see ``Iteration``).
     stopping : Stopping
+    accelerate : bool
+        Accelerate slow frames (for FABRIK; CCD rotates and would keep the extrapolation's lengths).
 
     Returns
     -------
@@ -73,20 +84,32 @@ def iterate(
     active = np.flatnonzero(best_error > stopping.tolerance)
     work, work_targets, bases = _frames(P, active), _frames(targets, active), _frames(P[0], active)
     previous = best_error[active]
+    secant = Secant(active.size)
     for count in range(1, stopping.max_iterations + 1):
         if active.size == 0:
             break
+        tracking = accelerate and count >= AFTER - 1
+        before = work.copy() if tracking else work
         iteration(work, lengths, work_targets, bases)
         error = norms(work[-1] - work_targets)
         iterations[active] = count
-        improved = error < best_error[active]
+        best_before = best_error[active]
+        improved = error < best_before
         best[:, :, active[improved]] = work[:, :, improved]
         best_error[active[improved]] = error[improved]
-        going = (error > stopping.tolerance) & (previous - error > stopping.min_improvement * previous)
+        going = previous - error > stopping.min_improvement * previous
+        if tracking:
+            going = secant.going(best_before - error > stopping.min_improvement * best_before, going)
+            if count >= AFTER:
+                secant.accelerate(going & (error > SLOW_RATIO * previous))
+        going &= error > stopping.tolerance
+        if tracking:
+            secant.record(work, before)
         if not going.all():
             active, work = active[going], _frames(work, going)
             work_targets, bases = _frames(work_targets, going), _frames(bases, going)
             error = error[going]
+            secant.keep(going)
         previous = error
     return best, iterations, best_error
 

@@ -117,7 +117,10 @@ def solve(
     min_improvement : float
         Stop early when an iteration shrinks the error by less than this fraction of it (>= 0).
     method : {"fabrik", "ccd"}
-        FABRIK (Aristidou & Lasenby 2011), or Cyclic Coordinate Descent for comparison.
+        FABRIK (Aristidou & Lasenby 2011), or Cyclic Coordinate Descent for comparison. FABRIK frames still
+        crawling after 20 iterations (near full reach) continue with extrapolated FABRIK iterations, each
+        started from a secant extrapolation of the last two (``_accelerate``); every returned pose is a
+        FABRIK iteration's, and frames done in 20 iterations or fewer are plain FABRIK.
     history : bool
         Also return the joints after every step, to watch the solver work (``Solution.history``). With
         FABRIK, ``2 * iterations + 1`` poses: ``joints`` as given, then after each of the two reaching passes
@@ -126,7 +129,8 @@ def solve(
         CCD, ``n * iterations + 1`` poses: ``joints``, then after each joint's turn, from the joint before
         the end effector down to the root. A target out of reach, or too near the root, is solved in one
         step that needs no iterating: every step of that iteration holds its result. Solving costs the
-        same without history as before it existed.
+        same without history as before it existed. An accelerated FABRIK iteration starts from the
+        extrapolated pose, not from the step before it.
 
     Returns
     -------
@@ -202,10 +206,10 @@ def solve_frames(
     stopping = _stopping(method, tolerance, max_iterations, min_improvement)
     lengths = segment_lengths(start)
     if warm_start:
-        P, iterations, error = _solve_warm(start, lengths, goals, METHODS[method], stopping)
+        P, iterations, error = _solve_warm(start, lengths, goals, METHODS[method], stopping, method == "fabrik")
     else:
         starts = np.repeat(start[:, :, None], goals.shape[1], axis=2)
-        P, iterations, error = _solve_block(starts, lengths, goals, METHODS[method], stopping)
+        P, iterations, error = _solve_block(starts, lengths, goals, METHODS[method], stopping, method == "fabrik")
     return FramesSolution(
         joints=np.ascontiguousarray(P.transpose(2, 0, 1)),
         iterations=iterations,
@@ -236,7 +240,7 @@ def _solve_recorded(
     recorder.add(START, start)
     stages = point_stages(method, lengths.size)
     P, iterations, error = _solve_block(
-        start[:, :, None].copy(), lengths, point[:, None], recorder.recording(stages), stopping
+        start[:, :, None].copy(), lengths, point[:, None], recorder.recording(stages), stopping, method == "fabrik"
     )
     if iterations[0] and len(recorder.joints) == 1:  # out of reach or too near: one step without iterating
         for name, _ in stages:
@@ -253,7 +257,12 @@ def _solve_recorded(
 
 
 def _solve_warm(
-    start: FloatArray, lengths: FloatArray, goals: FloatArray, iteration: Iteration, stopping: Stopping
+    start: FloatArray,
+    lengths: FloatArray,
+    goals: FloatArray,
+    iteration: Iteration,
+    stopping: Stopping,
+    accelerate: bool,
 ) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
     """Warm start in blocks (see ``solve_frames``), each block checked for jumps.
 
@@ -268,13 +277,13 @@ def _solve_warm(
     iterations = np.empty(frame_count, dtype=np.int64)
     error = np.empty(frame_count)
     P[:, :, :1], iterations[:1], error[:1] = _solve_block(
-        start[:, :, None].copy(), lengths, goals[:, :1], iteration, stopping
+        start[:, :, None].copy(), lengths, goals[:, :1], iteration, stopping, accelerate
     )
     begin = 1
     while begin < frame_count:
         end = min(frame_count, begin + WARM_START_BLOCK)
         starts = np.repeat(P[:, :, begin - 1 : begin], end - begin, axis=2)
-        joints, its, errs = _solve_block(starts, lengths, goals[:, begin:end], iteration, stopping)
+        joints, its, errs = _solve_block(starts, lengths, goals[:, begin:end], iteration, stopping, accelerate)
         # Joint and target moves from each frame of the block to the next one.
         joint_moves = norms(np.diff(joints, axis=2).transpose(2, 1, 0)).max(axis=1)
         target_moves = norms(np.diff(goals[:, begin:end], axis=1))
@@ -287,10 +296,16 @@ def _solve_warm(
 
 
 def _solve_block(
-    P: FloatArray, lengths: FloatArray, targets: FloatArray, iteration: Iteration, stopping: Stopping
+    P: FloatArray,
+    lengths: FloatArray,
+    targets: FloatArray,
+    iteration: Iteration,
+    stopping: Stopping,
+    accelerate: bool,
 ) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
     """Solve frames from the start poses ``P`` (n+1, 3, m): targets out of reach in one step, the rest by
-    iterating. Returns (joints (n+1, 3, m), iterations (m,), error (m,))."""
+    iterating (slow frames accelerated if ``accelerate``: FABRIK's, see ``_iterate.iterate``).
+    Returns (joints (n+1, 3, m), iterations (m,), error (m,))."""
     root = P[0]
     offsets = targets - root
     distance = norms(offsets)
@@ -312,5 +327,7 @@ def _solve_block(
         straight = unsolved & is_straight_line(starts, targets[:, free])
         if straight.any():
             starts[:, :, straight] = bend(starts[:, :, straight], _UNSTRAIGHTEN_RAD)
-        result[:, :, free], iterations[free], _ = iterate(starts, lengths, targets[:, free], iteration, stopping)
+        result[:, :, free], iterations[free], _ = iterate(
+            starts, lengths, targets[:, free], iteration, stopping, accelerate=accelerate
+        )
     return result, iterations, norms(result[-1] - targets)

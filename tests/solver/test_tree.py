@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from fabrik_addon.solver import Tree, solve_frames, solve_tree
+from fabrik_addon.solver._accelerate import AFTER
 from fabrik_addon.solver._tree_passes import best_turn
 from fabrik_addon.solver.rotations import quat_between, quat_rotate
 
@@ -66,8 +67,9 @@ def test_a_tree_copies_its_input_and_is_read_only() -> None:
 
 def test_chains_solve_exactly_as_solve_frames_where_it_reaches() -> None:
     """A chain is the one-effector tree: the same passes, so the same joints to the bit and the same iteration
-    counts on every frame solve_frames reaches (targets inside the shell the chain can reach, where it
-    iterates rather than laying the chain straight or folded in one step)."""
+    counts on every frame solve_frames reaches without accelerating (targets inside the shell the chain can
+    reach, where it iterates rather than laying the chain straight or folded in one step). The tree solver
+    does not accelerate slow frames: where solve_frames does, it reaches wherever the tree solver does."""
     rng = np.random.default_rng(16)
     compared = total = 0
     for segments in (2, 5, 16, 40):
@@ -80,13 +82,14 @@ def test_chains_solve_exactly_as_solve_frames_where_it_reaches() -> None:
         tolerance = 1e-6 * reach
         ours = solve_tree(tree, [segments], targets[:, None], tolerance=tolerance, warm_start=False)
         theirs = solve_frames(chain, targets, tolerance=tolerance, warm_start=False)
-        same = theirs.reached
+        same = theirs.reached & (theirs.iterations <= AFTER)
         np.testing.assert_array_equal(ours.joints[same], theirs.joints[same])
         np.testing.assert_array_equal(ours.iterations[same], theirs.iterations[same])
-        np.testing.assert_array_equal(ours.all_reached, theirs.reached)
+        np.testing.assert_array_equal(ours.all_reached[same], theirs.reached[same])
+        assert np.all(theirs.reached[ours.all_reached])
         compared += int(same.sum())
         total += len(targets)
-    assert compared >= 0.9 * total  # the comparison covers most frames, not a lucky few
+    assert compared >= 0.8 * total  # the comparison covers most frames, not a lucky few
 
 
 def test_chains_out_of_reach_end_nearly_straight_toward_the_target() -> None:
