@@ -11,6 +11,7 @@ import bpy
 from bpy.props import EnumProperty
 
 from ..settings import BakeSettings
+from . import stepping
 from .bake import BakeReport, bake
 from .clear import clear
 from .ik_constraints import bake_ik_constraints
@@ -169,7 +170,7 @@ class _ChainOperator(ArmatureOperator):
 
     @classmethod
     def problem(cls, context: bpy.types.Context) -> str | None:
-        return chain_problem(context, need_target=cls.needs_target)
+        return stepping.LEAVE_FIRST if stepping.active() else chain_problem(context, need_target=cls.needs_target)
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         armature = context.active_object
@@ -254,6 +255,10 @@ class FABRIK_OT_bake_ik_constraints(ArmatureOperator):
         ),
         default="mute",
     )
+
+    @classmethod
+    def problem(cls, context: bpy.types.Context) -> str | None:
+        return stepping.LEAVE_FIRST if stepping.active() else armature_problem(context)
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         armature = context.active_object

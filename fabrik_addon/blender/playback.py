@@ -25,6 +25,10 @@ from .pose_state import PoseSnapshot
 from .properties import chain_settings, settings_of
 from .sampling import current_inputs
 
+#: The last step where the solver's best pose came before its last pass: that pose again, named as
+#: ``solve_pose`` names its own last step, so the slider always ends on the pose Solve Now gives.
+SOLVED = "solved"
+
 
 @dataclass(frozen=True)
 class Steps:
@@ -105,6 +109,9 @@ def chain_steps(prepared: PreparedChain, solver: SolverSettings, frame: int) -> 
             history=True,
         )
         history, names = points.history, points.history_steps
+        assert history is not None
+        if not np.array_equal(history[-1], points.joints):  # the best pose came before the last pass
+            history, names = np.concatenate([history, points.joints[None]]), (*names, SOLVED)
     assert history is not None
     rotations = local_rotations(chain.rest, history, start)
     y_scales = None
@@ -139,6 +146,16 @@ class Session:
     frame: int
     steps: Steps
     snapshot: PoseSnapshot
+    #: The armature's ``session_uid``, which the live preview's pause goes by (readable after it is deleted).
+    armature_uid: int
+
+    def alive(self) -> bool:
+        """Whether the armature is still there (not deleted meanwhile) with the chain's bones."""
+        try:
+            pose = self.armature.pose
+        except ReferenceError:
+            return False
+        return pose is not None and all(name in pose.bones for name in self.steps.bone_names)
 
     def pose(self, step: int) -> None:
         """Pose the chain as it was after ``step`` (clamped to the steps there are)."""
@@ -171,4 +188,4 @@ def begin(armature: bpy.types.Object, chain_index: int, solver: SolverSettings, 
     if not settings.tip_bone:
         raise ValueError("pick a tip bone")
     steps = chain_steps(prepare_chain(settings, solver), solver, frame)
-    return Session(armature, chain_index, frame, steps, PoseSnapshot.take(armature))
+    return Session(armature, chain_index, frame, steps, PoseSnapshot.take(armature), armature.session_uid)

@@ -9,13 +9,14 @@ on unregistering; the timer (``bpy.app.timers``) likewise.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 import bpy
 from bpy.app.handlers import persistent
 from bpy.props import FloatProperty, IntProperty, PointerProperty
 
-from . import preview
+from . import preview, stepping
 from .chain import chain_bone_names
 from .channels import rotation_property
 from .operators import ArmatureOperator, chain_problem, length_text, sentence
@@ -62,6 +63,9 @@ def show_step(step: int) -> None:
     global _step
     if _session is None:
         return
+    if not _session.alive():
+        leave(restore=False)
+        return
     _step = min(max(int(step), 0), len(_session.steps.names) - 1)
     _session.pose(_step)
     _redraw()
@@ -89,18 +93,34 @@ class FABRIK_PG_playback(bpy.types.PropertyGroup):
 
 
 def leave(restore: bool = True) -> None:
-    """Stop stepping: stop playing, remove the overlay and (``restore``) put back the pose found."""
+    """Stop stepping: stop playing, remove the overlay and (``restore``) put back the pose the chain's bones
+    had (the other bones keep whatever the user did meanwhile). The state is cleared first, so that an
+    armature deleted meanwhile (or bones added to it) ends the session too."""
     global _session, _step
     if bpy.app.timers.is_registered(advance):
         bpy.app.timers.unregister(advance)
     show_overlay(False)
-    if _session is not None:
-        if restore and _session.armature.pose is not None:
-            _session.snapshot.restore()
-            _session.armature.update_tag()
-        preview.pause(_session.armature, False)
-    _session, _step = None, 0
+    ended, _session, _step = _session, None, 0
+    stepping.set_active(False)
+    if ended is not None:
+        preview.pause(ended.armature_uid, False)
+        if restore:
+            with contextlib.suppress(ReferenceError, ValueError):
+                others = set(ended.snapshot.names) - set(ended.steps.bone_names)
+                if ended.snapshot.restore(leave=others):
+                    ended.armature.update_tag()
     _redraw()
+
+
+def _put_back() -> None:
+    """The pose found, on the chain's bones, while the session goes on (``_pose_again`` shows the step again)."""
+    if _session is None:
+        return
+    try:
+        others = set(_session.snapshot.names) - set(_session.steps.bone_names)
+        _session.snapshot.restore(leave=others)
+    except (ReferenceError, ValueError):
+        leave(restore=False)
 
 
 def playing() -> bool:
@@ -110,6 +130,9 @@ def playing() -> bool:
 def advance() -> float | None:
     """The timer's call: pose the next step; the seconds until the next call, or None at the last step."""
     if _session is None:
+        return None
+    if not _session.alive():
+        leave(restore=False)
         return None
     last = len(_session.steps.names) - 1
     show_step(_step + 1)
@@ -147,7 +170,7 @@ def show_overlay(show: bool) -> None:
 
 def _draw() -> None:
     """The overlay: the step's joints joined by lines, and the target."""
-    if _session is None:
+    if _session is None or not _session.alive():
         return
     import gpu
     from gpu_extras.batch import batch_for_shader
@@ -217,8 +240,8 @@ class FABRIK_OT_key_current_frame(ArmatureOperator):
     @classmethod
     def problem(cls, context: bpy.types.Context) -> str | None:
         problem = chain_problem(context, need_target=False)
-        if problem is None and _session is not None:
-            return "Leave Step Through Iterations first: its poses are not keyed"
+        if problem is None and stepping.active():
+            return stepping.LEAVE_FIRST
         return problem
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
@@ -270,7 +293,8 @@ class FABRIK_OT_step_through(ArmatureOperator):
             self.report({"ERROR"}, sentence(error))
             return {"CANCELLED"}
         _session, _step = started, 0
-        preview.pause(armature, True)
+        stepping.set_active(True)
+        preview.pause(started.armature_uid, True)
         show_overlay(not bpy.app.background and context.screen is not None)  # nothing is drawn headless
         show_step(0)
         steps = len(started.steps.names) - 1
@@ -321,6 +345,34 @@ def _on_load(*_: object) -> None:
     leave(restore=False)  # the armature belongs to the file being left
 
 
+@persistent  # type: ignore[untyped-decorator]
+def _on_frame_change(*_: object) -> None:
+    """A new frame ends stepping (the steps are the old frame's), the chain's pose put back before the new frame
+    is evaluated, so its animation shows."""
+    if _session is not None:
+        leave()
+
+
+@persistent  # type: ignore[untyped-decorator]
+def _on_save_pre(*_: object) -> None:
+    _put_back()  # the file keeps the pose found, not a step of the solve
+
+
+@persistent  # type: ignore[untyped-decorator]
+def _on_save_post(*_: object) -> None:
+    if _session is not None:
+        show_step(_step)
+
+
+#: The handler lists stepping needs, and its function on each.
+_HANDLERS = (
+    (bpy.app.handlers.load_pre, _on_load),
+    (bpy.app.handlers.frame_change_pre, _on_frame_change),
+    (bpy.app.handlers.save_pre, _on_save_pre),
+    (bpy.app.handlers.save_post, _on_save_post),
+)
+
+
 CLASSES = (
     FABRIK_PG_playback,
     FABRIK_OT_solve_now,
@@ -335,11 +387,13 @@ def register() -> None:
     bpy.types.WindowManager.fabrik_playback = PointerProperty(  # type: ignore[attr-defined, func-returns-value]
         type=FABRIK_PG_playback, name="FABRIK Step Through Iterations"
     )
-    bpy.app.handlers.load_pre.append(_on_load)
+    for handlers, handler in _HANDLERS:
+        handlers.append(handler)
 
 
 def unregister() -> None:
     leave()
-    while _on_load in bpy.app.handlers.load_pre:
-        bpy.app.handlers.load_pre.remove(_on_load)
+    for handlers, handler in _HANDLERS:
+        while handler in handlers:
+            handlers.remove(handler)
     del bpy.types.WindowManager.fabrik_playback  # type: ignore[attr-defined]

@@ -40,8 +40,8 @@ _UNCHANGED = 1e-6
 _problems: dict[str, dict[int, str]] = {}
 
 _busy = False
-#: Armatures (by name) whose pose something else shows for now (stepping through iterations): not previewed.
-_paused: set[str] = set()
+#: Armatures (by session_uid) whose pose something else shows for now (stepping through iterations): not previewed.
+_paused: set[int] = set()
 
 
 @dataclass(frozen=True)
@@ -72,12 +72,13 @@ def follow(armature: bpy.types.Object, frame: int) -> bool:
     return followed.changed
 
 
-def pause(armature: bpy.types.Object, paused: bool) -> None:
-    """Leave ``armature``'s pose alone (``paused``), or preview it again."""
+def pause(armature_uid: int, paused: bool) -> None:
+    """Leave the pose of the armature whose ``session_uid`` is ``armature_uid`` alone (``paused``), or preview
+    it again (by its id, not its name, which the user may change meanwhile)."""
     if paused:
-        _paused.add(armature.name)
+        _paused.add(armature_uid)
     else:
-        _paused.discard(armature.name)
+        _paused.discard(armature_uid)
 
 
 def pose_chains(armature: bpy.types.Object, frame: int) -> Followed:
@@ -220,7 +221,7 @@ def _follow_guarded(armatures: list[bpy.types.Object], frame: int) -> None:
     _busy = True
     try:
         for armature in armatures:
-            if armature.name not in _paused:
+            if armature.session_uid not in _paused:
                 follow(armature, frame)
     finally:
         _busy = False

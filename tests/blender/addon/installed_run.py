@@ -18,7 +18,16 @@ from tests.blender.addon.fresh_process import report_and_leave
 
 MODULE = "bl_ext.user_default.fabrik_addon"
 #: Blender's handler lists the add-on uses (``blend_import_post`` from Blender 4.3).
-HANDLER_LISTS = ("depsgraph_update_post", "frame_change_post", "load_post", "blend_import_post")
+HANDLER_LISTS = (
+    "depsgraph_update_post",
+    "frame_change_post",
+    "load_post",
+    "blend_import_post",
+    "load_pre",
+    "frame_change_pre",
+    "save_pre",
+    "save_post",
+)
 
 
 def leftovers() -> list[str]:

@@ -5,6 +5,7 @@ the overlay's draw handler added and removed without a screen."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import bpy
 import numpy as np
@@ -229,4 +230,77 @@ def test_unregistering_while_stepping_leaves_nothing_behind() -> None:
     assert not playback_ui.overlay_shown()
     assert not bpy.app.timers.is_registered(playback_ui.advance)
     assert not hasattr(bpy.context.window_manager, "fabrik_playback")
-    assert not any(getattr(h, "__module__", "").startswith("fabrik_addon") for h in bpy.app.handlers.load_pre)
+    for handlers in ("load_pre", "frame_change_pre", "save_pre", "save_post"):
+        assert not any(
+            getattr(h, "__module__", "").startswith("fabrik_addon") for h in getattr(bpy.app.handlers, handlers)
+        )
+
+
+def test_a_new_frame_ends_stepping_with_the_pose_put_back_first() -> None:
+    armature, _, _ = bent_scene()
+    before = pose_values(armature)
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    bpy.context.window_manager.fabrik_playback.step = 1
+    assert pose_values(armature) != before
+    bpy.context.scene.frame_set(8)
+    assert playback_ui.session() is None
+    assert pose_values(armature) == before  # the bones are not keyed: the pose found stays
+    assert bpy.ops.fabrik.bake.poll()  # and the bake may run again
+
+
+def test_bake_clear_and_key_wait_until_stepping_ends() -> None:
+    bent_scene()
+    keys = data_snapshot()
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    for operator in (bpy.ops.fabrik.bake, bpy.ops.fabrik.clear, bpy.ops.fabrik.bake_ik_constraints):
+        with pytest.raises(RuntimeError, match="Leave Step Through Iterations first"):
+            operator()
+    assert data_snapshot() == keys
+    bpy.ops.fabrik.step_leave()
+    assert bpy.ops.fabrik.bake() == {"FINISHED"}
+
+
+def test_leaving_puts_back_only_the_chains_bones() -> None:
+    armature, names, _ = bent_scene()
+    settings_of(armature).chains[0].chain_length = 2  # names[0] is not in the chain
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    bpy.context.window_manager.fabrik_playback.step = 2
+    turned = (math.cos(0.2), 0.0, math.sin(0.2), 0.0)
+    armature.pose.bones[names[0]].rotation_quaternion = turned  # posed by hand meanwhile
+    found = [tuple(armature.pose.bones[name].rotation_quaternion) for name in names[1:]]
+    bpy.ops.fabrik.step_leave()
+    assert tuple(armature.pose.bones[names[0]].rotation_quaternion) == pytest.approx(turned)
+    after = [tuple(armature.pose.bones[name].rotation_quaternion) for name in names[1:]]
+    assert after != found  # the chain's bones are back at the pose found before stepping
+
+
+def test_deleting_the_armature_while_stepping_ends_the_session() -> None:
+    armature, _, _ = bent_scene()
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    assert bpy.ops.fabrik.step_play() == {"FINISHED"}
+    playback_ui.show_overlay(True)
+    bpy.data.objects.remove(armature)
+    assert playback_ui.advance() is None  # the timer's next call ends it
+    assert playback_ui.session() is None
+    assert not playback_ui.overlay_shown()
+    assert not bpy.app.timers.is_registered(playback_ui.advance)
+    assert not bpy.ops.fabrik.step_leave.poll()
+    playback_ui.leave()  # and leaving again is harmless
+
+
+def test_a_file_saved_while_stepping_holds_the_pose_found(tmp_path: Path) -> None:
+    armature, _, _ = bent_scene()
+    before = pose_values(armature)
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    bpy.context.window_manager.fabrik_playback.step = 1
+    stepped = pose_values(armature)
+    path = tmp_path / "stepping.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    assert pose_values(armature) == stepped  # still stepping, at the same step
+    assert playback_ui.session() is not None
+    with bpy.data.libraries.load(str(path)) as (_, into):
+        into.objects = ["Rig"]
+    saved = into.objects[0]
+    assert saved is not armature
+    assert pose_values(saved) == before
+    bpy.ops.fabrik.step_leave()
