@@ -6,9 +6,16 @@ from __future__ import annotations
 
 import bpy
 
-from . import chain_list, operators, panel, playback_ui, preview, properties, versioning
+from . import chain_list, operators, panel, playback_ui, preview, properties, solve_now, versioning
 
-CLASSES = (*properties.CLASSES, *operators.CLASSES, *playback_ui.CLASSES, *chain_list.CLASSES, *panel.CLASSES)
+CLASSES = (
+    *properties.CLASSES,
+    *operators.CLASSES,
+    *solve_now.CLASSES,
+    *playback_ui.CLASSES,
+    *chain_list.CLASSES,
+    *panel.CLASSES,
+)
 
 
 def register() -> None:

@@ -1,5 +1,5 @@
-"""Solve Now, Key Current Frame and Step Through Iterations: the operators, the sidebar section, the timer
-that plays the steps and the viewport overlay that draws them.
+"""Step Through Iterations: its operators and property group, the timer that plays the steps and the
+viewport overlay that draws them (Solve Now and Key Current Frame are ``solve_now``'s).
 
 The stepping state is transient: the step, the pace and the session live on the window manager and in this
 module (never saved with the file). The overlay is a ``SpaceView3D`` draw handler, added only where a screen
@@ -17,12 +17,9 @@ from bpy.app.handlers import persistent
 from bpy.props import FloatProperty, IntProperty, PointerProperty
 
 from . import preview, stepping
-from .chain import chain_bone_names
-from .channels import rotation_property
-from .operators import ArmatureOperator, chain_problem, length_text, sentence
+from .operators import ArmatureOperator, sentence
 from .playback import Session, begin
-from .pose_state import PoseSnapshot
-from .properties import chain_label, chain_settings, enabled_chains, settings_of, solver_settings
+from .properties import settings_of, solver_settings
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -189,86 +186,6 @@ def _draw() -> None:
     gpu.state.point_size_set(1.0)
 
 
-class FABRIK_OT_solve_now(ArmatureOperator):
-    """Pose the active armature's enabled chains so each tip reaches its target at the current frame, without
-    keys (as the live preview does, once)"""
-
-    bl_idname = "fabrik.solve_now"
-    bl_label = "Solve Now"
-
-    @classmethod
-    def problem(cls, context: bpy.types.Context) -> str | None:
-        return chain_problem(context, need_target=True)
-
-    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        armature, scene, view_layer = context.active_object, context.scene, context.view_layer
-        assert armature is not None
-        assert scene is not None
-        assert view_layer is not None
-        if _session is not None:
-            leave()
-        view_layer.update()
-        snapshot = PoseSnapshot.take(armature)
-        followed = preview.pose_chains(armature, scene.frame_current)
-        if followed.problems:
-            if snapshot.restore():
-                armature.update_tag()
-            chains = settings_of(armature).chains
-            lines = [f"{chain_label(chains[i], i)}: {sentence(p)}" for i, p in sorted(followed.problems.items())]
-            self.report({"ERROR"}, "\n".join(lines))
-            return {"CANCELLED"}
-        view_layer.update()
-        solver = solver_settings(armature)
-        lines = []
-        for index, chain in enabled_chains(armature):
-            error = preview.tip_distance(chain_settings(armature, chain))
-            spent = followed.iterations.get(index)
-            done = "already on target" if spent is None else f"{spent} iterations"
-            verdict = "on target" if error <= solver.tolerance else "off target"
-            lines.append(f"{chain_label(chain, index)}: {done}, error {length_text(scene, error)} ({verdict})")
-        self.report({"INFO"}, f"Solved at frame {scene.frame_current}: " + "; ".join(lines))
-        return {"FINISHED"}
-
-
-class FABRIK_OT_key_current_frame(ArmatureOperator):
-    """Key the rotations (and, with stretch, the Y scales) of the active armature's enabled chains at the
-    current frame, as they are posed now"""
-
-    bl_idname = "fabrik.key_current_frame"
-    bl_label = "Key Current Frame"
-
-    @classmethod
-    def problem(cls, context: bpy.types.Context) -> str | None:
-        problem = chain_problem(context, need_target=False)
-        if problem is None and stepping.active():
-            return stepping.LEAVE_FIRST
-        return problem
-
-    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        armature, scene = context.active_object, context.scene
-        assert armature is not None
-        assert scene is not None
-        assert armature.pose is not None
-        try:
-            chains = [
-                (chain, chain_bone_names(armature, chain.tip_bone, chain.chain_length))
-                for _, chain in enabled_chains(armature)
-            ]
-        except (TypeError, ValueError) as error:
-            self.report({"ERROR"}, sentence(error))
-            return {"CANCELLED"}
-        keyed: set[str] = set()
-        for chain, names in chains:
-            for name in names:
-                bone = armature.pose.bones[name]
-                bone.keyframe_insert(rotation_property(bone.rotation_mode), frame=scene.frame_current, group=name)
-                if chain.use_stretch:
-                    bone.keyframe_insert("scale", index=1, frame=scene.frame_current, group=name)
-                keyed.add(name)
-        self.report({"INFO"}, f"Keyed {len(keyed)} bones at frame {scene.frame_current}")
-        return {"FINISHED"}
-
-
 class FABRIK_OT_step_through(ArmatureOperator):
     """Solve the selected chain at the current frame keeping every step, and pose it at the first: then the
     Iteration slider or Play poses it as it was after each step (leaving puts its pose back)"""
@@ -375,8 +292,6 @@ _HANDLERS = (
 
 CLASSES = (
     FABRIK_PG_playback,
-    FABRIK_OT_solve_now,
-    FABRIK_OT_key_current_frame,
     FABRIK_OT_step_through,
     FABRIK_OT_step_play,
     FABRIK_OT_step_leave,

@@ -115,7 +115,9 @@ def solve(
     max_iterations : int
         Stop after this many iterations (>= 1).
     min_improvement : float
-        Stop early when an iteration shrinks the error by less than this fraction of it (>= 0).
+        Stop early when an iteration shrinks the error by less than this fraction of it (>= 0); a frame on
+        extrapolated iterations (below) stops when its best error has not shrunk so for a few iterations in a
+        row (``Stopping``).
     method : {"fabrik", "ccd"}
         FABRIK (Aristidou & Lasenby 2011), or Cyclic Coordinate Descent for comparison. FABRIK frames still
         crawling after 20 iterations (near full reach) continue with extrapolated FABRIK iterations, each

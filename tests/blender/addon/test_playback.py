@@ -13,6 +13,7 @@ import pytest
 
 import fabrik_addon
 from fabrik_addon.blender import playback_ui, preview
+from fabrik_addon.blender.keys import KeyWriter
 from fabrik_addon.blender.properties import settings_of
 
 from ..oracle import FloatArray, data_snapshot, fcurve_keys
@@ -97,6 +98,25 @@ def test_key_current_frame_keys_the_pose_solve_now_made() -> None:
     bpy.context.scene.frame_set(7)
     tip = world_joints(armature, names)[-1]
     assert np.linalg.norm(tip - np.array(target.matrix_world.translation)) <= TOLERANCE
+
+
+def test_key_current_frame_keys_all_the_chains_bones_or_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    armature, _, _ = bent_scene()
+    bpy.ops.fabrik.solve_now()
+    replace = KeyWriter.replace
+    calls = []
+
+    def failing_late(self: KeyWriter, *args: object, **kwargs: object) -> None:
+        calls.append(args[0])
+        if len(calls) == 6:  # the second bone's second channel
+            raise RuntimeError("F-Curve is locked")
+        replace(self, *args, **kwargs)
+
+    monkeypatch.setattr(KeyWriter, "replace", failing_late)
+    with pytest.raises(RuntimeError, match="Nothing keyed: F-Curve is locked"):
+        bpy.ops.fabrik.key_current_frame()
+    assert fcurve_keys(armature) == {}
+    assert armature.animation_data is None or armature.animation_data.action is None
 
 
 @pytest.mark.parametrize("method", ["fabrik", "ccd"])
