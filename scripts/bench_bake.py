@@ -199,25 +199,36 @@ def fabrik(setup: Setup) -> tuple[Result, dict[str, float]]:
     return result, report.timings
 
 
+def select_only(armature: bpy.types.Object, names: set[str]) -> None:
+    """Pose Mode with exactly the bones ``names`` of ``armature`` selected: what Bake Action bakes."""
+    bpy.ops.object.mode_set(mode="POSE")
+    for pose_bone in armature.pose.bones:
+        compat.set_bone_selected(armature, pose_bone.name, pose_bone.name in names)
+
+
+def bake_action(first: int, last: int) -> None:
+    """Blender's own bake of the selected bones, as an animator bakes an IK rig: visual keys, constraints
+    cleared."""
+    bpy.ops.nla.bake(
+        frame_start=first,
+        frame_end=last,
+        only_selected=True,
+        visual_keying=True,
+        clear_constraints=True,
+        bake_types={"POSE"},
+    )
+
+
 def native(setup: Setup) -> Result:
     bones = setup.bones
     ik = bones[-1].constraints.new("IK")
     assert isinstance(ik, bpy.types.KinematicConstraint)
     ik.target, ik.chain_count, ik.use_tail = setup.target, len(bones), True
     ik.pole_target, ik.pole_angle = setup.pole, setup.pole_angle
-    bpy.ops.object.mode_set(mode="POSE")
-    for pose_bone in setup.armature.pose.bones:
-        compat.set_bone_selected(setup.armature, pose_bone.name, pose_bone in bones)
+    select_only(setup.armature, {pose_bone.name for pose_bone in bones})
     scene = bpy.context.scene
     start = time.perf_counter()
-    bpy.ops.nla.bake(
-        frame_start=scene.frame_start,
-        frame_end=scene.frame_end,
-        only_selected=True,
-        visual_keying=True,
-        clear_constraints=True,
-        bake_types={"POSE"},
-    )
+    bake_action(scene.frame_start, scene.frame_end)
     seconds = time.perf_counter() - start
     bpy.ops.object.mode_set(mode="OBJECT")
     assert not bones[-1].constraints, "Bake Action should have removed the IK constraint"
@@ -330,17 +341,8 @@ def creature_table(frames: int) -> None:
         if side == "FABRIK":
             api.bake_ik_constraints(creature, tolerance=TOLERANCE)
         else:
-            bpy.ops.object.mode_set(mode="POSE")
-            for pose_bone in creature.pose.bones:
-                compat.set_bone_selected(creature, pose_bone.name, pose_bone.name in bones)
-            bpy.ops.nla.bake(
-                frame_start=1,
-                frame_end=frames,
-                only_selected=True,
-                visual_keying=True,
-                clear_constraints=True,
-                bake_types={"POSE"},
-            )
+            select_only(creature, bones)
+            bake_action(1, frames)
             bpy.ops.object.mode_set(mode="OBJECT")
         seconds = time.perf_counter() - start
         errors = np.zeros((frames, len(tips)))
@@ -396,17 +398,8 @@ def tree_table(frames: int) -> None:
             if side == "FABRIK":
                 api.bake_ik_constraints(armature, tolerance=TOLERANCE)
             else:
-                bpy.ops.object.mode_set(mode="POSE")
-                for name in bones:
-                    compat.set_bone_selected(armature, name, True)
-                bpy.ops.nla.bake(
-                    frame_start=1,
-                    frame_end=frames,
-                    only_selected=True,
-                    visual_keying=True,
-                    clear_constraints=True,
-                    bake_types={"POSE"},
-                )
+                select_only(armature, set(bones))
+                bake_action(1, frames)
                 bpy.ops.object.mode_set(mode="OBJECT")
             seconds = time.perf_counter() - start
             errors = np.empty((frames, len(tips)))

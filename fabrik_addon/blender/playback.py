@@ -157,6 +157,11 @@ class Session:
             return False
         return pose is not None and all(name in pose.bones for name in self.steps.bone_names)
 
+    def put_back(self) -> bool:
+        """The pose found, on the chain's bones only (the others keep what the user did meanwhile); returns
+        whether anything changed. Raises ReferenceError (armature deleted) or ValueError (bones added)."""
+        return self.snapshot.restore(leave=set(self.snapshot.names) - set(self.steps.bone_names))
+
     def pose(self, step: int) -> None:
         """Pose the chain as it was after ``step`` (clamped to the steps there are)."""
         step = min(max(step, 0), len(self.steps.names) - 1)

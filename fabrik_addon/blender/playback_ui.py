@@ -103,8 +103,7 @@ def leave(restore: bool = True) -> None:
         preview.pause(ended.armature_uid, False)
         if restore:
             with contextlib.suppress(ReferenceError, ValueError):
-                others = set(ended.snapshot.names) - set(ended.steps.bone_names)
-                if ended.snapshot.restore(leave=others):
+                if ended.put_back():
                     ended.armature.update_tag()
     _redraw()
 
@@ -114,8 +113,7 @@ def _put_back() -> None:
     if _session is None:
         return
     try:
-        others = set(_session.snapshot.names) - set(_session.steps.bone_names)
-        _session.snapshot.restore(leave=others)
+        _session.put_back()
     except (ReferenceError, ValueError):
         leave(restore=False)
 
