@@ -246,8 +246,11 @@ def run(plan: BakePlan, progress: Callable[[float], None] | None = None, *, sand
                 timings["write keys"] = time.perf_counter() - clock
                 report_progress(1.0 - _CHECK_SHARE)
 
+                # The goals were read already, and nothing the keys do moves them (``check_goal_independent``):
+                # the check evaluates the armatures alone.
+                stepping.keep_only(chain_bones)
                 clock = time.perf_counter()
-                checked = sample_tips(stepping, frames, prepared, checking)
+                tips = sample_tips(stepping, frames, [chain.chain for chain in prepared], checking)
                 timings["check keys"] = time.perf_counter() - clock
         succeeded = True
     finally:
@@ -262,8 +265,8 @@ def run(plan: BakePlan, progress: Callable[[float], None] | None = None, *, sand
         for j, i in enumerate(unit)
     }
     reports = tuple(
-        _report(chain, frames, *found[i], tips, targets, settings.solver.tolerance, seconds, timings, writers)
-        for i, (chain, (tips, targets)) in enumerate(zip(prepared, checked, strict=True))
+        _report(chain, frames, *found[i], tip, inputs[i].targets, settings.solver.tolerance, seconds, timings, writers)
+        for i, (chain, tip) in enumerate(zip(prepared, tips, strict=True))
     )
     return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, mode)
 

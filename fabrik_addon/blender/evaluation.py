@@ -14,7 +14,7 @@ a rigid body (simulated by the scene's own rigid body world).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -46,6 +46,15 @@ class Evaluation:
     def step(self, frame: int) -> None:
         """Evaluate ``frame``."""
         self.scene.frame_set(frame)
+
+    def keep_only(self, objects: Collection[bpy.types.Object]) -> None:
+        """From now on evaluate only ``objects`` (and what they depend on): a sandbox lets go of the rest it
+        holds; the scene itself keeps all."""
+        if self.mode != "sandbox":
+            return
+        held = self.scene.collection.objects
+        for obj in [obj for obj in held if obj not in objects]:
+            held.unlink(obj)
 
     def depsgraph(self) -> bpy.types.Depsgraph:
         """The depsgraph that evaluates this scene's frames (the same one from frame to frame: look up the

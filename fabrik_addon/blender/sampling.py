@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import Protocol, TypeAlias
 
 import bpy
 import numpy as np
@@ -21,6 +21,14 @@ from . import compat
 from .chain import ArmatureChain
 from .channels import rotation_property
 from .evaluation import Evaluation
+
+#: A row to fill with what Blender evaluated, in float32 as Blender keeps it (a matrix column after column).
+_Row: TypeAlias = NDArray[np.float32]
+#: One read of a frame walk: what fills a row (a property's ``foreach_get``, or a function computing the
+#: value), and the array whose row ``i`` it fills on the walk's ``i``-th frame.
+_Read: TypeAlias = tuple[Callable[[_Row], None], NDArray[np.float32]]
+#: The evaluated copy of each object a walk reads (or each object itself, read as it is).
+_Copies: TypeAlias = dict[bpy.types.Object, bpy.types.Object]
 
 
 @dataclass(frozen=True)
@@ -80,15 +88,24 @@ def sample_inputs(
     """Evaluate every frame once and read, for each chain, the target (and pole), the chain's root frame and
     the chain's own pose, from the evaluated objects."""
     readings = [_Reading.empty(len(frames), c, chain_is_animated(c.chain.armature, c.chain.bone_names)) for c in chains]
-    looked_up = _Evaluated(evaluation)
+
+    def reads(evaluated: _Copies) -> list[_Read]:
+        return [
+            read for reading, goals in zip(readings, chains, strict=True) for read in reading.reads(evaluated, goals)
+        ]
+
+    walk = _Walk(
+        evaluation,
+        [obj for c in chains for obj in (c.chain.armature, c.target, c.pole_target) if obj is not None],
+        reads,
+    )
     with _walking():
         for i, frame in enumerate(frames.tolist()):
             evaluation.step(frame)
-            for reading, goals in zip(readings, chains, strict=True):
-                pole = None if goals.pole_target is None else looked_up.goal(goals.pole_target, goals.pole_bone)
-                chain = looked_up.chain(goals.chain)
-                target = looked_up.goal(goals.target, goals.target_bone)
-                reading.read(i, chain.world, chain.root_pose, chain.bones, target, pole)
+            walk.read(i)
+            if i == 0:
+                for reading, goals in zip(readings, chains, strict=True):
+                    reading.read_first(walk.pose_bones(goals.chain))
             if progress is not None:
                 progress(i)
     return [reading.inputs() for reading in readings]
@@ -97,10 +114,10 @@ def sample_inputs(
 def current_inputs(goals: Goals) -> Inputs:
     """What ``sample_inputs`` reads on one frame, read as Blender last evaluated the scene (no frame change)."""
     reading = _Reading.empty(1, goals, True)
-    pole = None if goals.pole_target is None else goal_matrix(goals.pole_target, goals.pole_bone)
-    bones = goals.chain.pose_bones
-    target = goal_matrix(goals.target, goals.target_bone)
-    reading.read(0, goals.chain.armature.matrix_world, bones[0].matrix, bones, target, pole)
+    itself = {obj: obj for obj in (goals.chain.armature, goals.target, goals.pole_target) if obj is not None}
+    for fill, rows in reading.reads(itself, goals):
+        fill(rows[0])
+    reading.read_first(goals.chain.pose_bones)
     return reading.inputs()
 
 
@@ -114,34 +131,44 @@ def goal_matrix(obj: bpy.types.Object, bone: str) -> Matrix:
     return obj.matrix_world @ pose.bones[bone].matrix
 
 
-if TYPE_CHECKING:
-    #: A matrix as a walk reads it: a ``mathutils.Matrix``, or a matrix property of an evaluated object or pose
-    #: bone read in place (``_Evaluated``).
-    _Read: TypeAlias = Matrix | bpy.types.bpy_prop_array[float]
+def _fill(owner: bpy.types.Object | bpy.types.PoseBone, name: str) -> Callable[[_Row], None]:
+    """What fills a row with the float array property ``name`` of ``owner``, read in place (a fifth of the cost
+    of making a ``Matrix`` or ``Vector`` of it)."""
+    prop: bpy.types.bpy_prop_array[float] = owner.path_resolve(name, False)
+    return prop.foreach_get
 
 
-def _put(row: NDArray[np.float32], matrix: _Read) -> None:
-    """Store ``matrix`` in ``row`` (16,) as Blender keeps it, column after column, in float32: read in place
-    with ``foreach_get`` (a fifth of the cost of making a ``Matrix`` of it), or a ``Matrix`` copied."""
-    if isinstance(matrix, Matrix):
-        row.reshape(4, 4)[:] = matrix.transposed()
-    else:
-        matrix.foreach_get(row)
+def _goal_fill(obj: bpy.types.Object, bone: str) -> Callable[[_Row], None]:
+    """What fills a row with a goal's world matrix (see ``goal_matrix``): in place for an object; a bone's is a
+    product, made as Blender's ``Matrix`` makes it (float32 arithmetic)."""
+    if not bone:
+        return _fill(obj, "matrix_world")
+
+    def fill(row: _Row) -> None:
+        row.reshape(4, 4)[:] = goal_matrix(obj, bone).transposed()
+
+    return fill
+
+
+def _pose_bones(armature: bpy.types.Object, names: Sequence[str]) -> list[bpy.types.PoseBone]:
+    pose = armature.pose
+    assert pose is not None
+    return [pose.bones[name] for name in names]
 
 
 def _matrices(rows: NDArray[np.float32]) -> FloatArray:
-    """Matrices (F, 4, 4) from rows stored by ``_put`` (F, 16)."""
-    return np.swapaxes(rows.reshape(-1, 4, 4), 1, 2).astype(np.float64)
+    """Matrices (..., 4, 4) from rows (..., 16) filled column after column."""
+    return np.swapaxes(rows.reshape(*rows.shape[:-1], 4, 4), -1, -2).astype(np.float64)
 
 
 @dataclass
 class _Reading:
     """The matrices read from Blender's evaluation, one row per frame, before they become ``Inputs``."""
 
-    world: NDArray[np.float32]  # (F, 16) the armature object's world matrix (stored by ``_put``)
+    world: NDArray[np.float32]  # (F, 16) the armature object's world matrix
     root_pose: NDArray[np.float32]  # (F, 16) the chain root's posed matrix, in armature space
     targets: NDArray[np.float32]  # (F, 16): the target's world matrix
-    bases: FloatArray  # (F or 1, m, 4, 4): read on the first frame only when the chain is not animated
+    bases: NDArray[np.float32]  # (F or 1, m, 16): read on the first frame only when the chain is not animated
     first_channels: list[FloatArray]  # each bone's rotation values in its own mode, on the first frame
     poles: NDArray[np.float32] | None  # (F, 16) the pole target's world matrix, if there is one
     use_rotation: bool
@@ -152,39 +179,43 @@ class _Reading:
             world=np.empty((frames, 16), dtype=np.float32),
             root_pose=np.empty((frames, 16), dtype=np.float32),
             targets=np.empty((frames, 16), dtype=np.float32),
-            bases=np.empty((frames if animated else 1, len(goals.chain.bone_names), 4, 4)),
+            bases=np.empty((frames if animated else 1, len(goals.chain.bone_names), 16), dtype=np.float32),
             first_channels=[],
             poles=np.empty((frames, 16), dtype=np.float32) if goals.pole_target is not None else None,
             use_rotation=goals.use_rotation,
         )
 
-    def read(
-        self,
-        i: int,
-        world: _Read,
-        root_pose: _Read,
-        pose_bones: list[bpy.types.PoseBone],
-        target: _Read,
-        pole: _Read | None,
-    ) -> None:
-        """Fill row ``i`` from the scene as Blender evaluated it last: the armature's world matrix, the root
-        bone's posed matrix, the chain's bones, the goals' world matrices."""
-        _put(self.world[i], world)
-        _put(self.root_pose[i], root_pose)
-        _put(self.targets[i], target)
-        if self.poles is not None and pole is not None:
-            _put(self.poles[i], pole)
-        if i < len(self.bases):
+    def reads(self, copies: _Copies, goals: Goals) -> list[_Read]:
+        """What to read on every frame, from the ``copies`` of the chain's armature and goals: the armature's
+        world matrix, the root bone's posed matrix, the goals' world matrices, and each bone's own
+        ``matrix_basis`` where the chain is animated."""
+        armature = copies[goals.chain.armature]
+        bones = _pose_bones(armature, goals.chain.bone_names)
+        reads = [
+            (_fill(armature, "matrix_world"), self.world),
+            (_fill(bones[0], "matrix"), self.root_pose),
+            (_goal_fill(copies[goals.target], goals.target_bone), self.targets),
+        ]
+        if goals.pole_target is not None and self.poles is not None:
+            reads.append((_goal_fill(copies[goals.pole_target], goals.pole_bone), self.poles))
+        if len(self.bases) > 1:
+            reads += [(_fill(bone, "matrix_basis"), self.bases[:, k]) for k, bone in enumerate(bones)]
+        return reads
+
+    def read_first(self, pose_bones: list[bpy.types.PoseBone]) -> None:
+        """What is read on the first frame only: the bones' rotation values (and, for a chain that is not
+        animated, their ``matrix_basis``)."""
+        if len(self.bases) == 1:
             for k, pose_bone in enumerate(pose_bones):
-                self.bases[i, k] = pose_bone.matrix_basis
-        if i == 0:
-            self.first_channels = [np.array(getattr(pb, rotation_property(pb.rotation_mode))) for pb in pose_bones]
+                _fill(pose_bone, "matrix_basis")(self.bases[0, k])
+        self.first_channels = [np.array(getattr(pb, rotation_property(pb.rotation_mode))) for pb in pose_bones]
 
     def inputs(self) -> Inputs:
         # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R and S (S is
         # 1 but for a stretched root), its own matrix_basis (read on every frame where the chain is animated).
+        bases = _matrices(self.bases)
         root_frames = _matrices(self.world) @ _matrices(self.root_pose)
-        root_frames[:, :3, :3] = root_frames[:, :3, :3] @ _inverse(self.bases[:, 0, :3, :3])
+        root_frames[:, :3, :3] = root_frames[:, :3, :3] @ _inverse(bases[:, 0, :3, :3])
         targets = _matrices(self.targets)
         rotations = None
         if self.use_rotation:
@@ -193,7 +224,7 @@ class _Reading:
         return Inputs(
             targets=np.ascontiguousarray(targets[:, :3, 3]),
             root_frames=root_frames,
-            bone_bases=self.bases,
+            bone_bases=bases,
             first_channels=self.first_channels,
             poles=None if self.poles is None else np.ascontiguousarray(_matrices(self.poles)[:, :3, 3]),
             target_rotations=rotations,
@@ -213,78 +244,79 @@ def _inverse(m: FloatArray) -> FloatArray:
 def sample_tips(
     evaluation: Evaluation,
     frames: NDArray[np.int64],
-    chains: Sequence[Goals],
+    chains: Sequence[ArmatureChain],
     progress: Callable[[int], None] | None = None,
-) -> list[tuple[FloatArray, FloatArray]]:
-    """Evaluate every frame once and read, for each chain, the world positions of its tip bone's tail and of
-    its target.
+) -> list[FloatArray]:
+    """Evaluate every frame once and read the world position of each chain's tip bone's tail.
 
     Returns
     -------
-    list of (tips, targets), each ndarray of shape (F, 3)
-        One pair per chain.
+    list of ndarray, shape (F, 3)
+        One per chain: the tail as Blender's ``matrix_world @ tail`` gives it (``_transformed``).
     """
-    tips = [np.empty((len(frames), 3)) for _ in chains]
-    targets = [np.empty((len(frames), 16), dtype=np.float32) for _ in chains]
-    looked_up = _Evaluated(evaluation)
+    worlds = [np.empty((len(frames), 16), dtype=np.float32) for _ in chains]
+    tails = [np.empty((len(frames), 3), dtype=np.float32) for _ in chains]
+
+    def reads(copies: _Copies) -> list[_Read]:
+        return [
+            read
+            for chain, world, tail in zip(chains, worlds, tails, strict=True)
+            for read in (
+                (_fill(copies[chain.armature], "matrix_world"), world),
+                (_fill(_pose_bones(copies[chain.armature], chain.bone_names[-1:])[0], "tail"), tail),
+            )
+        ]
+
+    walk = _Walk(evaluation, [chain.armature for chain in chains], reads)
     with _walking():
         for i, frame in enumerate(frames.tolist()):
             evaluation.step(frame)
-            for k, goals in enumerate(chains):
-                chain = looked_up.chain(goals.chain)
-                tips[k][i] = chain.armature.matrix_world @ chain.bones[-1].tail
-                _put(targets[k][i], looked_up.goal(goals.target, goals.target_bone))
+            walk.read(i)
             if progress is not None:
                 progress(i)
-    return [(tip, _matrices(target)[:, :3, 3]) for tip, target in zip(tips, targets, strict=True)]
+    return [_transformed(world, tail) for world, tail in zip(worlds, tails, strict=True)]
 
 
-@dataclass(frozen=True)
-class _EvaluatedChain:
-    """A chain's evaluated armature and pose bones, and the matrices a walk reads of them, in place."""
+def _transformed(world: NDArray[np.float32], points: NDArray[np.float32]) -> FloatArray:
+    """``Matrix @ Vector`` of ``mathutils`` for rows of world matrices (F, 16) and points (F, 3), to the bit:
+    each product of an element and a coordinate rounded to float32, the products summed in double precision,
+    the sum rounded to float32."""
+    matrices = world.reshape(-1, 4, 4)  # [frame, column, row]
+    products = matrices[:, :3, :3] * points[:, :, None]  # float32, as mathutils multiplies
+    total = products[:, 0].astype(np.float64) + products[:, 1] + products[:, 2] + matrices[:, 3, :3]
+    return np.asarray(total.astype(np.float32), dtype=np.float64)
 
-    armature: bpy.types.Object
-    bones: list[bpy.types.PoseBone]
-    world: bpy.types.bpy_prop_array[float]  # the armature's matrix_world
-    root_pose: bpy.types.bpy_prop_array[float]  # the root bone's matrix
 
+class _Walk:
+    """The reads of a frame walk from evaluated copies of ``objects``, made by ``reads`` once, then again only
+    when Blender has made a new evaluated copy (after a change to the depsgraph's relations)."""
 
-class _Evaluated:
-    """The evaluated copies of objects and of a chain's pose bones, looked up again only when Blender has
-    made a new copy (after a change to the depsgraph's relations), with the matrix properties read in place."""
-
-    def __init__(self, evaluation: Evaluation) -> None:
-        self.evaluation = evaluation
+    def __init__(
+        self, evaluation: Evaluation, objects: Sequence[bpy.types.Object], reads: Callable[[_Copies], list[_Read]]
+    ) -> None:
+        self._evaluation = evaluation
+        self._objects = list(dict.fromkeys(objects))
+        self._make_reads = reads
         self._depsgraph: bpy.types.Depsgraph | None = None
-        self._chains: dict[tuple[int, tuple[str, ...]], _EvaluatedChain] = {}
-        self._worlds: dict[int, bpy.types.bpy_prop_array[float]] = {}
+        self._pointers: list[int] = []
+        self._copies: _Copies = {}
+        self._reads: list[_Read] = []
 
-    def evaluated(self, obj: bpy.types.Object) -> bpy.types.Object:
-        """``obj`` as Blender evaluated the frame last."""
+    def read(self, i: int) -> None:
+        """Fill row ``i`` of every read from the scene as Blender evaluated it last."""
         if self._depsgraph is None:  # looked up once the walk has stepped to a frame
-            self._depsgraph = self.evaluation.depsgraph()
-        return obj.evaluated_get(self._depsgraph)
+            self._depsgraph = self._evaluation.depsgraph()
+        copies = [obj.evaluated_get(self._depsgraph) for obj in self._objects]
+        pointers = [copy.as_pointer() for copy in copies]
+        if pointers != self._pointers:
+            self._copies = dict(zip(self._objects, copies, strict=True))
+            self._reads, self._pointers = self._make_reads(self._copies), pointers
+        for fill, rows in self._reads:
+            fill(rows[i])
 
-    def goal(self, obj: bpy.types.Object, bone: str) -> _Read:
-        """The world matrix of an evaluated goal (see ``goal_matrix``); an object's is read in place."""
-        evaluated = self.evaluated(obj)
-        if bone:
-            return goal_matrix(evaluated, bone)
-        key = evaluated.as_pointer()
-        if key not in self._worlds:
-            self._worlds[key] = evaluated.path_resolve("matrix_world", False)
-        return self._worlds[key]
-
-    def chain(self, chain: ArmatureChain) -> _EvaluatedChain:
-        armature = self.evaluated(chain.armature)
-        key = (armature.as_pointer(), chain.bone_names)
-        if key not in self._chains:
-            pose = armature.pose
-            assert pose is not None
-            bones = [pose.bones[name] for name in chain.bone_names]
-            world = armature.path_resolve("matrix_world", False)
-            self._chains[key] = _EvaluatedChain(armature, bones, world, bones[0].path_resolve("matrix", False))
-        return self._chains[key]
+    def pose_bones(self, chain: ArmatureChain) -> list[bpy.types.PoseBone]:
+        """The chain's pose bones in the evaluated copy read last."""
+        return _pose_bones(self._copies[chain.armature], chain.bone_names)
 
 
 #: How many walks through frames are under way (the live preview leaves poses alone while one is).
