@@ -22,7 +22,7 @@ from .channels import rotation_property
 from .checks import check_action_switch, check_writable, current_scene
 from .evaluation import evaluation
 from .keys import KeyWriter
-from .overrides import check_blending
+from .overrides import animated_paths, check_blending
 from .pose_state import PoseSnapshot
 from .sampling import sample_inputs, sample_tips
 from .tree_adapter import PreparedTree, prepare_tree, shared_groups, solve_tree_unit
@@ -272,14 +272,25 @@ def run(plan: BakePlan, progress: Callable[[float], None] | None = None, *, sand
 
 
 def _settle(snapshots: list[PoseSnapshot], keyed: dict[bpy.types.Object, set[str]]) -> None:
-    """Evaluate the scene's frame with the new keys, then put back the poses set by hand but on the ``keyed``
-    bones (evaluating again only if one was): Blender's evaluation writes keyed values over them."""
+    """Put back the poses set by hand but on the ``keyed`` bones. Blender's evaluation writes animated values
+    over them: where a bone other than those is animated, the scene's frame is evaluated with the new keys
+    first, and again if a pose was put back. Where none is, nothing can be lost, and the scene is left to
+    be evaluated when Blender next needs it (a heavy shot costs a bake nothing here)."""
+    if not any(_overwritten(snapshot.armature, keyed.get(snapshot.armature, ())) for snapshot in snapshots):
+        return
     view_layer = bpy.context.view_layer
     assert view_layer is not None
     view_layer.update()
     changed = [snapshot.restore(leave=keyed.get(snapshot.armature, ())) for snapshot in snapshots]
     if any(changed):
         view_layer.update()
+
+
+def _overwritten(armature: bpy.types.Object, keyed: Collection[str]) -> bool:
+    """Whether Blender's evaluation writes over the pose of a bone of ``armature`` outside ``keyed``: one of
+    its channels is animated (by the Action, NLA strips or a driver)."""
+    kept = tuple(f'pose.bones["{bpy.utils.escape_identifier(name)}"]' for name in keyed)
+    return any(path.startswith("pose.bones[") and not path.startswith(kept) for path in animated_paths(armature))
 
 
 def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> dict[bpy.types.Object, set[str]]:

@@ -208,6 +208,7 @@ def test_a_successful_bake_keeps_the_unkeyed_pose_of_the_other_bones() -> None:
     above.keyframe_insert("rotation_quaternion", frame=1)
     above.rotation_quaternion = (0.99, 0.1, 0.0, 0.0)  # a keyed bone turned by hand, not keyed again
     report = api.bake(armature, target, tip_bone=names[-1], chain_length=3, frame_start=1, frame_end=20)
+    bpy.context.view_layer.update()  # as Blender does next (a redraw): the new keys are evaluated
     assert tuple(above.rotation_quaternion) == pytest.approx((0.99, 0.1, 0.0, 0.0), abs=1e-6)
     assert report.bones == tuple(names[1:])
 

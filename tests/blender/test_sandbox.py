@@ -10,7 +10,7 @@ from typing import Any
 import bpy
 import numpy as np
 import pytest
-from rigs import keyed_empty, loop_path, make_chain
+from rigs import keyed_empty, loop_path, make_chain, skinned_grid
 
 from fabrik_addon.blender.bake import RigBakeReport, bake
 from fabrik_addon.blender.evaluation import SANDBOX_NAME
@@ -171,3 +171,28 @@ def test_the_sandbox_leaves_nothing_behind_after_a_bake_an_error_or_a_cancel() -
     assert counts == before
     assert [scene.name for scene in bpy.data.scenes] == scenes
     assert not any(scene.name.startswith(SANDBOX_NAME) for scene in bpy.data.scenes)
+
+
+def test_a_bake_of_a_chain_alone_leaves_the_shot_to_blender() -> None:
+    """Nothing but the chain is animated, so no pose set by hand can be lost: the bake evaluates no frame of
+    the shot (the mesh skinned to the chain costs it nothing), and Blender shows the keys when it next
+    evaluates the scene."""
+    armature, names, target = chain_and_target()
+    skinned_grid(armature, names, side=20)
+    scene = bpy.context.scene
+    scene.frame_set(7)
+    evaluated: list[str] = []
+
+    def seen(evaluated_scene: bpy.types.Scene, _: bpy.types.Depsgraph) -> None:
+        evaluated.append(evaluated_scene.name)
+
+    bpy.app.handlers.depsgraph_update_post.append(seen)
+    try:
+        report = bake(BakeSettings.from_keywords(armature, target, tip_bone=names[-1]))
+        assert scene.name not in evaluated
+        bpy.context.view_layer.update()  # what Blender does next (a redraw)
+        assert scene.name in evaluated
+    finally:
+        bpy.app.handlers.depsgraph_update_post.remove(seen)
+    tip = armature.matrix_world @ armature.pose.bones[names[-1]].tail
+    assert (tip - target.matrix_world.translation).length == pytest.approx(report.chains[0].error[6], abs=1e-7)
