@@ -89,10 +89,8 @@ def sample_inputs(
     the chain's own pose, from the evaluated objects."""
     readings = [_Reading.empty(len(frames), c, chain_is_animated(c.chain.armature, c.chain.bone_names)) for c in chains]
 
-    def reads(evaluated: _Copies) -> list[_Read]:
-        return [
-            read for reading, goals in zip(readings, chains, strict=True) for read in reading.reads(evaluated, goals)
-        ]
+    def reads(copies: _Copies) -> list[_Read]:
+        return [read for reading, goals in zip(readings, chains, strict=True) for read in reading.reads(copies, goals)]
 
     walk = _Walk(
         evaluation,
