@@ -18,8 +18,8 @@ from numpy.typing import NDArray
 from ..settings import BakeSettings
 from ..solver import FloatArray
 from .adapter import PreparedChain, Solved, prepare_chain, solve_chain
-from .channels import rotation_property
-from .checks import check_action_switch, check_writable, current_scene
+from .channels import keyed_channels
+from .checks import check_action_switch, check_unlocked, check_writable, current_scene
 from .evaluation import evaluation
 from .keys import KeyWriter
 from .overrides import animated_paths, check_blending
@@ -304,6 +304,14 @@ def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> 
         )
     for armature, bones in chain_bones.items():
         check_writable(armature, action_name)
+        keyed = [
+            channel
+            for chain in prepared
+            if chain.chain.armature == armature
+            for pose_bone in chain.chain.pose_bones
+            for channel in keyed_channels(pose_bone, chain.settings.use_stretch)
+        ]
+        check_unlocked(armature, action_name, set(keyed))
         check_action_switch(armature, action_name, bones)
         check_blending(armature)
     return chain_bones
@@ -313,11 +321,9 @@ def _write(writer: KeyWriter, frames: NDArray[np.int64], span: tuple[float, floa
     """Key each solved bone's rotation channels (and Y scale, with stretch) on ``frames``, replacing their keys
     within ``span``."""
     for k, (pose_bone, channels) in enumerate(zip(solved.pose_bones, solved.channels, strict=True)):
-        path = pose_bone.path_from_id(rotation_property(pose_bone.rotation_mode))
-        for index in range(channels.shape[1]):
-            writer.replace(path, index, pose_bone.name, frames, channels[:, index], span)
-        if solved.y_scales is not None:
-            writer.replace(pose_bone.path_from_id("scale"), 1, pose_bone.name, frames, solved.y_scales[:, k], span)
+        columns = [*channels.T, *([] if solved.y_scales is None else [solved.y_scales[:, k]])]
+        for (path, index), values in zip(keyed_channels(pose_bone, solved.y_scales is not None), columns, strict=True):
+            writer.replace(path, index, pose_bone.name, frames, values, span)
 
 
 def _report(

@@ -4,6 +4,8 @@ mode from quaternions. Plain numpy (no ``bpy``), but Blender's vocabulary, so it
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..solver.rotations import (
     EULER_ORDERS,
     axis_angle_to_quat,
@@ -14,6 +16,9 @@ from ..solver.rotations import (
     sign_continuous,
 )
 from ..solver.validate import FloatArray
+
+if TYPE_CHECKING:
+    import bpy
 
 #: Blender's rotation modes besides the Euler orders, with the property each one keys.
 ROTATION_PROPERTIES = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
@@ -28,6 +33,16 @@ def rotation_property(mode: str) -> str:
     if mode in EULER_ORDERS:
         return "rotation_euler"
     raise ValueError(f"unknown rotation mode {mode!r}")
+
+
+def keyed_channels(pose_bone: bpy.types.PoseBone, stretch: bool) -> list[tuple[str, int]]:
+    """The channels (data path, index) a bake keys on a bone: its rotation in its own mode, and its Y scale
+    with stretch."""
+    rotation = rotation_property(pose_bone.rotation_mode)
+    channels = [(pose_bone.path_from_id(rotation), index) for index in range(len(getattr(pose_bone, rotation)))]
+    if stretch:
+        channels.append((pose_bone.path_from_id("scale"), 1))
+    return channels
 
 
 def rotation_channels(q: FloatArray, mode: str, reference: FloatArray) -> FloatArray:

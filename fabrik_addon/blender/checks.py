@@ -10,7 +10,7 @@ from collections.abc import Collection, Iterable
 
 import bpy
 
-from . import compat
+from . import compat, keys
 from .chain import armature_data
 from .channels import ROTATION_PATHS
 
@@ -124,6 +124,20 @@ def check_writable(
             "Blender version an Action moves every object it is assigned to with all its channels; "
             f"{remedy}"
         )
+
+
+def check_unlocked(armature: bpy.types.Object, action_name: str | None, channels: Collection[tuple[str, int]]) -> None:
+    """None of the F-curves that the keys of ``channels`` (data path, index) go into is locked (see
+    ``keys.check_unlocked``): checked before anything is written."""
+    anim = armature.animation_data
+    current = anim.action if anim is not None else None
+    action = bpy.data.actions.get(action_name) if action_name else current
+    if action is None:
+        return
+    fcurves = compat.assigned_fcurves(armature) if action == current else compat.fcurves_on_assignment(armature, action)
+    for fcurve in fcurves:
+        if (fcurve.data_path, fcurve.array_index) in channels:
+            keys.check_unlocked(armature, fcurve)
 
 
 def check_action_switch(armature: bpy.types.Object, action_name: str | None, chain_bones: Collection[str]) -> None:

@@ -9,7 +9,7 @@ from . import compat
 from .chain import chain_bone_names
 from .channels import ROTATION_PATHS
 from .checks import check_armature, check_writable, current_scene
-from .keys import remove_keys
+from .keys import check_unlocked, remove_keys
 
 
 def clear(settings: BakeSettings[bpy.types.Object]) -> int:
@@ -31,7 +31,7 @@ def clear(settings: BakeSettings[bpy.types.Object]) -> int:
     Raises
     ------
     TypeError, ValueError
-        For bad input, as a bake raises them; nothing is removed then.
+        For bad input, as a bake raises them, and for a locked F-curve; nothing is removed then.
     """
     scene = current_scene()
     frames = settings.frames.resolved(scene.frame_start, scene.frame_end)
@@ -49,4 +49,6 @@ def clear(settings: BakeSettings[bpy.types.Object]) -> int:
             for fcurve in compat.assigned_fcurves(armature)
             if fcurve.data_path in paths or (fcurve.data_path in stretch_paths and fcurve.array_index == 1)
         ]
+    for armature, fcurve in curves:
+        check_unlocked(armature, fcurve)
     return sum(remove_keys(armature, fcurve, first, last) for armature, fcurve in dict.fromkeys(curves))

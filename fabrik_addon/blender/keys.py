@@ -172,13 +172,20 @@ class KeyWriter:
         span: tuple[float, float] | None = None,
     ) -> None:
         """Key ``data_path[index]`` with ``values`` on ``frames``, replacing its keys within ``span`` (first and
-        last frame, both included; by default the first and last of ``frames``) and keeping the others."""
+        last frame, both included; by default the first and last of ``frames``) and keeping the others.
+
+        Raises
+        ------
+        ValueError
+            If the F-curve, or its group, is locked (the caller's ``with`` block then undoes every key).
+        """
         fcurve, created = compat.ensure_fcurve(self.obj, data_path, index, group)
         first, last = span if span is not None else (float(frames[0]), float(frames[-1]))
         kept = None
         if created:
             self._undo.append(lambda: compat.remove_fcurve(self.obj, fcurve))
-        else:
+        check_unlocked(self.obj, fcurve)
+        if not created:
             old = Keys.read(fcurve)
             self._undo.append(lambda: old.write(fcurve))
             kept = old.outside(first, last)
@@ -197,6 +204,21 @@ class KeyWriter:
         """Undo every change this writer made, newest first."""
         while self._undo:
             self._undo.pop()()
+
+
+def check_unlocked(obj: bpy.types.Object, fcurve: bpy.types.FCurve) -> None:
+    """A locked F-curve, or one in a locked group, takes no keys and loses none, as with Blender's own keying.
+
+    Raises
+    ------
+    ValueError
+        Naming the F-curve and what to unlock.
+    """
+    locked = "its group" if fcurve.group is not None and fcurve.group.lock else "it" if fcurve.lock else ""
+    if locked:
+        raise ValueError(
+            f"the F-curve {fcurve.data_path}[{fcurve.array_index}] of '{obj.name}' is locked: unlock {locked} first"
+        )
 
 
 def remove_keys(obj: bpy.types.Object, fcurve: bpy.types.FCurve, first: float, last: float) -> int:

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import playback_ui, preview, stepping
 from .chain import chain_bone_names
-from .channels import rotation_property
+from .channels import keyed_channels, rotation_property
 from .keys import KeyWriter
 from .operators import ArmatureOperator, chain_problem, length_text, sentence
 from .pose_state import PoseSnapshot
@@ -95,11 +95,11 @@ class FABRIK_OT_key_current_frame(ArmatureOperator):
                 for chain, names in chains:
                     for name in names:
                         bone = armature.pose.bones[name]
-                        rotation = rotation_property(bone.rotation_mode)
-                        channels = [(rotation, k, value) for k, value in enumerate(getattr(bone, rotation))]
-                        channels += [("scale", 1, bone.scale[1])] if chain.use_stretch else []
-                        for prop, index, value in channels:
-                            writer.replace(bone.path_from_id(prop), index, name, frame, np.array([value]))
+                        values = [*getattr(bone, rotation_property(bone.rotation_mode))]
+                        values += [bone.scale[1]] if chain.use_stretch else []
+                        channels = keyed_channels(bone, chain.use_stretch)
+                        for (path, index), value in zip(channels, values, strict=True):
+                            writer.replace(path, index, name, frame, np.array([value]))
                         keyed.add(name)
         except (RuntimeError, TypeError, ValueError) as error:
             self.report({"ERROR"}, f"Nothing keyed: {sentence(error)}")

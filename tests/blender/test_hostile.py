@@ -4,6 +4,7 @@ an error naming what is wrong, and the saved file is byte for byte what it was b
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 import bpy
@@ -180,6 +181,23 @@ def test_an_action_whose_other_channels_would_start_playing_is_refused() -> None
     )
     report = api.bake(armature, target, tip_bone=names[-1], action_name="Baked")  # a new one is fine
     assert report.action.name == "Baked"
+
+
+@pytest.mark.parametrize("what", ["it", "its group"])
+def test_a_locked_f_curve_takes_no_keys_and_loses_none(rig: Rig, what: str) -> None:
+    """As with Blender's own keying: a bake, Key Current Frame's writer and Clear all refuse a locked F-curve
+    of the chain (or one in a locked group), after writing nothing."""
+    armature, names, target = rig
+    fcurve = next(c for c in compat.assigned_fcurves(armature) if c.data_path.endswith("rotation_quaternion"))
+    if fcurve.group is None:  # Blender 4.2 keys a pose bone's channels outside any group
+        fcurve.group = armature.animation_data.action.groups.new(names[1])
+    fcurve.lock = what == "it"
+    fcurve.group.lock = what == "its group"
+    message = re.escape(f"the F-curve {fcurve.data_path}[{fcurve.array_index}] of 'Rig' is locked: unlock {what} first")
+    refused(message, lambda: api.bake(armature, target, tip_bone=names[-1]))
+    refused(message, lambda: api.clear(armature, tip_bone=names[-1]))
+    fcurve.lock = fcurve.group.lock = False
+    assert api.bake(armature, target, tip_bone=names[-1]).max_error <= TOLERANCE
 
 
 def test_a_cancelled_bake_puts_back_the_pose_set_by_hand(rig: Rig) -> None:

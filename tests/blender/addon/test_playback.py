@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import fabrik_addon
-from fabrik_addon.blender import playback_ui, preview
+from fabrik_addon.blender import compat, playback_ui, preview
 from fabrik_addon.blender.keys import KeyWriter
 from fabrik_addon.blender.properties import settings_of
 
@@ -117,6 +117,20 @@ def test_key_current_frame_keys_all_the_chains_bones_or_none(monkeypatch: pytest
         bpy.ops.fabrik.key_current_frame()
     assert fcurve_keys(armature) == {}
     assert armature.animation_data is None or armature.animation_data.action is None
+
+
+def test_key_current_frame_keys_nothing_into_a_locked_f_curve() -> None:
+    armature, names, _ = bent_scene()
+    bpy.ops.fabrik.solve_now()
+    bpy.ops.fabrik.key_current_frame()
+    keys = fcurve_keys(armature)
+    locked = next(c for c in compat.assigned_fcurves(armature) if c.data_path.startswith(f'pose.bones["{names[2]}"]'))
+    locked.lock = True
+    bpy.context.scene.frame_set(9)
+    bpy.ops.fabrik.solve_now()
+    with pytest.raises(RuntimeError, match=r"Nothing keyed: .* is locked: unlock it first"):
+        bpy.ops.fabrik.key_current_frame()
+    assert fcurve_keys(armature) == keys
 
 
 @pytest.mark.parametrize("method", ["fabrik", "ccd"])
