@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .rotations import quat_between, quat_multiply, quat_to_matrix, sign_continuous, twist
+from .rotations import matrix_to_quat, quat_between, quat_multiply, quat_to_matrix, sign_continuous, twist
 from .validate import FloatArray
 
 
@@ -113,19 +113,64 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
     frames, bones = joints.shape[0], joints.shape[1] - 1
     inputs = np.asarray(input_rotations).reshape(-1, bones, 4)  # (F or 1, m, 4)
     axes = rest.offsets / rest.lengths[:, None]
-    # The twists kept, for every bone at once (and once for all frames when the inputs are one pose).
-    twists = np.broadcast_to(twist(inputs, axes), (frames, bones, 4))
-    result = np.empty((frames, bones, 4))
-    parent = np.broadcast_to(np.eye(3), (frames, 3, 3))
+    # Bone by bone, every frame at once, in the layout (4 or 3, F): one contiguous row per component.
+    twists = twist(inputs, axes).transpose(1, 2, 0)  # (m, 4, F or 1): the twists kept
+    rest_frames = matrix_to_quat(rest.rest_rotations)
+    segments = np.diff(joints, axis=1).transpose(1, 2, 0)  # (m, 3, F)
+    segments = segments / np.sqrt(np.einsum("mif,mif->mf", segments, segments))[:, None]
+    result = np.empty((bones, 4, frames))
+    parent = np.zeros((4, frames))
+    parent[0] = 1.0
     for k in range(bones):
-        rest_frame = parent @ rest.rest_rotations[k]  # the bone's rest frame under its posed parent
-        segment = joints[:, k + 1] - joints[:, k]
-        direction = np.einsum("fji,fj->fi", rest_frame, segment)  # rest_frame.T @ segment
-        direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-        swing = quat_between(np.broadcast_to(axes[k], direction.shape), direction)
-        result[:, k] = quat_multiply(swing, twists[:, k])
-        parent = rest_frame @ quat_to_matrix(result[:, k])  # q and -q give the same matrix, to the bit
-    return sign_continuous(result, reference=inputs[0])
+        frame = _right_product(rest_frames[k]) @ parent  # the bone's rest frame under its posed parent
+        swing = _swing(axes[k], _rotate_back(frame, segments[k]))
+        result[k] = _right_product(twists[k, :, 0]) @ swing if twists.shape[2] == 1 else _product(swing, twists[k])
+        parent = _product(frame, result[k])
+    return sign_continuous(result.transpose(2, 0, 1), reference=inputs[0])
+
+
+def _right_product(q: FloatArray) -> FloatArray:
+    """The matrix (4, 4) of multiplying by the quaternion ``q`` (4,) on the right: ``p * q`` is
+    ``_right_product(q) @ p`` for quaternions ``p`` stored as columns."""
+    w, x, y, z = q
+    return np.array([[w, -x, -y, -z], [x, w, z, -y], [y, -z, w, x], [z, y, -x, w]])
+
+
+def _product(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Hamilton products ``a * b`` of quaternions stored as columns, (4, F)."""
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    product = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    product[0] = aw * bw - ax * bx - ay * by - az * bz
+    product[1] = aw * bx + ax * bw + ay * bz - az * by
+    product[2] = aw * by - ax * bz + ay * bw + az * bx
+    product[3] = aw * bz + ax * by - ay * bx + az * bw
+    return product
+
+
+def _rotate_back(q: FloatArray, v: FloatArray) -> FloatArray:
+    """Vectors ``v`` (3, F) turned by the inverse of unit quaternions ``q`` (4, F) (``rotations.quat_rotate``
+    with the vector part negated)."""
+    w, ux, uy, uz = q
+    vx, vy, vz = v
+    tx, ty, tz = 2.0 * (uz * vy - uy * vz), 2.0 * (ux * vz - uz * vx), 2.0 * (uy * vx - ux * vy)
+    rotated = np.empty(v.shape)
+    rotated[0] = vx + w * tx - (uy * tz - uz * ty)
+    rotated[1] = vy + w * ty - (uz * tx - ux * tz)
+    rotated[2] = vz + w * tz - (ux * ty - uy * tx)
+    return rotated
+
+
+def _swing(axis: FloatArray, directions: FloatArray) -> FloatArray:
+    """``rotations.quat_between`` from one unit ``axis`` (3,) to unit ``directions`` (3, F), as columns (4, F)."""
+    x, y, z = axis
+    # (1 + cos, axis x direction), normalised: the half-angle form, its linear part as one matrix product.
+    q = np.array([[x, y, z], [0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]]) @ directions
+    q[0] += 1.0
+    opposite = np.flatnonzero(q[0] < 1e-12)
+    if opposite.size:
+        q[:, opposite] = quat_between(axis, directions[:, opposite].T).T
+    return np.asarray(q / np.sqrt(np.einsum("if,if->f", q, q)), dtype=np.float64)
 
 
 def inherited_stretch(rest: ChainRest, rotations: FloatArray, scales: FloatArray) -> tuple[FloatArray, FloatArray]:

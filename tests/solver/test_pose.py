@@ -42,6 +42,24 @@ def test_rest_pose_is_the_identity() -> None:
     np.testing.assert_allclose(rotations, np.tile([1.0, 0, 0, 0], (1, 3, 1)), atol=1e-12)
 
 
+def test_a_bone_turned_straight_back_gets_a_half_turn() -> None:
+    """Where a segment points exactly against its bone's rest offset there is no smallest swing: the bone
+    gets a half turn (about a fixed perpendicular) and still lies along its segment, as does every bone after
+    it, on every frame, the folded one among others."""
+    rest = ChainRest(np.tile(np.eye(3), (3, 1, 1)), np.array([[0, 1.0, 0], [0, 1.0, 0], [1.0, 0, 0]]))
+    joints = np.array(
+        [
+            [[0, 0, 0], [0, 1, 0], [0, 0, 0], [1, 0, 0]],  # the middle bone folded back along the first
+            [[0, 0, 0], [0, 1, 0], [0, 2, 0], [1, 2, 0]],  # the rest pose
+            [[0, 0, 0], [0, -1, 0], [0, -2, 0], [-1, -2, 0]],  # the root turned straight back
+        ],
+        dtype=np.float64,
+    )
+    rotations = local_rotations(rest, joints, np.array([[1.0, 0, 0, 0]] * 3))
+    posed, _ = forward_kinematics(rest, rotations)
+    np.testing.assert_allclose(posed, joints, atol=1e-12)
+
+
 def test_shapes_are_checked() -> None:
     with pytest.raises(ValueError, match="rest_rotations"):
         ChainRest(np.eye(3)[None], np.zeros((2, 3)))
