@@ -53,8 +53,8 @@ class Secant:
         """Drop the frames that stopped (``going`` False)."""
         self.fast, self.stale = self.fast[going], self.stale[going]
         if self.step is not None and self.result is not None:
-            self.step = np.ascontiguousarray(self.step[..., going])
-            self.result = np.ascontiguousarray(self.result[..., going])
+            self.step = np.compress(going, self.step, axis=-1)
+            self.result = np.compress(going, self.result, axis=-1)
 
     def going(self, progressed: NDArray[np.bool_], plain_going: NDArray[np.bool_]) -> NDArray[np.bool_]:
         """Which frames go on: accelerated ones while their best error shrank within ``PATIENCE`` iterations

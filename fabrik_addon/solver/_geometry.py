@@ -83,18 +83,22 @@ def inner_radius(lengths: FloatArray) -> float:
     return max(0.0, 2.0 * longest - float(lengths.sum()))
 
 
-def is_straight_line(P: FloatArray, targets: FloatArray, rel_tol: float = 1e-9) -> NDArray[np.bool_]:
+def is_straight_line(
+    P: FloatArray, targets: FloatArray, rel_tol: float = 1e-9, reach: float | None = None
+) -> NDArray[np.bool_]:
     """Per frame, whether every joint and the target lie on one line through the root.
 
     FABRIK and CCD only ever move joints within the plane (or line) the chain and target span, so such a
-    chain would never bend; the caller bends it first.
+    chain would never bend; the caller bends it first. ``reach``, if given, is no less than any joint's
+    distance from the root (the chain's length, a hair over), which spares measuring the chains.
     """
     root = P[0]
     axis = unit_or(P[-1] - root, unit_or(P[1] - root, FALLBACK_DIRECTION[:, None]))
     # No joint lies farther from the root than the chain is long, so a target farther off the line than
     # rel_tol times that (or its own distance) settles a frame without the joints (a hair over: rounding).
     to_target = targets - root
-    bound = (rel_tol + 1e-20) * np.maximum(norms(np.diff(P, axis=0)).sum(axis=0), norms(to_target))
+    extent = norms(np.diff(P, axis=0)).sum(axis=0) if reach is None else reach
+    bound = (rel_tol + 1e-20) * np.maximum(extent, norms(to_target))
     straight = norms(np.cross(to_target, axis, axis=0)) <= bound
     if straight.any():
         near = np.flatnonzero(straight)

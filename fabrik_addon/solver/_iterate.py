@@ -85,17 +85,22 @@ def iterate(
     work, work_targets, bases = _frames(P, active), _frames(targets, active), _frames(P[0], active)
     previous = best_error[active]
     secant = Secant(active.size)
+    # A frame on plain iterations goes on only while it improves, so its best pose is the one it is at: it is
+    # written to ``best`` when the frame stops (or starts tracking for acceleration), not on every iteration.
     for count in range(1, stopping.max_iterations + 1):
         if active.size == 0:
             break
         tracking = accelerate and count >= AFTER - 1
-        before = work.copy() if tracking else work
+        if tracking and count == AFTER - 1:
+            best[:, :, active] = work
+        before = work.copy()
         iteration(work, lengths, work_targets, bases)
         error = norms(work[-1] - work_targets)
         iterations[active] = count
         best_before = best_error[active]
         improved = error < best_before
-        best[:, :, active[improved]] = work[:, :, improved]
+        if tracking:
+            best[:, :, active[improved]] = work[:, :, improved]
         best_error[active[improved]] = error[improved]
         going = previous - error > stopping.min_improvement * previous
         if tracking:
@@ -106,15 +111,22 @@ def iterate(
         if tracking:
             secant.record(work, before)
         if not going.all():
+            if not tracking:
+                stopped = np.flatnonzero(~going)
+                best[:, :, active[stopped]] = np.where(improved[stopped], work[:, :, stopped], before[:, :, stopped])
             active, work = active[going], _frames(work, going)
             work_targets, bases = _frames(work_targets, going), _frames(bases, going)
             error = error[going]
             secant.keep(going)
         previous = error
+    if active.size and not (accelerate and count >= AFTER - 1):  # out of iterations, still improving
+        best[:, :, active] = work
     return best, iterations, best_error
 
 
 def _frames(array: FloatArray, frames: NDArray[np.intp] | NDArray[np.bool_]) -> FloatArray:
-    """The given frames (last axis) of ``array``, laid out frames last again: indexing the last axis with an
-    array lays the result out frames first, and every row the passes touch would then be strided."""
-    return np.ascontiguousarray(array[..., frames])
+    """The given frames (last axis) of ``array``, laid out frames last again, so that every row the passes touch
+    is contiguous: ``take`` keeps that layout, where indexing the last axis with an array lays
+    the result out frames first (and copying that back costs ten times as much)."""
+    indices = np.flatnonzero(frames) if frames.dtype == np.bool_ else frames
+    return np.take(array, indices, axis=-1)

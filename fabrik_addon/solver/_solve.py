@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._geometry import FALLBACK_DIRECTION, bend, chain_along, inner_radius, is_straight_line, norms, unit_or
+from ._geometry import FALLBACK_DIRECTION, bend, chain_along, dots, inner_radius, is_straight_line, norms, unit_or
 from ._history import START, Recorder, point_stages
 from ._iterate import Iteration, Stopping, iterate
 from .ccd import ccd_iteration
@@ -286,8 +286,9 @@ def _solve_warm(
         end = min(frame_count, begin + WARM_START_BLOCK)
         starts = np.repeat(P[:, :, begin - 1 : begin], end - begin, axis=2)
         joints, its, errs = _solve_block(starts, lengths, goals[:, begin:end], iteration, stopping, accelerate)
-        # Joint and target moves from each frame of the block to the next one.
-        joint_moves = norms(np.diff(joints, axis=2).transpose(2, 1, 0)).max(axis=1)
+        # Joint and target moves from each frame of the block to the next one (the farthest joint's).
+        joint_steps = joints[:, :, 1:] - joints[:, :, :-1]
+        joint_moves = np.sqrt(dots(joint_steps, joint_steps).max(axis=0))
         target_moves = norms(np.diff(goals[:, begin:end], axis=1))
         jumps = np.flatnonzero(joint_moves > JUMP_RATIO * target_moves + stopping.tolerance)
         kept = int(jumps[0]) + 1 if jumps.size else end - begin
@@ -311,25 +312,30 @@ def _solve_block(
     root = P[0]
     offsets = targets - root
     distance = norms(offsets)
-    # Where the target sits on the root, point the chain the way its end effector already points.
-    toward = unit_or(offsets, unit_or(P[-1] - root, unit_or(P[1] - root, FALLBACK_DIRECTION[:, None])))
     too_far = distance >= lengths.sum()
     too_near = distance < inner_radius(lengths)
     result = P.copy()
-    if too_far.any():
-        result[:, :, too_far] = chain_along(root[:, too_far], toward[:, too_far], lengths)
-    if too_near.any():
-        folded = np.where(np.arange(lengths.size) == np.argmax(lengths), lengths, -lengths)
-        result[:, :, too_near] = chain_along(root[:, too_near], toward[:, too_near], folded)
+    if too_far.any() or too_near.any():
+        # Where the target sits on the root, point the chain the way its end effector already points.
+        toward = unit_or(offsets, unit_or(P[-1] - root, unit_or(P[1] - root, FALLBACK_DIRECTION[:, None])))
+        if too_far.any():
+            result[:, :, too_far] = chain_along(root[:, too_far], toward[:, too_far], lengths)
+        if too_near.any():
+            folded = np.where(np.arange(lengths.size) == np.argmax(lengths), lengths, -lengths)
+            result[:, :, too_near] = chain_along(root[:, too_near], toward[:, too_near], folded)
     iterations = np.ones(P.shape[2], dtype=np.int64)
     free = np.flatnonzero(~(too_far | too_near))
     if free.size:
-        starts = P[:, :, free]
-        unsolved = norms(starts[-1] - targets[:, free]) > stopping.tolerance
-        straight = unsolved & is_straight_line(starts, targets[:, free])
+        every = free.size == P.shape[2]  # as a smooth path's frames usually are: nothing to copy out and back
+        starts, goals = (P.copy(), targets) if every else (np.take(P, free, axis=2), targets[:, free])
+        unsolved = norms(starts[-1] - goals) > stopping.tolerance
+        # A hair over the chain's length: its segments, measured, may be longer by a rounding.
+        straight = unsolved & is_straight_line(starts, goals, reach=float(lengths.sum()) * (1.0 + 1e-12))
         if straight.any():
             starts[:, :, straight] = bend(starts[:, :, straight], _UNSTRAIGHTEN_RAD)
-        result[:, :, free], iterations[free], _ = iterate(
-            starts, lengths, targets[:, free], iteration, stopping, accelerate=accelerate
-        )
+        solved, solved_iterations, _ = iterate(starts, lengths, goals, iteration, stopping, accelerate=accelerate)
+        if every:
+            result, iterations = solved, solved_iterations
+        else:
+            result[:, :, free], iterations[free] = solved, solved_iterations
     return result, iterations, norms(result[-1] - targets)

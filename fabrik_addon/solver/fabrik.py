@@ -7,6 +7,8 @@ effector up to a shared sub-base, and backward from the sub-base out to its end 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._geometry import FALLBACK_DIRECTION
@@ -15,17 +17,37 @@ from .validate import FloatArray
 #: Added to every direction before it is normalised, scaled by the segment length: where two joints
 #: coincide the direction is undefined and this picks one, elsewhere it moves a joint by 1e-12 of a segment.
 _NUDGE = 1e-12 * FALLBACK_DIRECTION[:, None]
+#: Iterations on this many frames or fewer run frame by frame in plain floats (``fabrik_iteration``).
+FLOAT_FRAMES = 4
 
 
-def _place(P: FloatArray, moved: int, fixed: int, length: float, nudge: FloatArray) -> None:
-    """NearestPointSphere: put joint ``moved`` on the sphere of radius ``length`` around joint ``fixed``,
-    at the point nearest to where it is now. The hot loop of the solver: few numpy calls, all elementwise
-    (so a frame's result does not depend on how many frames are solved beside it)."""
-    v = P[moved] - P[fixed]
-    v += nudge
-    squares = v * v
-    v *= length / np.sqrt(squares[0] + squares[1] + squares[2])
-    np.add(P[fixed], v, out=P[moved])
+class _Spheres:
+    """NearestPointSphere on one pass's joints (k+1, 3, m): numpy's per-call cost is most of the solver's time,
+    so the hot loop works in arrays made once per pass, on views of the joints made once per pass."""
+
+    def __init__(self, P: FloatArray) -> None:
+        frames = P.shape[2]
+        self.joints = list(P)  # one (3, m) view per joint
+        self.v = np.empty((3, frames))
+        self.squares = np.empty((3, frames))
+        self.square_rows = list(self.squares)
+        self.size = np.empty(frames)
+
+    def place(self, moved: int, fixed: int, length: float, nudge: FloatArray) -> None:
+        """Put joint ``moved`` on the sphere of radius ``length`` around joint ``fixed``, at the point nearest
+        to where it is now. All elementwise, so a frame's result does not depend on how many frames are
+        solved beside it."""
+        here, there, v, size = self.joints[fixed], self.joints[moved], self.v, self.size
+        x, y, z = self.square_rows
+        np.subtract(there, here, v)
+        v += nudge
+        np.multiply(v, v, self.squares)
+        np.add(x, y, size)
+        size += z
+        np.sqrt(size, size)
+        np.divide(length, size, size)
+        v *= size
+        np.add(here, v, there)
 
 
 def forward_reach(P: FloatArray, lengths: FloatArray, end: FloatArray) -> None:
@@ -41,9 +63,9 @@ def forward_reach(P: FloatArray, lengths: FloatArray, end: FloatArray) -> None:
         Where the last joint goes: the target.
     """
     P[-1] = end
-    nudges = lengths[:, None, None] * _NUDGE
+    spheres, nudges = _Spheres(P), list(lengths[:, None, None] * _NUDGE)
     for i, length in reversed(list(enumerate(lengths.tolist()))):
-        _place(P, i, i + 1, length, nudges[i])
+        spheres.place(i, i + 1, length, nudges[i])
 
 
 def backward_reach(P: FloatArray, lengths: FloatArray, base: FloatArray) -> None:
@@ -59,12 +81,49 @@ def backward_reach(P: FloatArray, lengths: FloatArray, base: FloatArray) -> None
         The root's fixed position.
     """
     P[0] = base
-    nudges = lengths[:, None, None] * _NUDGE
+    spheres, nudges = _Spheres(P), list(lengths[:, None, None] * _NUDGE)
     for i, length in enumerate(lengths.tolist()):
-        _place(P, i + 1, i, length, nudges[i])
+        spheres.place(i + 1, i, length, nudges[i])
 
 
 def fabrik_iteration(P: FloatArray, lengths: FloatArray, targets: FloatArray, bases: FloatArray) -> None:
-    """One full FABRIK iteration (forward then backward reaching) of every frame, in place."""
+    """One full FABRIK iteration (forward then backward reaching) of every frame, in place.
+
+    Up to ``FLOAT_FRAMES`` frames go through ``_frame_iteration`` one by one instead (numpy's per-call cost
+    would be all of the time), with the same result to the bit."""
+    if P.shape[2] <= FLOAT_FRAMES:
+        solved = [
+            _frame_iteration(*frame, lengths.tolist())
+            for frame in zip(P.T.tolist(), targets.T.tolist(), bases.T.tolist(), strict=True)
+        ]
+        P[...] = np.transpose(solved)
+        return
     forward_reach(P, lengths, targets)
     backward_reach(P, lengths, bases)
+
+
+def _frame_iteration(
+    joints: list[list[float]], target: list[float], base: list[float], lengths: list[float]
+) -> list[list[float]]:
+    """``fabrik_iteration`` of one frame in plain floats: joints (3, n+1) as lists of x, y and z, the target
+    and base (3,), lengths (n,). Every operation is ``_Spheres.place``'s, in its order, so rounding is the same."""
+    x, y, z = joints
+    nudge = [[length * n for n in _NUDGE[:, 0].tolist()] for length in lengths]
+    x[-1], y[-1], z[-1] = target
+    for i in reversed(range(len(lengths))):
+        _place_floats(x, y, z, i, i + 1, lengths[i], nudge[i])
+    x[0], y[0], z[0] = base
+    for i in range(len(lengths)):
+        _place_floats(x, y, z, i + 1, i, lengths[i], nudge[i])
+    return [x, y, z]
+
+
+def _place_floats(
+    x: list[float], y: list[float], z: list[float], moved: int, fixed: int, length: float, nudge: list[float]
+) -> None:
+    """``_Spheres.place`` on one frame's plain floats."""
+    vx = x[moved] - x[fixed] + nudge[0]
+    vy = y[moved] - y[fixed] + nudge[1]
+    vz = z[moved] - z[fixed] + nudge[2]
+    scale = length / math.sqrt(vx * vx + vy * vy + vz * vz)
+    x[moved], y[moved], z[moved] = x[fixed] + vx * scale, y[fixed] + vy * scale, z[fixed] + vz * scale

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from fabrik_addon.solver import solve
-from fabrik_addon.solver.fabrik import backward_reach, forward_reach
+from fabrik_addon.solver.fabrik import FLOAT_FRAMES, backward_reach, fabrik_iteration, forward_reach
 from fabrik_addon.solver.validate import FloatArray
 
 S5 = math.sqrt(5.0)
@@ -77,3 +77,21 @@ def test_unreachable_target_straightens_the_chain_in_one_step() -> None:
     assert result.iterations == 1
     assert math.isclose(result.error, 3.0)
     assert not result.reached
+
+
+def test_a_few_frames_iterate_in_plain_floats_to_the_bit() -> None:
+    """Up to ``FLOAT_FRAMES`` frames iterate frame by frame in plain floats; each frame comes out exactly as
+    it does among many frames in numpy, coincident joints (the nudge's case) included."""
+    rng = np.random.default_rng(7)
+    frames = 50
+    P = rng.normal(size=(13, 3, frames)) * rng.uniform(0.1, 100.0, size=(1, 1, frames))
+    P[5, :, :7] = P[6, :, :7]  # coincident joints
+    lengths = rng.uniform(0.01, 3.0, size=12)
+    targets, bases = rng.normal(size=(3, frames)), rng.normal(size=(3, frames))
+    together = P.copy()
+    fabrik_iteration(together, lengths, targets, bases)
+    assert frames > FLOAT_FRAMES
+    for f in range(0, frames, FLOAT_FRAMES):
+        alone = P[:, :, f : f + FLOAT_FRAMES].copy()
+        fabrik_iteration(alone, lengths, targets[:, f : f + FLOAT_FRAMES], bases[:, f : f + FLOAT_FRAMES])
+        np.testing.assert_array_equal(alone, together[:, :, f : f + FLOAT_FRAMES])
