@@ -18,7 +18,7 @@ from ..solver.bones import needs_pose_solve, solve_bones
 from ..solver.pose import inherited_stretch
 from ..solver.rotations import matrix_to_quat
 from .chain import ArmatureChain, read_chain
-from .channels import rotation_channels
+from .channels import bone_channels
 from .checks import check_armature, check_evaluated, check_goal
 from .overrides import check_chain_alone, check_goal_independent
 from .sampling import Inputs
@@ -220,10 +220,7 @@ def solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int6
     rotations, y_scales = solution.rotations, None
     if solution.scales is not None:
         rotations, y_scales = inherited_stretch(chain.rest, rotations, solution.scales)
-    channels = [
-        rotation_channels(rotations[:, k], pose_bone.rotation_mode, inputs.first_channels[k])
-        for k, pose_bone in enumerate(chain.pose_bones)
-    ]
+    channels = bone_channels(rotations, [pb.rotation_mode for pb in chain.pose_bones], inputs.first_channels)
     return Solved(chain.pose_bones, channels, y_scales, [solution.iterations], [solution.error <= root.tolerance])
 
 

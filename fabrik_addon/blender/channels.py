@@ -4,7 +4,10 @@ mode from quaternions. Plain numpy (no ``bpy``), but Blender's vocabulary, so it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..solver.rotations import (
     EULER_ORDERS,
@@ -68,3 +71,24 @@ def rotation_channels(q: FloatArray, mode: str, reference: FloatArray) -> FloatA
     if mode in EULER_ORDERS:
         return euler_continuous(matrix_to_euler(quat_to_matrix(q), mode), reference=reference)
     raise ValueError(f"unknown rotation mode {mode!r}")
+
+
+def bone_channels(rotations: FloatArray, modes: Sequence[str], references: Sequence[FloatArray]) -> list[FloatArray]:
+    """``rotation_channels`` of every bone: quaternions ``rotations`` (F, m, 4), each bone's rotation mode and
+    reference. The bones in quaternion mode are made continuous all at once (numpy's per-call cost), with the
+    same result as one by one.
+
+    Returns
+    -------
+    list of ndarray, shape (F, 4) or (F, 3)
+        Per bone, its key values.
+    """
+    together = [k for k, mode in enumerate(modes) if mode == "QUATERNION"]
+    channels: dict[int, FloatArray] = {}
+    if together:
+        continuous = sign_continuous(rotations[:, together], reference=np.array([references[k] for k in together]))
+        channels = {k: continuous[:, i] for i, k in enumerate(together)}
+    return [
+        channels[k] if k in channels else rotation_channels(rotations[:, k], mode, references[k])
+        for k, mode in enumerate(modes)
+    ]

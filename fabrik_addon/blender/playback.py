@@ -20,7 +20,7 @@ from ..settings import SolverSettings
 from ..solver import FloatArray, solve, solve_pose
 from ..solver.pose import forward_kinematics, inherited_stretch, local_rotations
 from .adapter import PreparedChain, chain_frame, prepare_chain
-from .channels import rotation_channels, rotation_property
+from .channels import bone_channels, rotation_property
 from .pose_state import PoseSnapshot
 from .properties import chain_settings, settings_of
 from .sampling import current_inputs
@@ -119,10 +119,7 @@ def chain_steps(prepared: PreparedChain, solver: SolverSettings, frame: int) -> 
         lengths = np.linalg.norm(np.diff(history, axis=1), axis=-1)
         rotations, y_scales = inherited_stretch(chain.rest, rotations, lengths / chain.rest.lengths)
     pose_bones = chain.pose_bones
-    channels = [
-        rotation_channels(rotations[:, k], bone.rotation_mode, inputs.first_channels[k])
-        for k, bone in enumerate(pose_bones)
-    ]
+    channels = bone_channels(rotations, [bone.rotation_mode for bone in pose_bones], inputs.first_channels)
     world = np.einsum("ij,knj->kni", root.linear[0], history) + root.origin[0]
     return Steps(
         bone_names=chain.bone_names,

@@ -28,7 +28,7 @@ from ..solver import FloatArray, JointLimits, TreePoseSolution, solve_tree_pose
 from ..solver.tree_pose import TreeRest, solver_tree, tree_inherited_stretch, tree_local_rotations
 from .adapter import PreparedChain, Solved, chain_frame
 from .chain import armature_data, hang, read_limits
-from .channels import rotation_channels
+from .channels import bone_channels
 from .sampling import Inputs
 
 
@@ -188,9 +188,9 @@ def solve_tree_unit(
     )
     rotations, y_scales = _keyed(tree, solution, start)
     pose_bones = tree.pose_bones
-    channels = [
-        rotation_channels(rotations[:, k], bone.rotation_mode, first[bone.name]) for k, bone in enumerate(pose_bones)
-    ]
+    channels = bone_channels(
+        rotations, [bone.rotation_mode for bone in pose_bones], [first[b.name] for b in pose_bones]
+    )
     iterations = [solution.iterations for _ in tree.chains]
     return Solved(pose_bones, channels, y_scales, iterations, [solution.reached[:, e] for e in range(len(tree.chains))])
 

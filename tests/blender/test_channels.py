@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabrik_addon.blender.channels import rotation_channels, rotation_property
+from fabrik_addon.blender.channels import bone_channels, rotation_channels, rotation_property
 from fabrik_addon.solver.rotations import (
     EULER_ORDERS,
     axis_angle_to_quat,
@@ -38,6 +38,18 @@ def test_rotation_channels_represent_the_same_rotations(mode: str) -> None:
         back = matrix_to_quat(euler_to_matrix(values, mode))
         assert np.abs(np.diff(values, axis=0)).max() < np.pi
     _same_rotation(back, path)
+
+
+def test_bone_channels_are_each_bones_rotation_channels_to_the_bit() -> None:
+    """Quaternion-mode bones made continuous together come out as one by one, beside bones in other modes and
+    each with its own reference (one of them on the other side of the sign)."""
+    modes = ["QUATERNION", "XYZ", "QUATERNION", "AXIS_ANGLE", "QUATERNION"]
+    steps = RNG.normal(size=(120, len(modes), 4)) * 0.3  # large steps: signs flip along the way
+    rotations = quat_normalize(np.cumsum(steps, axis=0) + IDENTITY)
+    references = [-rotations[0, 0], np.zeros(3), rotations[0, 2], quat_to_axis_angle(rotations[0, 3]), -IDENTITY]
+    together = bone_channels(rotations, modes, references)
+    for k, mode in enumerate(modes):
+        np.testing.assert_array_equal(together[k], rotation_channels(rotations[:, k], mode, references[k]))
 
 
 def test_rotation_property_names_the_pose_bone_property_of_each_mode() -> None:
