@@ -113,10 +113,11 @@ def iterate(
         if not going.all():
             if not tracking:
                 stopped = np.flatnonzero(~going)
-                best[:, :, active[stopped]] = np.where(improved[stopped], work[:, :, stopped], before[:, :, stopped])
-            active, work = active[going], _frames(work, going)
-            work_targets, bases = _frames(work_targets, going), _frames(bases, going)
-            error = error[going]
+                last = _frames(work, stopped), _frames(before, stopped)
+                best[:, :, active[stopped]] = np.where(improved[stopped], *last)
+            kept = np.flatnonzero(going)
+            active, work, error = active[kept], _frames(work, kept), error[kept]
+            work_targets, bases = _frames(work_targets, kept), _frames(bases, kept)
             secant.keep(going)
         previous = error
     if active.size and not (accelerate and count >= AFTER - 1):  # out of iterations, still improving
@@ -124,9 +125,11 @@ def iterate(
     return best, iterations, best_error
 
 
-def _frames(array: FloatArray, frames: NDArray[np.intp] | NDArray[np.bool_]) -> FloatArray:
+def _frames(array: FloatArray, frames: NDArray[np.intp]) -> FloatArray:
     """The given frames (last axis) of ``array``, laid out frames last again, so that every row the passes touch
-    is contiguous: ``take`` keeps that layout, where indexing the last axis with an array lays
-    the result out frames first (and copying that back costs ten times as much)."""
-    indices = np.flatnonzero(frames) if frames.dtype == np.bool_ else frames
-    return np.take(array, indices, axis=-1)
+    is contiguous: ``take`` keeps that layout, where indexing the last axis with an array lays the result out
+    frames first (and copying that back costs ten times as much). All of them (``frames`` are increasing) is a
+    plain copy, five times as fast as taking them."""
+    if frames.size == array.shape[-1]:
+        return array.copy()
+    return np.take(array, frames, axis=-1)

@@ -21,27 +21,23 @@ _NUDGE = 1e-12 * FALLBACK_DIRECTION[:, None]
 FLOAT_FRAMES = 4
 
 
-class _Spheres:
-    """NearestPointSphere on one pass's joints (k+1, 3, m): numpy's per-call cost is most of the solver's time,
-    so the hot loop works in arrays made once per pass, on views of the joints made once per pass."""
+def _place_all(P: FloatArray, moves: list[tuple[int, int, int]], lengths: FloatArray) -> None:
+    """NearestPointSphere for each (moved, fixed, segment) of ``moves`` in turn: put joint ``moved`` on the
+    sphere of radius ``lengths[segment]`` around joint ``fixed``, at the point nearest to where it is now.
 
-    def __init__(self, P: FloatArray) -> None:
-        frames = P.shape[2]
-        self.joints = list(P)  # one (3, m) view per joint
-        self.v = np.empty((3, frames))
-        self.squares = np.empty((3, frames))
-        self.square_rows = list(self.squares)
-        self.size = np.empty(frames)
-
-    def place(self, moved: int, fixed: int, length: float, nudge: FloatArray) -> None:
-        """Put joint ``moved`` on the sphere of radius ``length`` around joint ``fixed``, at the point nearest
-        to where it is now. All elementwise, so a frame's result does not depend on how many frames are
-        solved beside it."""
-        here, there, v, size = self.joints[fixed], self.joints[moved], self.v, self.size
-        x, y, z = self.square_rows
+    The hot loop of the solver. Numpy's per-call cost is most of its time, so the loop allocates nothing and
+    looks nothing up that it can make once per pass; every call is elementwise, so a frame's result does not
+    depend on how many frames are solved beside it."""
+    frames = P.shape[2]
+    joints = list(P)  # one (3, m) view per joint
+    v, squares, size = np.empty((3, frames)), np.empty((3, frames)), np.empty(frames)
+    x, y, z = squares
+    radii, nudges = lengths.tolist(), list(lengths[:, None, None] * _NUDGE)
+    for moved, fixed, segment in moves:
+        here, there, length, nudge = joints[fixed], joints[moved], radii[segment], nudges[segment]
         np.subtract(there, here, v)
         v += nudge
-        np.multiply(v, v, self.squares)
+        np.multiply(v, v, squares)
         np.add(x, y, size)
         size += z
         np.sqrt(size, size)
@@ -63,9 +59,7 @@ def forward_reach(P: FloatArray, lengths: FloatArray, end: FloatArray) -> None:
         Where the last joint goes: the target.
     """
     P[-1] = end
-    spheres, nudges = _Spheres(P), list(lengths[:, None, None] * _NUDGE)
-    for i, length in reversed(list(enumerate(lengths.tolist()))):
-        spheres.place(i, i + 1, length, nudges[i])
+    _place_all(P, [(i, i + 1, i) for i in reversed(range(lengths.size))], lengths)
 
 
 def backward_reach(P: FloatArray, lengths: FloatArray, base: FloatArray) -> None:
@@ -81,9 +75,7 @@ def backward_reach(P: FloatArray, lengths: FloatArray, base: FloatArray) -> None
         The root's fixed position.
     """
     P[0] = base
-    spheres, nudges = _Spheres(P), list(lengths[:, None, None] * _NUDGE)
-    for i, length in enumerate(lengths.tolist()):
-        spheres.place(i + 1, i, length, nudges[i])
+    _place_all(P, [(i + 1, i, i) for i in range(lengths.size)], lengths)
 
 
 def fabrik_iteration(P: FloatArray, lengths: FloatArray, targets: FloatArray, bases: FloatArray) -> None:
@@ -106,7 +98,7 @@ def _frame_iteration(
     joints: list[list[float]], target: list[float], base: list[float], lengths: list[float]
 ) -> list[list[float]]:
     """``fabrik_iteration`` of one frame in plain floats: joints (3, n+1) as lists of x, y and z, the target
-    and base (3,), lengths (n,). Every operation is ``_Spheres.place``'s, in its order, so rounding is the same."""
+    and base (3,), lengths (n,). Every operation is ``_place_all``'s, in its order, so rounding is the same."""
     x, y, z = joints
     nudge = [[length * n for n in _NUDGE[:, 0].tolist()] for length in lengths]
     x[-1], y[-1], z[-1] = target
@@ -121,7 +113,7 @@ def _frame_iteration(
 def _place_floats(
     x: list[float], y: list[float], z: list[float], moved: int, fixed: int, length: float, nudge: list[float]
 ) -> None:
-    """``_Spheres.place`` on one frame's plain floats."""
+    """``_place_all``'s step on one frame's plain floats."""
     vx = x[moved] - x[fixed] + nudge[0]
     vy = y[moved] - y[fixed] + nudge[1]
     vz = z[moved] - z[fixed] + nudge[2]
