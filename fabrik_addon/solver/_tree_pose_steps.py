@@ -210,7 +210,8 @@ class TreePoseSteps:
         effectors' weights over their mean: the damped minimum of sum_e w_e |miss_e - J_e step|^2, so a
         heavier effector's miss counts for more. A locked axis left in (as the chain's step leaves it) would
         take its share of the step, which the clamp then throws away: near a goal that hinges must reach,
-        the step falls short time after time."""
+        the step falls short time after time. A swing on the edge of its ellipse (X and Z limited) that the
+        step pushes outward slides along the edge instead (``_Slide``)."""
         frames, effectors, count = posed.local.shape[-1], len(self.bones.tips), len(posed.local)
         parents = np.empty(posed.world.shape)
         parents[0] = np.array([1.0, 0.0, 0.0, 0.0])[:, None]
@@ -225,11 +226,18 @@ class TreePoseSteps:
         damping = _DAMPING**2 * reach * np.minimum(reach, np.sqrt(np.einsum("fi,fi->f", miss, miss) / effectors))
         damping = damping[:, None] * np.repeat(self._inverse_weights, 3)  # (F, 3E)
         angles = _solve(jacobian, miss, damping)
+        slide = _Slide.none(frames, count)
+        if self.frames.limited.any():
+            edge, normal = self.limits.swing_edges(np.ascontiguousarray(posed.local.transpose(2, 0, 1)))
+            slide = _Slide(edge & (np.einsum("fkc,kcf->fk", normal, self._by_bone(angles)[:, ::2]) > 0), normal)
+            if slide.out.any():
+                jacobian = slide.columns(jacobian)
+                angles = slide.angles(_solve(jacobian, miss, damping))
         local, cut = self._turned(posed.local, axes, angles, under)
         if self.frames.limited.any():
             blocked = self._blocked(axes, angles, cut, under)
             if blocked.any():
-                angles = _solve(np.where(blocked[:, None], 0.0, jacobian), miss, damping)
+                angles = slide.angles(_solve(np.where(blocked[:, None], 0.0, jacobian), miss, damping))
                 local = self._turned(posed.local, axes, angles, under)[0]
         return self.pose(local, posed.scales)
 
@@ -334,6 +342,50 @@ class TreePoseSteps:
     @cached_property
     def _inverse_weights(self) -> FloatArray:
         return np.asarray(self.bones.weights.mean() / self.bones.weights, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class _Slide:
+    """Bones whose swing is on the edge of its ellipse and pushed outward, which a least-squares step turns
+    along the edge only: their X column becomes the edge's tangent (a turn about X and Z together), their Z
+    column none. Left free, the step pushes them out and the clamp pulls them back toward the ellipse's centre
+    (the clamp shrinks a swing along its radius), moving the tips where the step did not mean them to go: near
+    a goal that several such bones must reach together (targets at their limits) the steps then overshoot,
+    rise and fall for tens of iterations before reaching, and the solver gives up on them first.
+
+    Attributes
+    ----------
+    out : ndarray of bool, shape (F, b)
+    normal : ndarray, shape (F, b, 2)
+        The edge's outward normal in (X, Z) (``JointLimits.swing_edges``).
+    """
+
+    out: NDArray[np.bool_]
+    normal: FloatArray
+
+    @classmethod
+    def none(cls, frames: int, bones: int) -> _Slide:
+        return cls(np.zeros((frames, bones), dtype=bool), np.zeros((frames, bones, 2)))
+
+    def columns(self, jacobian: FloatArray) -> FloatArray:
+        """The Jacobian (F, 3E, 3b) with the sliding bones' columns turned to the tangent."""
+        frames, rows_, columns = jacobian.shape
+        by_axis = jacobian.reshape(frames, rows_, columns // 3, 3).copy()
+        tangent_x, tangent_z = -self.normal[..., 1], self.normal[..., 0]
+        along = tangent_x[:, None] * by_axis[..., 0] + tangent_z[:, None] * by_axis[..., 2]
+        by_axis[..., 0] = np.where(self.out[:, None], along, by_axis[..., 0])
+        by_axis[..., 2] = np.where(self.out[:, None], 0.0, by_axis[..., 2])
+        return by_axis.reshape(jacobian.shape)
+
+    def angles(self, solved: FloatArray) -> FloatArray:
+        """Angles (F, 3b) about the bones' axes from a step solved with ``columns``' Jacobian."""
+        if not self.out.any():
+            return solved
+        by_axis = solved.reshape(len(solved), -1, 3).copy()
+        along = by_axis[..., 0].copy()
+        by_axis[..., 0] = np.where(self.out, -self.normal[..., 1] * along, by_axis[..., 0])
+        by_axis[..., 2] = np.where(self.out, self.normal[..., 0] * along, by_axis[..., 2])
+        return by_axis.reshape(solved.shape)
 
 
 def _solve(jacobian: FloatArray, miss: FloatArray, damping: FloatArray) -> FloatArray:

@@ -150,16 +150,7 @@ class JointLimits:
         low = np.where(use, np.sin(0.5 * self.minimum[index]), -1.0)
         high = np.where(use, np.sin(0.5 * self.maximum[index]), 1.0)
         q = np.where(rotations[..., :1] < 0, -rotations, rotations)
-        w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-        # Twist about Y first, then swing: q = swing * twist with twist = (w, 0, y, 0) / |(w, y)|.
-        twist_norm = np.hypot(w, y)
-        safe = twist_norm > 1e-12
-        tw = np.where(safe, w / np.where(safe, twist_norm, 1.0), 1.0)
-        ty = np.where(safe, y / np.where(safe, twist_norm, 1.0), 0.0)
-        # swing = q * conj(twist): its y is 0 by construction.
-        sw = w * tw + y * ty  # >= 0: w >= 0 and tw >= 0
-        sx = x * tw + z * ty
-        sz = z * tw - x * ty
+        tw, ty, _, sx, sz = _swing_twist(q)
         sx = np.where(lock[..., 0], 0.0, np.clip(sx, low[..., 0], high[..., 0]))
         sz = np.where(lock[..., 2], 0.0, np.clip(sz, low[..., 2], high[..., 2]))
         both = use[..., 0] & use[..., 2] & ~lock[..., 0] & ~lock[..., 2]
@@ -180,6 +171,35 @@ class JointLimits:
         clamped[..., 3] = sz * tw + sx * ty
         clamped /= np.linalg.norm(clamped, axis=-1, keepdims=True)
         return np.where(clamped[..., :1] < 0, -clamped, clamped)
+
+    def swing_edges(self, rotations: FloatArray) -> tuple[NDArray[np.bool_], FloatArray]:
+        """Where a bone's swing lies on the edge of its ellipse (X and Z both limited, neither locked), and the
+        edge's outward normal there.
+
+        Parameters
+        ----------
+        rotations : ndarray, shape (..., m, 4)
+            Unit quaternions of each bone's local rotation, within the limits.
+
+        Returns
+        -------
+        edge : ndarray of bool, shape (..., m)
+            The swing is on the ellipse (within a millionth of its size).
+        normal : ndarray, shape (..., m, 2)
+            The ellipse's unit outward normal at the swing, in (x, z): a small turn about the rest frame's X
+            and Z axes by (dx, dz) leaves the allowed swings where (dx, dz) points along it.
+        """
+        q = np.where(rotations[..., :1] < 0, -rotations, rotations)
+        sx, sz = _swing_twist(q)[3:]
+        semi_x = np.where(sx >= 0, np.sin(0.5 * self.maximum[:, 0]), -np.sin(0.5 * self.minimum[:, 0]))
+        semi_z = np.where(sz >= 0, np.sin(0.5 * self.maximum[:, 2]), -np.sin(0.5 * self.minimum[:, 2]))
+        use, lock = self.use_limit, self.lock
+        both = use[:, 0] & use[:, 2] & ~lock[:, 0] & ~lock[:, 2] & (semi_x > 0) & (semi_z > 0)
+        ratio_x, ratio_z = _ratio(sx, semi_x), _ratio(sz, semi_z)
+        edge = both & (np.hypot(ratio_x, ratio_z) > 1.0 - _SLACK)
+        normal = np.stack([_ratio(ratio_x, semi_x), _ratio(ratio_z, semi_z)], axis=-1)
+        normal /= np.maximum(np.linalg.norm(normal, axis=-1, keepdims=True), 1e-300)
+        return edge, normal
 
     def excess(self, rotations: FloatArray) -> FloatArray:
         """How far, in radians, each bone's rotation lies outside its limits (0 inside).
@@ -205,3 +225,15 @@ class JointLimits:
 def _ratio(value: FloatArray, semi_axis: FloatArray) -> FloatArray:
     """``value / semi_axis``, 0 where the semi-axis is 0 (the value was already clamped to 0 there)."""
     return np.where(semi_axis > 0, value / np.where(semi_axis > 0, semi_axis, 1.0), 0.0)
+
+
+def _swing_twist(q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Rotations ``q`` (..., 4) with w >= 0 as ``swing * twist``: the twist's (w, y) and the swing's (w, x, z)
+    (its y is 0), each (...)."""
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    twist_norm = np.hypot(w, y)  # twist = (w, 0, y, 0) / |(w, y)|, about Y first
+    safe = twist_norm > 1e-12
+    tw = np.where(safe, w / np.where(safe, twist_norm, 1.0), 1.0)
+    ty = np.where(safe, y / np.where(safe, twist_norm, 1.0), 0.0)
+    # swing = q * conj(twist): its y is 0 by construction; its w >= 0 as w >= 0 and tw >= 0.
+    return tw, ty, w * tw + y * ty, x * tw + z * ty, z * tw - x * ty
