@@ -357,7 +357,7 @@ class _Slide:
     ----------
     out : ndarray of bool, shape (F, b)
     normal : ndarray, shape (F, b, 2)
-        The edge's outward normal in (X, Z) (``JointLimits.swing_edges``).
+        Which turns about X and Z leave the ellipse (``JointLimits.swing_edges``); the tangent is square to it.
     """
 
     out: NDArray[np.bool_]

@@ -173,8 +173,8 @@ class JointLimits:
         return np.where(clamped[..., :1] < 0, -clamped, clamped)
 
     def swing_edges(self, rotations: FloatArray) -> tuple[NDArray[np.bool_], FloatArray]:
-        """Where a bone's swing lies on the edge of its ellipse (X and Z both limited, neither locked), and the
-        edge's outward normal there.
+        """Where a bone's swing lies on the edge of its ellipse (X and Z both limited, neither locked), and
+        which small turns leave the ellipse there.
 
         Parameters
         ----------
@@ -186,18 +186,25 @@ class JointLimits:
         edge : ndarray of bool, shape (..., m)
             The swing is on the ellipse (within a millionth of its size).
         normal : ndarray, shape (..., m, 2)
-            The ellipse's unit outward normal at the swing, in (x, z): a small turn about the rest frame's X
-            and Z axes by (dx, dz) leaves the allowed swings where (dx, dz) points along it.
+            The outward normal in turns: a small turn (dx, dz) about the rest frame's X and Z axes, taken
+            before the rotation, moves the swing out of the ellipse where it points along ``normal`` and
+            along the edge where it is square to it.
         """
         q = np.where(rotations[..., :1] < 0, -rotations, rotations)
-        sx, sz = _swing_twist(q)[3:]
+        sw, sx, sz = _swing_twist(q)[2:]
         semi_x = np.where(sx >= 0, np.sin(0.5 * self.maximum[:, 0]), -np.sin(0.5 * self.minimum[:, 0]))
         semi_z = np.where(sz >= 0, np.sin(0.5 * self.maximum[:, 2]), -np.sin(0.5 * self.minimum[:, 2]))
         use, lock = self.use_limit, self.lock
         both = use[:, 0] & use[:, 2] & ~lock[:, 0] & ~lock[:, 2] & (semi_x > 0) & (semi_z > 0)
         ratio_x, ratio_z = _ratio(sx, semi_x), _ratio(sz, semi_z)
         edge = both & (np.hypot(ratio_x, ratio_z) > 1.0 - _SLACK)
-        normal = np.stack([_ratio(ratio_x, semi_x), _ratio(ratio_z, semi_z)], axis=-1)
+        outward = np.stack([_ratio(ratio_x, semi_x), _ratio(ratio_z, semi_z)], axis=-1)  # the ellipse's normal
+        # A turn by a about (ux, 0, uz), taken before q, moves the swing's (x, z) by a/2 (sw u - (u.p) p / sw),
+        # p = (z, -x): besides the turn itself, the twist it brings turns the swing about Y. The turns that
+        # leave are those whose move has a part along ``outward``: along that expression applied to it.
+        across = np.stack([sz, -sx], axis=-1)
+        sw = np.maximum(sw, 1e-6)[..., None]
+        normal = sw * outward - np.einsum("...i,...i->...", outward, across)[..., None] * across / sw
         normal /= np.maximum(np.linalg.norm(normal, axis=-1, keepdims=True), 1e-300)
         return edge, normal
 

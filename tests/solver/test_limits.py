@@ -74,6 +74,34 @@ def test_x_and_z_limits_bound_the_swing_by_an_ellipse() -> None:
         assert (clamped[1] / np.sin(30 * DEG)) ** 2 + (clamped[3] / np.sin(20 * DEG)) ** 2 <= 1 + 1e-12
 
 
+@given(st.integers(0, 2**32 - 1))
+def test_a_swing_on_its_ellipse_edge_leaves_along_the_normal_and_stays_against_it(seed: int) -> None:
+    """Cones of random X and Z ranges, twist free: random rotations clamped lie on the edge, where a small
+    turn about the rest frame's X and Z by the outward normal leaves the cone by about its size and one by
+    the inward normal stays in; swings halved are no edge."""
+    rng = np.random.default_rng(seed)
+    bones, step = 8, 1e-4
+    limits = JointLimits.of(
+        bones,
+        use_limit=[1, 0, 1],
+        minimum=-rng.uniform(5 * DEG, 120 * DEG, (bones, 3)),
+        maximum=rng.uniform(5 * DEG, 120 * DEG, (bones, 3)),
+    )
+    rotations = limits.clamp(quat_normalize(rng.normal(size=(30, bones, 4))))
+    edge, normal = limits.swing_edges(rotations)
+    assert edge.mean() > 0.5
+    axes = np.stack([normal[..., 0], np.zeros(edge.shape), normal[..., 1]], axis=-1)
+    for sign, leaves in [(1.0, True), (-1.0, False)]:
+        turns = axis_angle_to_quat(np.concatenate([np.full((*edge.shape, 1), sign * step), axes], axis=-1))
+        excess = limits.excess(quat_multiply(turns, rotations))[edge]
+        assert ((excess > 0.25 * step) if leaves else (excess < 1e-9)).all()
+    swings = limits.clamp(quat_normalize(rng.normal(size=(30, bones, 4)) * [1.0, 1.0, 0.0, 1.0]))  # no twist
+    assert limits.swing_edges(swings)[0].mean() > 0.5
+    x, z = 0.5 * swings[..., 1], 0.5 * swings[..., 3]
+    halved = np.stack([np.sqrt(1.0 - x * x - z * z), x, np.zeros(x.shape), z], axis=-1)
+    assert not limits.swing_edges(halved)[0].any()
+
+
 def test_locked_bone_is_rigid_and_free_bone_is_untouched() -> None:
     rotations = quat_normalize(np.random.default_rng(2).normal(size=(50, 2, 4)))
     rotations = np.where(rotations[..., :1] < 0, -rotations, rotations)
