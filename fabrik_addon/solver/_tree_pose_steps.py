@@ -211,7 +211,7 @@ class TreePoseSteps:
         heavier effector's miss counts for more. A locked axis left in (as the chain's step leaves it) would
         take its share of the step, which the clamp then throws away: near a goal that hinges must reach,
         the step falls short time after time. A swing on the edge of its ellipse (X and Z limited) that the
-        step pushes outward slides along the edge instead (``_Slide``)."""
+        misses pull outward (J^T miss, the way down) slides along the edge instead (``_Slide``)."""
         frames, effectors, count = posed.local.shape[-1], len(self.bones.tips), len(posed.local)
         parents = np.empty(posed.world.shape)
         parents[0] = np.array([1.0, 0.0, 0.0, 0.0])[:, None]
@@ -225,14 +225,13 @@ class TreePoseSteps:
         reach = self._reach * posed.scales.max(axis=0)
         damping = _DAMPING**2 * reach * np.minimum(reach, np.sqrt(np.einsum("fi,fi->f", miss, miss) / effectors))
         damping = damping[:, None] * np.repeat(self._inverse_weights, 3)  # (F, 3E)
-        angles = _solve(jacobian, miss, damping)
         slide = _Slide.none(frames, count)
         if self.frames.limited.any():
             edge, normal = self.limits.swing_edges(np.ascontiguousarray(posed.local.transpose(2, 0, 1)))
-            slide = _Slide(edge & (np.einsum("fkc,kcf->fk", normal, self._by_bone(angles)[:, ::2]) > 0), normal)
-            if slide.out.any():
-                jacobian = slide.columns(jacobian)
-                angles = slide.angles(_solve(jacobian, miss, damping))
+            downhill = self._by_bone(np.einsum("fri,fr->fi", jacobian, miss))[:, ::2]
+            slide = _Slide(edge & (np.einsum("fkc,kcf->fk", normal, downhill) > 0), normal)
+            slide.columns(jacobian)
+        angles = slide.angles(_solve(jacobian, miss, damping))
         local, cut = self._turned(posed.local, axes, angles, under)
         if self.frames.limited.any():
             blocked = self._blocked(axes, angles, cut, under)
@@ -368,9 +367,9 @@ class _Slide:
         return cls(np.zeros((frames, bones), dtype=bool), np.zeros((frames, bones, 2)))
 
     def columns(self, jacobian: FloatArray) -> FloatArray:
-        """The Jacobian (F, 3E, 3b) with the sliding bones' columns turned to the tangent."""
+        """The Jacobian (F, 3E, 3b), changed in place, with the sliding bones' columns turned to the tangent."""
         frames, rows_, columns = jacobian.shape
-        by_axis = jacobian.reshape(frames, rows_, columns // 3, 3).copy()
+        by_axis = jacobian.reshape(frames, rows_, columns // 3, 3)  # a view: turned in place
         tangent_x, tangent_z = -self.normal[..., 1], self.normal[..., 0]
         along = tangent_x[:, None] * by_axis[..., 0] + tangent_z[:, None] * by_axis[..., 2]
         by_axis[..., 0] = np.where(self.out[:, None], along, by_axis[..., 0])
