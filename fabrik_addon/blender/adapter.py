@@ -166,6 +166,27 @@ class ChainFrame:
         return np.asarray(np.swapaxes(rotation, 1, 2) @ world, dtype=np.float64)
 
 
+def check_goals_apart(chains: list[PreparedChain]) -> None:
+    """No goal moves with another chain of the same bake (``check_goal_independent``): goals are read before
+    any key is written, so such a goal would be solved toward where it was, not where the other chain's keys
+    take it, and the report (which measures against the goals read) would not see it.
+
+    Raises
+    ------
+    ValueError
+        Naming the goal, how it follows the other chain and that chain's tip.
+    """
+    for prepared in chains:
+        goals = [(prepared.target, "target", prepared.target_bone)]
+        if prepared.pole_target is not None:
+            goals.append((prepared.pole_target, "pole target", prepared.pole_bone))
+        for other in chains:
+            if other is not prepared:
+                owner = f"the chain of '{other.chain.bone_names[-1]}' of '{other.chain.armature.name}' (baked too)"
+                for goal, role, bone in goals:
+                    check_goal_independent(goal, other.chain, role, bone, owner)
+
+
 def chain_frame(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int64], tolerance: float) -> ChainFrame:
     """Check what the scene did on each frame and set the chain's inputs in its root frame.
 

@@ -17,7 +17,8 @@ from numpy.typing import NDArray
 
 from ..settings import BakeSettings
 from ..solver import FloatArray
-from .adapter import PreparedChain, Solved, prepare_chain, solve_chain
+from .adapter import PreparedChain, Solved, check_goals_apart, prepare_chain, solve_chain
+from .chain import bone_path
 from .channels import keyed_channels
 from .checks import check_action_switch, check_unlocked, check_writable, current_scene
 from .evaluation import evaluation
@@ -190,8 +191,10 @@ def plan(
     for chain in settings.chains:
         theirs = {(bone, name) for owner, bone, name in replaced if owner == chain.armature}
         chains.append(prepare_chain(chain, settings.solver, theirs))
+    check_goals_apart(chains)
     chain_bones = _check_armatures(chains, settings.action_name)
     units = shared_groups(chains)
+    _check_unlocked(chains, units, settings.action_name)
     trees = {
         k: prepare_tree([chains[i] for i in unit], settings.solver) for k, unit in enumerate(units) if len(unit) > 1
     }
@@ -246,7 +249,7 @@ def run(plan: BakePlan, progress: Callable[[float], None] | None = None, *, sand
                 timings["write keys"] = time.perf_counter() - clock
                 report_progress(1.0 - _CHECK_SHARE)
 
-                # The goals were read already, and nothing the keys do moves them (``check_goal_independent``):
+                # The goals were read already, and nothing the keys do moves them (``check_goals_apart``):
                 # the check evaluates the armatures alone.
                 stepping.keep_only(chain_bones)
                 clock = time.perf_counter()
@@ -272,15 +275,15 @@ def run(plan: BakePlan, progress: Callable[[float], None] | None = None, *, sand
 
 
 def _settle(snapshots: list[PoseSnapshot], keyed: dict[bpy.types.Object, set[str]]) -> None:
-    """Put back the poses set by hand but on the ``keyed`` bones. Blender's evaluation writes animated values
-    over them: where a bone other than those is animated, the scene's frame is evaluated with the new keys
-    first, and again if a pose was put back. Where none is, nothing can be lost, and the scene is left to
-    be evaluated when Blender next needs it (a heavy shot costs a bake nothing here)."""
-    if not any(_overwritten(snapshot.armature, keyed.get(snapshot.armature, ())) for snapshot in snapshots):
-        return
+    """Put back the poses set by hand but on the ``keyed`` bones, wherever they differ (the walks stepped the
+    scene itself, or a failed bake's keys were evaluated), evaluating again only if one did. Blender's next
+    evaluation writes animated values over them: where a bone other than the keyed ones is animated, the
+    scene's frame is evaluated before they are put back. Where none is, the scene is left for Blender to
+    evaluate when it next needs to (a heavy shot costs a bake nothing here)."""
     view_layer = bpy.context.view_layer
     assert view_layer is not None
-    view_layer.update()
+    if any(_overwritten(snapshot.armature, keyed.get(snapshot.armature, ())) for snapshot in snapshots):
+        view_layer.update()
     changed = [snapshot.restore(leave=keyed.get(snapshot.armature, ())) for snapshot in snapshots]
     if any(changed):
         view_layer.update()
@@ -289,7 +292,7 @@ def _settle(snapshots: list[PoseSnapshot], keyed: dict[bpy.types.Object, set[str
 def _overwritten(armature: bpy.types.Object, keyed: Collection[str]) -> bool:
     """Whether Blender's evaluation writes over the pose of a bone of ``armature`` outside ``keyed``: one of
     its channels is animated (by the Action, NLA strips or a driver)."""
-    kept = tuple(f'pose.bones["{bpy.utils.escape_identifier(name)}"]' for name in keyed)
+    kept = tuple(bone_path(name) for name in keyed)
     return any(path.startswith("pose.bones[") and not path.startswith(kept) for path in animated_paths(armature))
 
 
@@ -304,17 +307,22 @@ def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> 
         )
     for armature, bones in chain_bones.items():
         check_writable(armature, action_name)
-        keyed = [
-            channel
-            for chain in prepared
-            if chain.chain.armature == armature
-            for pose_bone in chain.chain.pose_bones
-            for channel in keyed_channels(pose_bone, chain.settings.use_stretch)
-        ]
-        check_unlocked(armature, action_name, set(keyed))
         check_action_switch(armature, action_name, bones)
         check_blending(armature)
     return chain_bones
+
+
+def _check_unlocked(chains: list[PreparedChain], units: list[list[int]], action_name: str | None) -> None:
+    """No F-curve the keys could go into is locked (``checks.check_unlocked``): each unit's bones' rotations,
+    and their Y scales where a chain of the unit stretches (a tree with stretch keys every bone's)."""
+    keyed: dict[bpy.types.Object, set[tuple[str, int]]] = {}
+    for unit in units:
+        stretch = any(chains[i].settings.use_stretch for i in unit)
+        for i in unit:
+            channels = keyed.setdefault(chains[i].chain.armature, set())
+            channels.update(c for pose_bone in chains[i].chain.pose_bones for c in keyed_channels(pose_bone, stretch))
+    for armature, channels in keyed.items():
+        check_unlocked(armature, action_name, channels)
 
 
 def _write(writer: KeyWriter, frames: NDArray[np.int64], span: tuple[float, float], solved: Solved) -> None:

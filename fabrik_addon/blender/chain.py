@@ -44,6 +44,11 @@ class ArmatureChain:
         return [pose.bones[name] for name in self.bone_names]
 
 
+def bone_path(name: str) -> str:
+    """The data path of the pose bone ``name`` from its armature object: ``pose.bones["name"]``."""
+    return f'pose.bones["{bpy.utils.escape_identifier(name)}"]'
+
+
 def armature_data(armature: object) -> bpy.types.Armature:
     """The Armature data of an armature Object, or a TypeError naming what was given."""
     if not isinstance(armature, bpy.types.Object):

@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable
 import bpy
 
 from . import compat, keys
-from .chain import armature_data
+from .chain import armature_data, bone_path
 from .channels import ROTATION_PATHS
 
 #: The keyword that names a bone of each kind of goal.
@@ -168,6 +168,6 @@ def check_action_switch(armature: bpy.types.Object, action_name: str | None, cha
 
 def _other_channels(fcurves: Iterable[bpy.types.FCurve], chain_bones: Collection[str]) -> str:
     """The F-curves that are not a chain bone's rotation or scale, named (the first few), or ""."""
-    chain = {f'pose.bones["{bpy.utils.escape_identifier(b)}"].{p}' for b in chain_bones for p in _CHAIN_CHANNELS}
+    chain = {f"{bone_path(b)}.{p}" for b in chain_bones for p in _CHAIN_CHANNELS}
     others = sorted({fcurve.data_path for fcurve in fcurves if fcurve.data_path not in chain})
     return ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")

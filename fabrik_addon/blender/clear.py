@@ -6,10 +6,10 @@ import bpy
 
 from ..settings import BakeSettings
 from . import compat
-from .chain import chain_bone_names
+from .chain import bone_path, chain_bone_names
 from .channels import ROTATION_PATHS
 from .checks import check_armature, check_writable, current_scene
-from .keys import check_unlocked, remove_keys
+from .keys import check_unlocked, keys_within, remove_keys
 
 
 def clear(settings: BakeSettings[bpy.types.Object]) -> int:
@@ -31,7 +31,8 @@ def clear(settings: BakeSettings[bpy.types.Object]) -> int:
     Raises
     ------
     TypeError, ValueError
-        For bad input, as a bake raises them, and for a locked F-curve; nothing is removed then.
+        For bad input, as a bake raises them, and for a locked F-curve with keys in the range; nothing is
+        removed then.
     """
     scene = current_scene()
     frames = settings.frames.resolved(scene.frame_start, scene.frame_end)
@@ -41,7 +42,7 @@ def clear(settings: BakeSettings[bpy.types.Object]) -> int:
         armature = check_armature(chain.armature)
         names = chain_bone_names(armature, chain.tip_bone, chain.chain_length)
         check_writable(armature, None, remedy="make it single-user first to clear this armature's keys alone")
-        bones = [f'pose.bones["{bpy.utils.escape_identifier(name)}"]' for name in names]
+        bones = [bone_path(name) for name in names]
         paths = {f"{bone}.{prop}" for bone in bones for prop in ROTATION_PATHS}
         stretch_paths = {f"{bone}.scale" for bone in bones}
         curves += [
@@ -50,5 +51,6 @@ def clear(settings: BakeSettings[bpy.types.Object]) -> int:
             if fcurve.data_path in paths or (fcurve.data_path in stretch_paths and fcurve.array_index == 1)
         ]
     for armature, fcurve in curves:
-        check_unlocked(armature, fcurve)
+        if keys_within(fcurve, first, last):  # a locked F-curve that would lose keys
+            check_unlocked(armature, fcurve)
     return sum(remove_keys(armature, fcurve, first, last) for armature, fcurve in dict.fromkeys(curves))

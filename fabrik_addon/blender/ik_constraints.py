@@ -23,6 +23,7 @@ import bpy
 
 from ..settings import IK_AFTER, BakeSettings, ChainSettings, FrameRange, SolverSettings
 from .bake import RigBakeReport, plan, run
+from .chain import bone_path
 from .checks import check_armature
 from .overrides import animated_paths
 
@@ -189,7 +190,7 @@ def _check_switch_still(label: str, driver: bpy.types.FCurve) -> None:
                 continue
             read = {target.data_path} if target.data_path else set()
             if target.bone_target:
-                read |= {f'pose.bones["{bpy.utils.escape_identifier(target.bone_target)}"].{p}' for p in _TRANSFORMS}
+                read |= {f"{bone_path(target.bone_target)}.{p}" for p in _TRANSFORMS}
             moving = read & animated_paths(source) if isinstance(source, bpy.types.Object) else set()
             if moving:
                 raise ValueError(

@@ -221,6 +221,13 @@ def check_unlocked(obj: bpy.types.Object, fcurve: bpy.types.FCurve) -> None:
         )
 
 
+def keys_within(fcurve: bpy.types.FCurve, first: float, last: float) -> int:
+    """How many keys of ``fcurve`` lie from frame ``first`` to ``last`` (both included)."""
+    co = np.empty(2 * len(fcurve.keyframe_points), dtype=np.float32)
+    fcurve.keyframe_points.foreach_get("co", co)
+    return int(np.count_nonzero((co[0::2] >= first) & (co[0::2] <= last)))
+
+
 def remove_keys(obj: bpy.types.Object, fcurve: bpy.types.FCurve, first: float, last: float) -> int:
     """Remove the keys of ``obj``'s F-curve from frame ``first`` to ``last`` (both included), and the F-curve
     itself if no key is left, as Blender's Clear Keyframes does. Returns how many keys went."""

@@ -77,9 +77,11 @@ def check_chain_alone(chain: ArmatureChain, use_stretch: bool, replaced: Collect
                 )
 
 
-def check_goal_independent(goal: bpy.types.Object, chain: ArmatureChain, role: str = "target", bone: str = "") -> None:
+def check_goal_independent(
+    goal: bpy.types.Object, chain: ArmatureChain, role: str = "target", bone: str = "", owner: str = "the chain"
+) -> None:
     """The goal (a bone of it, with ``bone``) is not one of the chain's bones and does not move with them,
-    through any parent, constraint or driver.
+    through any parent, constraint or driver. ``owner`` names the chain in the message.
 
     Raises
     ------
@@ -89,10 +91,10 @@ def check_goal_independent(goal: bpy.types.Object, chain: ArmatureChain, role: s
     who = f"the {role} bone '{bone}'" if bone else f"the {role} '{goal.name}'"
     moved = set(chain.bone_names)
     if goal == chain.armature and bone in moved:
-        raise ValueError(f"{who} is a bone of the chain: pick a bone outside it, one the chain does not move")
+        raise ValueError(f"{who} is a bone of {owner}: pick a bone outside it, one the chain does not move")
     path = path_to(Node(goal, bone), lambda node: node.obj == chain.armature and node.bone in moved, chain.armature)
     if path is not None:
-        raise ValueError(f"{who} {path}, which the chain moves: the {role} would move with the bake")
+        raise ValueError(f"{who} {path}, which {owner} moves: the {role} would move with the bake")
 
 
 def check_blending(armature: bpy.types.Object) -> None:

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ..solver.validate import FloatArray
 from . import compat
-from .chain import ArmatureChain
+from .chain import ArmatureChain, bone_path
 from .channels import rotation_property
 from .evaluation import Evaluation
 
@@ -261,7 +261,7 @@ def sample_tips(
             for chain, world, tail in zip(chains, worlds, tails, strict=True)
             for read in (
                 (_fill(copies[chain.armature], "matrix_world"), world),
-                (_fill(_pose_bones(copies[chain.armature], chain.bone_names[-1:])[0], "tail"), tail),
+                (_fill(_pose_bones(copies[chain.armature], [chain.bone_names[-1]])[0], "tail"), tail),
             )
         ]
 
@@ -343,6 +343,6 @@ def chain_is_animated(armature: bpy.types.Object, bone_names: Sequence[str]) -> 
         return False
     if any(track.strips for track in anim.nla_tracks):
         return True
-    prefixes = tuple(f'pose.bones["{bpy.utils.escape_identifier(name)}"].' for name in bone_names)
+    prefixes = tuple(f"{bone_path(name)}." for name in bone_names)
     curves = [*compat.assigned_fcurves(armature), *anim.drivers]
     return any(fcurve.data_path.startswith(prefixes) for fcurve in curves)

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import playback_ui, preview, stepping
 from .chain import chain_bone_names
-from .channels import keyed_channels, rotation_property
+from .channels import keyed_channels
 from .keys import KeyWriter
 from .operators import ArmatureOperator, chain_problem, length_text, sentence
 from .pose_state import PoseSnapshot
@@ -94,11 +94,8 @@ class FABRIK_OT_key_current_frame(ArmatureOperator):
             with KeyWriter(armature) as writer:  # all or nothing, as a bake writes
                 for chain, names in chains:
                     for name in names:
-                        bone = armature.pose.bones[name]
-                        values = [*getattr(bone, rotation_property(bone.rotation_mode))]
-                        values += [bone.scale[1]] if chain.use_stretch else []
-                        channels = keyed_channels(bone, chain.use_stretch)
-                        for (path, index), value in zip(channels, values, strict=True):
+                        for path, index in keyed_channels(armature.pose.bones[name], chain.use_stretch):
+                            value = armature.path_resolve(path)[index]
                             writer.replace(path, index, name, frame, np.array([value]))
                         keyed.add(name)
         except (RuntimeError, TypeError, ValueError) as error:

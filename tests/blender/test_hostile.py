@@ -14,7 +14,8 @@ from rigs import keyed_empty, loop_path, make_chain
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
-from fabrik_addon.settings import FRAME_MAX
+from fabrik_addon.blender.bake import bake
+from fabrik_addon.settings import FRAME_MAX, BakeSettings, ChainSettings
 
 from .addon.scenes import activate
 from .oracle import data_snapshot, evaluated, fcurve_keys, file_digest
@@ -196,8 +197,51 @@ def test_a_locked_f_curve_takes_no_keys_and_loses_none(rig: Rig, what: str) -> N
     message = re.escape(f"the F-curve {fcurve.data_path}[{fcurve.array_index}] of 'Rig' is locked: unlock {what} first")
     refused(message, lambda: api.bake(armature, target, tip_bone=names[-1]))
     refused(message, lambda: api.clear(armature, tip_bone=names[-1]))
+    assert api.clear(armature, tip_bone=names[-1], frame_start=10) == 0  # no key of it to lose there
     fcurve.lock = fcurve.group.lock = False
     assert api.bake(armature, target, tip_bone=names[-1]).max_error <= TOLERANCE
+
+
+def test_a_goal_that_follows_another_chain_of_the_bake_is_refused() -> None:
+    """Goals are read before any key is written: a target riding on another chain of the same bake would be
+    solved toward where it was, and measured there."""
+    carrier, carried = make_chain(3, name="Carrier")[0], make_chain(3, name="Carried")[0]
+    carried.location.x = 2.0
+    prop = keyed_empty("Prop", [(1, (0.0, 0.0, 0.0))])
+    prop.parent, prop.parent_type, prop.parent_bone = carrier, "BONE", "bone.002"
+    target = keyed_empty("Target", loop_path(FRAMES, (1.0, 0, 2.2), (0.5, 0.4, 0.3)))
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
+    chains = [
+        ChainSettings(carrier, target, "bone.002", 0),
+        ChainSettings(carried, prop, "bone.002", 0),
+    ]
+    refused(
+        "the target 'Prop' is parented to the bone 'bone.002', which the chain of 'bone.002' of 'Carrier' "
+        r"\(baked too\) moves: the target would move with the bake",
+        lambda: api.bake_settings(BakeSettings(tuple(chains))),
+    )
+    assert len(api.bake(carried, prop, tip_bone="bone.002").frames) == len(FRAMES)  # alone, it may follow it
+
+
+def test_a_failed_bake_that_stepped_the_scene_puts_back_the_pose_set_by_hand() -> None:
+    """Stepping the scene itself (here asked for; also the fallback for a Python driver) writes the new keys
+    over the pose; a failure takes the keys back and must put the pose back too."""
+    armature, names = make_chain(4)
+    target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 2.2), (1.0, 0.8, 0.6)))
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
+    by_hand = armature.pose.bones[names[2]]
+    by_hand.rotation_quaternion = (0.9, 0.3, 0.2, 0.1)
+
+    def cancel(fraction: float) -> None:
+        if fraction > 0.8:  # while Blender checks the written keys
+            raise KeyboardInterrupt
+
+    settings = BakeSettings.from_keywords(armature, target, tip_bone=names[-1])
+    with pytest.raises(KeyboardInterrupt):
+        bake(settings, cancel, sandbox=False)
+    bpy.context.view_layer.update()
+    assert tuple(by_hand.rotation_quaternion) == pytest.approx((0.9, 0.3, 0.2, 0.1), abs=1e-6)
+    assert armature.animation_data is None or not compat.assigned_fcurves(armature)
 
 
 def test_a_cancelled_bake_puts_back_the_pose_set_by_hand(rig: Rig) -> None:

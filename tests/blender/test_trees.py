@@ -6,6 +6,8 @@ takes (within its limits), so all can be reached."""
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable
 
 import bpy
 import numpy as np
@@ -14,6 +16,7 @@ from mathutils import Matrix, Vector
 from rigs import cone, hand_rig, hinge, keyed_empty, limited_hand, limited_y, link, posed_targets, rigify_metarig, y_rig
 
 from fabrik_addon import api
+from fabrik_addon.blender import compat
 from fabrik_addon.blender.chain import read_limits
 from fabrik_addon.settings import BakeSettings, ChainSettings, FrameRange
 
@@ -243,19 +246,31 @@ def test_each_arm_of_a_tree_bends_its_elbow_toward_its_own_pole() -> None:
     assert excess(armature, bones, evaluated(armature, FRAMES, bones)["quats"]) <= FLOAT32_SLACK  # hinges kept
 
 
-@pytest.mark.parametrize("build", [y_rig, limited_y], ids=["Y", "Y of cones"])
-def test_a_tree_stretches_its_branches_to_targets_beyond_its_reach(build: object) -> None:
-    """The Y (free, or every joint a cone) with Stretch on both IK constraints and an IK Stretch of 0.5 on the
-    branches' bones, its targets pushed out to 1.15 times where its own poses put the tips: every tip on
-    target, the branches keyed longer (Y scale), the trunk at its length, every bone within its limits."""
+def stretching(
+    build: Callable[[], tuple[bpy.types.Object, list[str], list[str]]], stretch: tuple[bool, bool]
+) -> tuple[bpy.types.Object, list[str], list[str], list[bpy.types.Object]]:
+    """The Y built by ``build`` with an IK Stretch of 0.5 on the branches' bones, an IK constraint on each tip
+    (Stretch on or off as ``stretch`` says) toward targets pushed out to 1.15 times where its own poses put
+    the tips. Returns the armature, its tips, its bones and the targets."""
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
     armature, tips, bones = build()
     for name in bones:
         armature.pose.bones[name].ik_stretch = 0.0 if name.startswith("trunk") else 0.5
     targets = limited_targets(armature, tips, bones, spread=0.3, reach=1.15)
     with_ik(armature, tips, targets, 10)
-    for tip in tips:
-        armature.pose.bones[tip].constraints[0].use_stretch = True
+    for tip, on in zip(tips, stretch, strict=True):
+        armature.pose.bones[tip].constraints[0].use_stretch = on
+    return armature, tips, bones, targets
+
+
+@pytest.mark.parametrize("build", [y_rig, limited_y], ids=["Y", "Y of cones"])
+def test_a_tree_stretches_its_branches_to_targets_beyond_its_reach(
+    build: Callable[[], tuple[bpy.types.Object, list[str], list[str]]],
+) -> None:
+    """The Y (free, or every joint a cone) with Stretch on both IK constraints and an IK Stretch of 0.5 on the
+    branches' bones, its targets pushed out to 1.15 times where its own poses put the tips: every tip on
+    target, the branches keyed longer (Y scale), the trunk at its length, every bone within its limits."""
+    armature, tips, bones, targets = stretching(build, (True, True))
     api.bake_ik_constraints(armature)
     errors = tips_on_targets(armature, tips, targets)
     assert (errors <= TOLERANCE).all(axis=1).mean() >= 0.99
@@ -302,4 +317,19 @@ def test_target_rotation_in_a_tree_is_refused() -> None:
     before = file_digest()
     with pytest.raises(ValueError, match=r"share bones and are solved as one tree, which does not turn a tip"):
         api.bake_settings(BakeSettings(chains, FrameRange(1, 2)))
+    assert file_digest() == before
+
+
+def test_a_locked_y_scale_anywhere_a_stretching_tree_keys_is_refused_before_writing() -> None:
+    """Stretch on one branch keys the Y scale of every bone of the tree (see ``tree_adapter``): a locked Y
+    scale F-curve on the other branch is refused before anything is written, not found halfway."""
+    armature, tips, _, _ = stretching(y_rig, (True, False))  # the second branch does not stretch
+    armature.pose.bones[tips[1]].keyframe_insert("scale", index=1, frame=1)
+    fcurve = next(c for c in compat.assigned_fcurves(armature) if c.data_path.endswith(".scale"))
+    fcurve.lock = True
+    before, progress = file_digest(), list[float]()
+    message = f"the F-curve {fcurve.data_path}[1] of '{armature.name}' is locked"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        api.bake_ik_constraints(armature, progress=progress.append)
+    assert progress == []  # refused before the bake read a frame
     assert file_digest() == before
