@@ -20,7 +20,7 @@ from ..solver import FloatArray
 from .adapter import PreparedChain, Solved, check_goals_apart, prepare_chain, solve_chain
 from .chain import bone_path
 from .channels import keyed_channels
-from .checks import check_action_switch, check_unlocked, check_writable, current_scene
+from .checks import check_action_switch, check_channels_unlocked, check_writable, current_scene
 from .evaluation import evaluation
 from .keys import KeyWriter
 from .overrides import animated_paths, check_blending
@@ -275,10 +275,11 @@ def run(plan: BakePlan, progress: Callable[[float], None] | None = None, *, sand
 
 
 def _settle(snapshots: list[PoseSnapshot], keyed: dict[bpy.types.Object, set[str]]) -> None:
-    """Put back the poses set by hand but on the ``keyed`` bones, wherever they differ (the walks stepped the
-    scene itself, or a failed bake's keys were evaluated), evaluating again only if one did. Blender's next
-    evaluation writes animated values over them: where a bone other than the keyed ones is animated, the
-    scene's frame is evaluated before they are put back. Where none is, the scene is left for Blender to
+    """Put back the poses set by hand but on the ``keyed`` bones. Blender's evaluation writes animated values
+    over them: where a bone other than the keyed ones is animated, the scene's frame is evaluated first, so
+    that this happens now. Then every pose that differs from the snapshot (moved by that evaluation, by the
+    walks stepping the scene itself, or by a failed bake's keys) is put back, and the frame evaluated again.
+    Where no other bone is animated, nothing can write over them later, and the scene is left for Blender to
     evaluate when it next needs to (a heavy shot costs a bake nothing here)."""
     view_layer = bpy.context.view_layer
     assert view_layer is not None
@@ -313,7 +314,7 @@ def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> 
 
 
 def _check_unlocked(chains: list[PreparedChain], units: list[list[int]], action_name: str | None) -> None:
-    """No F-curve the keys could go into is locked (``checks.check_unlocked``): each unit's bones' rotations,
+    """No F-curve the keys could go into is locked (``checks.check_channels_unlocked``): each unit's bones' rotations,
     and their Y scales where a chain of the unit stretches (a tree with stretch keys every bone's)."""
     keyed: dict[bpy.types.Object, set[tuple[str, int]]] = {}
     for unit in units:
@@ -322,7 +323,7 @@ def _check_unlocked(chains: list[PreparedChain], units: list[list[int]], action_
             channels = keyed.setdefault(chains[i].chain.armature, set())
             channels.update(c for pose_bone in chains[i].chain.pose_bones for c in keyed_channels(pose_bone, stretch))
     for armature, channels in keyed.items():
-        check_unlocked(armature, action_name, channels)
+        check_channels_unlocked(armature, action_name, channels)
 
 
 def _write(writer: KeyWriter, frames: NDArray[np.int64], span: tuple[float, float], solved: Solved) -> None:

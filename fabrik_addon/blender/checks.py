@@ -126,7 +126,9 @@ def check_writable(
         )
 
 
-def check_unlocked(armature: bpy.types.Object, action_name: str | None, channels: Collection[tuple[str, int]]) -> None:
+def check_channels_unlocked(
+    armature: bpy.types.Object, action_name: str | None, channels: Collection[tuple[str, int]]
+) -> None:
     """None of the F-curves that the keys of ``channels`` (data path, index) go into is locked (see
     ``keys.check_unlocked``): checked before anything is written."""
     anim = armature.animation_data
