@@ -85,6 +85,7 @@ def iterate(
     work, work_targets, bases = _frames(P, active), _frames(targets, active), _frames(P[0], active)
     previous = best_error[active]
     secant = Secant(active.size)
+    tracking = False
     # A frame on plain iterations goes on only while it improves, so its best pose is the one it is at: it is
     # written to ``best`` when the frame stops (or starts tracking for acceleration), not on every iteration.
     for count in range(1, stopping.max_iterations + 1):
@@ -120,7 +121,7 @@ def iterate(
             work_targets, bases = _frames(work_targets, kept), _frames(bases, kept)
             secant.keep(going)
         previous = error
-    if active.size and not (accelerate and count >= AFTER - 1):  # out of iterations, still improving
+    if active.size and not tracking:  # out of iterations, still improving on plain iterations
         best[:, :, active] = work
     return best, iterations, best_error
 

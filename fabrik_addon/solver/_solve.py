@@ -327,7 +327,8 @@ def _solve_block(
     free = np.flatnonzero(~(too_far | too_near))
     if free.size:
         every = free.size == P.shape[2]  # as a smooth path's frames usually are: nothing to copy out and back
-        starts, goals = (P.copy(), targets) if every else (np.take(P, free, axis=2), targets[:, free])
+        # Every frame free: ``result`` is still the copy of ``P``, and the solve replaces it.
+        starts, goals = (result, targets) if every else (np.take(P, free, axis=2), targets[:, free])
         unsolved = norms(starts[-1] - goals) > stopping.tolerance
         # A hair over the chain's length: its segments, measured, may be longer by a rounding.
         straight = unsolved & is_straight_line(starts, goals, reach=float(lengths.sum()) * (1.0 + 1e-12))

@@ -230,7 +230,7 @@ class TreePoseSteps:
             edge, normal = self.limits.swing_edges(np.ascontiguousarray(posed.local.transpose(2, 0, 1)))
             downhill = self._by_bone(np.einsum("fri,fr->fi", jacobian, miss))[:, ::2]
             slide = _Slide(edge & (np.einsum("fkc,kcf->fk", normal, downhill) > 0), normal)
-            slide.columns(jacobian)
+            slide.turn_columns(jacobian)
         angles = slide.angles(_solve(jacobian, miss, damping))
         local, cut = self._turned(posed.local, axes, angles, under)
         if self.frames.limited.any():
@@ -366,18 +366,17 @@ class _Slide:
     def none(cls, frames: int, bones: int) -> _Slide:
         return cls(np.zeros((frames, bones), dtype=bool), np.zeros((frames, bones, 2)))
 
-    def columns(self, jacobian: FloatArray) -> FloatArray:
-        """The Jacobian (F, 3E, 3b), changed in place, with the sliding bones' columns turned to the tangent."""
-        frames, rows_, columns = jacobian.shape
-        by_axis = jacobian.reshape(frames, rows_, columns // 3, 3)  # a view: turned in place
+    def turn_columns(self, jacobian: FloatArray) -> None:
+        """Turn the sliding bones' columns of the Jacobian (F, 3E, 3b), in place, to the edge's tangent."""
+        frames, rows, columns = jacobian.shape
+        by_axis = jacobian.reshape(frames, rows, columns // 3, 3)  # a view of it
         tangent_x, tangent_z = -self.normal[..., 1], self.normal[..., 0]
         along = tangent_x[:, None] * by_axis[..., 0] + tangent_z[:, None] * by_axis[..., 2]
         by_axis[..., 0] = np.where(self.out[:, None], along, by_axis[..., 0])
         by_axis[..., 2] = np.where(self.out[:, None], 0.0, by_axis[..., 2])
-        return by_axis.reshape(jacobian.shape)
 
     def angles(self, solved: FloatArray) -> FloatArray:
-        """Angles (F, 3b) about the bones' axes from a step solved with ``columns``' Jacobian."""
+        """Angles (F, 3b) about the bones' axes from a step solved with ``turn_columns``' Jacobian."""
         if not self.out.any():
             return solved
         by_axis = solved.reshape(len(solved), -1, 3).copy()

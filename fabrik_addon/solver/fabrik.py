@@ -84,8 +84,9 @@ def fabrik_iteration(P: FloatArray, lengths: FloatArray, targets: FloatArray, ba
     Up to ``FLOAT_FRAMES`` frames go through ``_frame_iteration`` one by one instead (numpy's per-call cost
     would be all of the time), with the same result to the bit."""
     if P.shape[2] <= FLOAT_FRAMES:
+        radii, nudges = lengths.tolist(), (lengths[:, None] * _NUDGE[:, 0]).tolist()
         solved = [
-            _frame_iteration(*frame, lengths.tolist())
+            _frame_iteration(*frame, radii, nudges)
             for frame in zip(P.T.tolist(), targets.T.tolist(), bases.T.tolist(), strict=True)
         ]
         P[...] = np.transpose(solved)
@@ -95,12 +96,12 @@ def fabrik_iteration(P: FloatArray, lengths: FloatArray, targets: FloatArray, ba
 
 
 def _frame_iteration(
-    joints: list[list[float]], target: list[float], base: list[float], lengths: list[float]
+    joints: list[list[float]], target: list[float], base: list[float], lengths: list[float], nudge: list[list[float]]
 ) -> list[list[float]]:
     """``fabrik_iteration`` of one frame in plain floats: joints (3, n+1) as lists of x, y and z, the target
-    and base (3,), lengths (n,). Every operation is ``_place_all``'s, in its order, so rounding is the same."""
+    and base (3,), lengths (n,), each segment's nudge (n, 3). Every operation is ``_place_all``'s, in its order,
+    so rounding is the same."""
     x, y, z = joints
-    nudge = [[length * n for n in _NUDGE[:, 0].tolist()] for length in lengths]
     x[-1], y[-1], z[-1] = target
     for i in reversed(range(len(lengths))):
         _place_floats(x, y, z, i, i + 1, lengths[i], nudge[i])
