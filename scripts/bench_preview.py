@@ -36,7 +36,7 @@ from bench_bake import free_chain
 import fabrik_addon
 from fabrik_addon.blender import preview
 from fabrik_addon.blender.properties import settings_of
-from fabrik_addon.solver.validate import FloatArray
+from fabrik_addon.solver import FloatArray
 
 TOLERANCE = 1e-3
 

@@ -32,17 +32,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fabrik_addon.solver import (
     DEFAULT_MAX_ITERATIONS,
+    ChainRest,
+    FloatArray,
     FramesSolution,
     JointLimits,
     PoseSolution,
     Solution,
+    TreeRest,
     solve,
     solve_frames,
     solve_pose,
+    tree_forward_kinematics,
 )
-from fabrik_addon.solver.pose import ChainRest
-from fabrik_addon.solver.tree_pose import TreeRest, tree_forward_kinematics
-from fabrik_addon.solver.validate import FloatArray
 
 SEED = 2011
 TOLERANCE = 1e-3
@@ -342,8 +343,7 @@ def tree_pose_benchmark() -> None:
     """``solve_tree_pose`` against ``solve_tree`` on the rigs ``scripts/bench_bake.py`` bakes as trees, 120
     frames from the rest pose with the bake's settings (500 iterations at most, warm start for the points),
     free; then ``solve_tree_pose`` alone with every joint a cone of 25 degrees."""
-    from fabrik_addon.solver import solve_tree, solve_tree_pose
-    from fabrik_addon.solver.tree_pose import solver_tree
+    from fabrik_addon.solver import solve_tree, solve_tree_pose, solver_tree
     from tests.solver.trees import branching_bones, hand_bones, y_bones
 
     print("\nTree rigs of bench_bake, 120 frames of targets from smooth poses within the limits, from rest;")

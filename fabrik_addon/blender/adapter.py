@@ -13,10 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..settings import ChainSettings, SolverSettings
-from ..solver import FloatArray
-from ..solver.bones import needs_pose_solve, solve_bones
-from ..solver.pose import inherited_stretch
-from ..solver.rotations import matrix_to_quat
+from ..solver import FloatArray, inherited_stretch, matrix_to_quat, needs_pose_solve, solve_bones
 from .chain import ArmatureChain, read_chain
 from .channels import bone_channels
 from .checks import check_armature, check_evaluated, check_goal

@@ -8,10 +8,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from ..solver.limits import JointLimits
-from ..solver.pose import ChainRest
-from ..solver.rotations import matrix_to_quat
-from ..solver.validate import FloatArray
+from ..solver import ChainRest, FloatArray, JointLimits, matrix_to_quat
 
 #: An offset shorter than this fraction of the bone's length counts as zero.
 _ZERO_OFFSET_FRACTION = 1e-6

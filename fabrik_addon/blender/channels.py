@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..solver.rotations import (
+from ..solver import (
     EULER_ORDERS,
+    FloatArray,
     axis_angle_to_quat,
     euler_continuous,
     matrix_to_euler,
@@ -18,7 +19,6 @@ from ..solver.rotations import (
     quat_to_matrix,
     sign_continuous,
 )
-from ..solver.validate import FloatArray
 
 if TYPE_CHECKING:
     import bpy

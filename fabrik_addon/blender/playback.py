@@ -17,8 +17,7 @@ import bpy
 import numpy as np
 
 from ..settings import SolverSettings
-from ..solver import FloatArray, solve, solve_pose
-from ..solver.pose import forward_kinematics, inherited_stretch, local_rotations
+from ..solver import FloatArray, forward_kinematics, inherited_stretch, local_rotations, solve, solve_pose
 from .adapter import PreparedChain, chain_frame, prepare_chain
 from .channels import bone_channels, rotation_property
 from .pose_state import PoseSnapshot

@@ -16,7 +16,7 @@ import numpy as np
 from mathutils import Matrix
 from numpy.typing import NDArray
 
-from ..solver.validate import FloatArray
+from ..solver import FloatArray
 from . import compat
 from .chain import ArmatureChain, bone_path
 from .channels import rotation_property

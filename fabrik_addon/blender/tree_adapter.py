@@ -24,8 +24,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..settings import SolverSettings
-from ..solver import FloatArray, JointLimits, TreePoseSolution, solve_tree_pose
-from ..solver.tree_pose import TreeRest, solver_tree, tree_inherited_stretch, tree_local_rotations
+from ..solver import (
+    FloatArray,
+    JointLimits,
+    TreePoseSolution,
+    TreeRest,
+    solve_tree_pose,
+    solver_tree,
+    tree_inherited_stretch,
+    tree_local_rotations,
+)
 from .adapter import PreparedChain, Solved, chain_frame
 from .chain import armature_data, hang, read_limits
 from .channels import bone_channels

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from fabrik_addon.blender.channels import bone_channels, rotation_channels, rotation_property
-from fabrik_addon.solver.rotations import (
+from fabrik_addon.solver import FloatArray
+from fabrik_addon.solver.core import (
     EULER_ORDERS,
     axis_angle_to_quat,
     euler_to_matrix,
@@ -14,7 +15,6 @@ from fabrik_addon.solver.rotations import (
     quat_normalize,
     quat_to_axis_angle,
 )
-from fabrik_addon.solver.validate import FloatArray
 
 RNG = np.random.default_rng(1234)
 IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from mathutils import Euler, Matrix, Quaternion
 
-from fabrik_addon.solver.rotations import (
+from fabrik_addon.solver.core import (
     EULER_ORDERS,
     axis_angle_to_quat,
     euler_to_matrix,

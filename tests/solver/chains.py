@@ -6,10 +6,8 @@ import numpy as np
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from fabrik_addon.solver import JointLimits
-from fabrik_addon.solver._geometry import inner_radius
-from fabrik_addon.solver.pose import ChainRest
-from fabrik_addon.solver.rotations import quat_normalize, quat_to_matrix
+from fabrik_addon.solver import ChainRest, JointLimits
+from fabrik_addon.solver.core import inner_radius, quat_normalize, quat_to_matrix
 
 FloatArray = NDArray[np.float64]
 #: Joints of ``random_limited_chain``: a hinge about X; a cone (X and Z limited); a cone with a twist limit; free.

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabrik_addon.solver import _accelerate, _iterate, solve, solve_frames
+from fabrik_addon.solver import solve, solve_frames
+from fabrik_addon.solver.points import accelerate, iterate
 
 from .chains import FloatArray, assert_chain_kept, points_at, random_chain, shell
 from .test_frames import _unexplained_jumps
@@ -26,7 +27,7 @@ def near_full_reach(draw: st.DrawFn) -> tuple[FloatArray, FloatArray]:
 
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     """Never accelerate: FABRIK as it was."""
-    monkeypatch.setattr(_iterate, "AFTER", 10**9)
+    monkeypatch.setattr(iterate, "AFTER", 10**9)
 
 
 @settings(max_examples=60, deadline=None)
@@ -85,7 +86,7 @@ def test_frames_solved_within_after_iterations_are_unchanged(monkeypatch: pytest
     plain = [solve_frames(c, t, tolerance=tol, warm_start=False) for c, t, tol in runs]
     quick = slow = 0
     for ours, theirs in zip(fast, plain, strict=True):
-        easy = theirs.iterations <= _accelerate.AFTER
+        easy = theirs.iterations <= accelerate.AFTER
         np.testing.assert_array_equal(ours.joints[easy], theirs.joints[easy])
         np.testing.assert_array_equal(ours.iterations[easy], theirs.iterations[easy])
         quick += int(easy.sum())
@@ -110,9 +111,9 @@ def test_warm_start_near_full_reach_is_reached_without_jumps() -> None:
 
 def test_joint_sums_add_in_one_order_whatever_the_frames() -> None:
     rows = np.random.default_rng(2).normal(size=(99, 7)) * 10.0 ** np.arange(-3, 4)
-    sums = _accelerate.joint_sums(rows)
+    sums = accelerate.joint_sums(rows)
     for f in range(7):
-        assert _accelerate.joint_sums(rows[:, f : f + 1].copy())[0] == sums[f]
+        assert accelerate.joint_sums(rows[:, f : f + 1].copy())[0] == sums[f]
     np.testing.assert_allclose(sums, rows.sum(axis=0), rtol=1e-12)
 
 

@@ -19,9 +19,8 @@ import math
 
 import numpy as np
 
-from fabrik_addon.solver import solve
-from fabrik_addon.solver.fabrik import FLOAT_FRAMES, backward_reach, fabrik_iteration, forward_reach
-from fabrik_addon.solver.validate import FloatArray
+from fabrik_addon.solver import FloatArray, solve
+from fabrik_addon.solver.points.fabrik import FLOAT_FRAMES, backward_reach, fabrik_iteration, forward_reach
 
 S5 = math.sqrt(5.0)
 START = np.array([[0.0, 0, 0], [1.0, 0, 0], [2.0, 0, 0]])

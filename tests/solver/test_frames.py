@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from fabrik_addon.solver import JUMP_RATIO, WARM_START_BLOCK, _iterate, _solve, solve, solve_frames
+from fabrik_addon.solver import JUMP_RATIO, WARM_START_BLOCK, solve, solve_frames
+from fabrik_addon.solver.points import iterate, warm_start
 
 from .chains import FloatArray, assert_chain_kept, chain_and_targets, shell
 
@@ -53,7 +54,7 @@ def test_the_jump_check_removes_jumps_that_unchecked_blocks_make(monkeypatch: py
     chain = np.column_stack([np.zeros(6), np.zeros(6), np.arange(6.0)])
     targets = _wandering_path(np.random.default_rng(1), 300, 5.0)
     checked = solve_frames(chain, targets, tolerance=1e-3, warm_start=True)
-    monkeypatch.setattr(_solve, "JUMP_RATIO", np.inf)
+    monkeypatch.setattr(warm_start, "JUMP_RATIO", np.inf)
     unchecked = solve_frames(chain, targets, tolerance=1e-3, warm_start=True)
     assert _unexplained_jumps(unchecked.joints, targets, 1e-3) != []
     assert _unexplained_jumps(checked.joints, targets, 1e-3) == []
@@ -114,6 +115,6 @@ def test_frames_left_at_work_are_laid_out_frames_last() -> None:
     """Indexing the frames axis with an array lays the result out frames first, and every row the passes
     touch would be strided (three times slower at a thousand frames); the working set is laid out again."""
     joints = np.arange(17 * 3 * 10, dtype=np.float64).reshape(17, 3, 10)
-    taken = _iterate._frames(joints, np.array([1, 4, 5, 9]))
+    taken = iterate._frames(joints, np.array([1, 4, 5, 9]))
     assert taken.flags.c_contiguous
     np.testing.assert_array_equal(taken, joints[:, :, [1, 4, 5, 9]])

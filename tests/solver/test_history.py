@@ -8,12 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabrik_addon.solver import JointLimits, solve, solve_pose
-from fabrik_addon.solver._geometry import inner_radius
-from fabrik_addon.solver._history import BACK, LEAST_SQUARES, START, TOWARD
-from fabrik_addon.solver._pose_solve import LENGTHENED, RESTART, SOLVED, TURNED_TO_POLE
-from fabrik_addon.solver.pose import ChainRest, forward_kinematics
-from fabrik_addon.solver.rotations import quat_normalize
+from fabrik_addon.solver import ChainRest, JointLimits, forward_kinematics, solve, solve_pose
+from fabrik_addon.solver.bones import LENGTHENED, RESTART, SOLVED, TURNED_TO_POLE
+from fabrik_addon.solver.core import inner_radius, quat_normalize
+from fabrik_addon.solver.points import BACK, LEAST_SQUARES, START, TOWARD
 
 from .chains import FloatArray, chain_and_targets, lengths_of, random_limited_chain, shell
 

@@ -7,9 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fabrik_addon.solver import JointLimits
-from fabrik_addon.solver.rotations import axis_angle_to_quat, quat_multiply, quat_normalize
-from fabrik_addon.solver.validate import FloatArray
+from fabrik_addon.solver import FloatArray, JointLimits
+from fabrik_addon.solver.core import axis_angle_to_quat, quat_multiply, quat_normalize
 
 DEG = np.pi / 180
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabrik_addon.solver import solve_frames
-from fabrik_addon.solver.pose import ChainRest, forward_kinematics, inherited_stretch, local_rotations
-from fabrik_addon.solver.rotations import quat_normalize, quat_to_matrix, twist
+from fabrik_addon.solver import ChainRest, forward_kinematics, inherited_stretch, local_rotations, solve_frames
+from fabrik_addon.solver.core import quat_normalize, quat_to_matrix, twist
 
 
 def _random_rest(rng: np.random.Generator, bones: int) -> ChainRest:

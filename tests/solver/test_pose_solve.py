@@ -12,10 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabrik_addon.solver import JointLimits, solve_pose
-from fabrik_addon.solver.pose import ChainRest, forward_kinematics
-from fabrik_addon.solver.rotations import quat_normalize, quat_to_matrix
-from fabrik_addon.solver.validate import FloatArray
+from fabrik_addon.solver import ChainRest, FloatArray, JointLimits, forward_kinematics, solve_pose
+from fabrik_addon.solver.core import quat_normalize, quat_to_matrix
 
 from .chains import random_limited_chain
 
@@ -97,8 +95,8 @@ import hashlib, sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 from fabrik_addon.solver import JointLimits, solve_pose
-from fabrik_addon.solver.pose import ChainRest, forward_kinematics
-from fabrik_addon.solver.rotations import quat_normalize
+from fabrik_addon.solver import ChainRest, forward_kinematics
+from fabrik_addon.solver.core import quat_normalize
 bones = 20
 rest = ChainRest(np.tile(np.eye(3), (bones, 1, 1)), np.tile([0.0, 1.0, 0.0], (bones, 1)))
 limits = JointLimits.of(bones, lock=[0, 1, 0], use_limit=[1, 0, 1], minimum=-0.5, maximum=0.5)

@@ -8,10 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabrik_addon.solver import JointLimits
-from fabrik_addon.solver._pose_steps import PoseSteps
-from fabrik_addon.solver.pose import ChainRest, forward_kinematics
-from fabrik_addon.solver.rotations import (
+from fabrik_addon.solver import ChainRest, FloatArray, JointLimits, forward_kinematics
+from fabrik_addon.solver.bones.chain_steps import ChainSteps
+from fabrik_addon.solver.core import (
     axis_angle_to_quat,
     matrix_to_quat,
     quat_between,
@@ -19,7 +18,6 @@ from fabrik_addon.solver.rotations import (
     quat_normalize,
     quat_to_matrix,
 )
-from fabrik_addon.solver.validate import FloatArray
 
 from .chains import random_limited_chain
 
@@ -113,7 +111,7 @@ def _same_rotations(a: FloatArray, b: FloatArray) -> None:
 @given(st.integers(0, 2**32 - 1), st.integers(1, 8), st.booleans())
 def test_a_fabrik_iteration_on_rows_is_the_one_on_matrices(seed: int, bones: int, stretched: bool) -> None:
     rest, limits, quats, scales, goals = _case(seed, bones, stretched)
-    steps = PoseSteps(rest, limits)
+    steps = ChainSteps(rest, limits)
     posed = steps.fabrik(steps.pose(_rows(quats), np.ascontiguousarray(scales.T)), np.ascontiguousarray(goals.T))
     expected = _fabrik(rest, limits, quats, scales, goals)
     _same_rotations(posed.local.transpose(2, 0, 1), expected)
@@ -126,7 +124,7 @@ def test_a_fabrik_iteration_on_rows_is_the_one_on_matrices(seed: int, bones: int
 @given(st.integers(0, 2**32 - 1), st.integers(1, 8), st.booleans())
 def test_a_least_squares_step_on_rows_is_the_one_on_matrices(seed: int, bones: int, stretched: bool) -> None:
     rest, limits, quats, scales, goals = _case(seed, bones, stretched)
-    steps = PoseSteps(rest, limits)
+    steps = ChainSteps(rest, limits)
     start = steps.pose(_rows(quats), np.ascontiguousarray(scales.T))
     posed = steps.least_squares(start, np.ascontiguousarray(goals.T))
     _same_rotations(posed.local.transpose(2, 0, 1), _least_squares(rest, limits, quats, scales, goals))
@@ -135,7 +133,7 @@ def test_a_least_squares_step_on_rows_is_the_one_on_matrices(seed: int, bones: i
 @pytest.mark.parametrize("stretched", [False, True])
 def test_forward_kinematics_on_rows_is_the_one_on_matrices(stretched: bool) -> None:
     rest, limits, quats, scales, _ = _case(5, 6, stretched)
-    posed = PoseSteps(rest, limits).pose(_rows(quats), np.ascontiguousarray(scales.T))
+    posed = ChainSteps(rest, limits).pose(_rows(quats), np.ascontiguousarray(scales.T))
     joints, orientations = forward_kinematics(rest, quats, scales)
     np.testing.assert_allclose(posed.joints.transpose(2, 0, 1), joints, atol=1e-12 * rest.lengths.sum())
     np.testing.assert_allclose(quat_to_matrix(posed.world.transpose(2, 0, 1)), orientations, atol=1e-13)
@@ -145,7 +143,7 @@ def test_frames_taken_from_poses_are_laid_out_frames_last() -> None:
     """Indexing the frames axis with an array lays the result out frames first; the steps' per-bone rows
     would then be strided, several times slower, so taking frames lays them out again."""
     rest, limits, quats, scales, _ = _case(6, 4, True)
-    posed = PoseSteps(rest, limits).pose(_rows(quats), np.ascontiguousarray(scales.T)).take(np.arange(0, 30, 3))
+    posed = ChainSteps(rest, limits).pose(_rows(quats), np.ascontiguousarray(scales.T)).take(np.arange(0, 30, 3))
     for array in (posed.local, posed.scales, posed.world, posed.joints):
         assert array.flags.c_contiguous
     np.testing.assert_array_equal(posed.local, _rows(quats)[..., ::3])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabrik_addon.solver.rotations import (
+from fabrik_addon.solver import FloatArray
+from fabrik_addon.solver.core import (
     EULER_ORDERS,
     euler_continuous,
     euler_to_matrix,
@@ -20,7 +21,6 @@ from fabrik_addon.solver.rotations import (
     sign_continuous,
     twist,
 )
-from fabrik_addon.solver.validate import FloatArray
 
 RNG = np.random.default_rng(1234)
 QUATS = quat_normalize(RNG.normal(size=(500, 4)))

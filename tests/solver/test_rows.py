@@ -7,11 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabrik_addon.solver import JointLimits
-from fabrik_addon.solver import _rows as rows
-from fabrik_addon.solver._clamp_rows import RowClamp
-from fabrik_addon.solver.rotations import quat_between, quat_multiply, quat_normalize, quat_to_matrix
-from fabrik_addon.solver.validate import FloatArray
+from fabrik_addon.solver import FloatArray, JointLimits
+from fabrik_addon.solver.core import RowClamp, quat_between, quat_multiply, quat_normalize, quat_to_matrix
+from fabrik_addon.solver.core import quat_rows as rows
 
 CONJ = np.array([1.0, -1.0, -1.0, -1.0])
 

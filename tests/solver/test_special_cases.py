@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fabrik_addon.solver import solve
-from fabrik_addon.solver._geometry import is_straight_line
+from fabrik_addon.solver.core import is_straight_line
 
 from .chains import assert_chain_kept
 

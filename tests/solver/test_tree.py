@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 from fabrik_addon.solver import Tree, solve_frames, solve_tree
-from fabrik_addon.solver._accelerate import AFTER
-from fabrik_addon.solver._tree_passes import best_turn
-from fabrik_addon.solver.rotations import quat_between, quat_rotate
+from fabrik_addon.solver.core import best_turn, quat_between, quat_rotate
+from fabrik_addon.solver.points.accelerate import AFTER
 
 from .chains import random_chain, shell
 from .trees import hand, leaves, random_poses, shape_error, three_level_tree, y_tree

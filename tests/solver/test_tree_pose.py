@@ -6,9 +6,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fabrik_addon.solver import solve_tree
-from fabrik_addon.solver.rotations import quat_normalize, quat_to_matrix
-from fabrik_addon.solver.tree_pose import TreeRest, solver_tree, tree_forward_kinematics, tree_local_rotations
+from fabrik_addon.solver import TreeRest, solve_tree, solver_tree, tree_forward_kinematics, tree_local_rotations
+from fabrik_addon.solver.core import quat_normalize, quat_to_matrix
 
 
 def random_tree(seed: int, bones: int) -> TreeRest:

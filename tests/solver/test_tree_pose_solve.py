@@ -11,10 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabrik_addon.solver import JointLimits, solve_pose, solve_tree_pose
-from fabrik_addon.solver.pose import ChainRest
-from fabrik_addon.solver.rotations import axis_angle_to_quat, quat_normalize, quat_to_matrix
-from fabrik_addon.solver.tree_pose import TreeRest, tree_forward_kinematics
+from fabrik_addon.solver import ChainRest, JointLimits, TreeRest, solve_pose, solve_tree_pose, tree_forward_kinematics
+from fabrik_addon.solver.core import axis_angle_to_quat, quat_normalize, quat_to_matrix
 
 from .chains import random_limits
 from .trees import FloatArray, hand_bones, limb_bones, y_bones

@@ -8,9 +8,8 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from fabrik_addon.solver import Tree
-from fabrik_addon.solver.rotations import quat_between, quat_rotate, quat_to_matrix
-from fabrik_addon.solver.tree_pose import TreeRest
+from fabrik_addon.solver import Tree, TreeRest
+from fabrik_addon.solver.core import quat_between, quat_rotate, quat_to_matrix
 
 from .chains import random_rest_rotations
 

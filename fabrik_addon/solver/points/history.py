@@ -11,7 +11,7 @@ The steps, by name:
   root back in place, the others pushed after it).
 - CCD: ``START``, then per iteration one ``"turn about joint k"`` per joint, from the one before the end
   effector (``k = n - 1``) down to the root (``k = 0``).
-- ``solve_pose`` (limits, a pole, stretch): see ``_pose_solve``; its FABRIK iterations are ``TOWARD`` and
+- ``solve_pose`` (limits, a pole, stretch): see ``bones.chain_solve``; its FABRIK iterations are ``TOWARD`` and
   ``BACK`` too, its least-squares steps ``LEAST_SQUARES``.
 """
 
@@ -23,11 +23,10 @@ from functools import partial
 
 import numpy as np
 
-from ._iterate import Iteration
-from ._pose_steps import Posed, PoseSteps
+from ..core import FloatArray
 from .ccd import ccd_turn
 from .fabrik import backward_reach, forward_reach
-from .validate import FloatArray
+from .iterate import Iteration
 
 START = "start"
 TOWARD = "toward the target"
@@ -84,28 +83,3 @@ def _backward(P: FloatArray, lengths: FloatArray, targets: FloatArray, bases: Fl
 
 def _turn(pivot: int, P: FloatArray, lengths: FloatArray, targets: FloatArray, bases: FloatArray) -> None:
     ccd_turn(P, pivot, targets)
-
-
-@dataclass(frozen=True)
-class RecordingSteps:
-    """A chain's ``PoseSteps`` that record one frame's joints after every half pass of FABRIK (``TOWARD``:
-    the backward pass's joints, tip on the target; ``BACK``: the forward pass's, root in place) and every
-    least-squares step."""
-
-    steps: PoseSteps
-    recorder: Recorder
-
-    def pose(self, local: FloatArray, scales: FloatArray) -> Posed:
-        return self.steps.pose(local, scales)
-
-    def fabrik(self, posed: Posed, goals: FloatArray) -> Posed:
-        placed, turned = self.steps.backward(posed, goals)
-        self.recorder.add(TOWARD, placed[:, :, 0])
-        result = self.steps.forward(posed, placed, turned)
-        self.recorder.add(BACK, result.joints[:, :, 0])
-        return result
-
-    def least_squares(self, posed: Posed, goals: FloatArray) -> Posed:
-        result = self.steps.least_squares(posed, goals)
-        self.recorder.add(LEAST_SQUARES, result.joints[:, :, 0])
-        return result

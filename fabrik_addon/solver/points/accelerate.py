@@ -24,8 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ._geometry import dots
-from .validate import FloatArray
+from ..core import FloatArray, dots
 
 #: Plain FABRIK iterations a frame runs before it may be accelerated: frames done in fewer are untouched.
 AFTER = 20
@@ -41,30 +40,22 @@ PATIENCE = 6
 class Secant:
     """The secant state of the frames still iterating: their last FABRIK step and result, and which of them
     are accelerated. Call ``record`` from iteration ``AFTER - 1`` on, so that a frame has a secant when it
-    first may need one."""
+    first may need one. (An accelerated frame stops by patience: see ``iterate``.)"""
 
     def __init__(self, frames: int) -> None:
         self.fast = np.zeros(frames, dtype=np.bool_)
-        self.stale = np.zeros(frames, dtype=np.int64)
         self.step: FloatArray | None = None
         self.result: FloatArray | None = None
 
     def keep(self, going: NDArray[np.bool_]) -> None:
         """Drop the frames that stopped (``going`` False)."""
-        self.fast, self.stale = self.fast[going], self.stale[going]
+        self.fast = self.fast[going]
         if self.step is not None and self.result is not None:
             self.step = np.compress(going, self.step, axis=-1)
             self.result = np.compress(going, self.result, axis=-1)
 
-    def going(self, progressed: NDArray[np.bool_], plain_going: NDArray[np.bool_]) -> NDArray[np.bool_]:
-        """Which frames go on: accelerated ones while their best error shrank within ``PATIENCE`` iterations
-        (``progressed`` says whether it did this time), the others by the plain rule (``plain_going``)."""
-        self.stale = np.where(progressed, 0, self.stale + 1)
-        return np.where(self.fast, self.stale < PATIENCE, plain_going)
-
     def accelerate(self, slow: NDArray[np.bool_]) -> None:
         """Accelerate the frames ``slow`` too, from now on."""
-        self.stale[slow & ~self.fast] = 0
         self.fast |= slow
 
     def record(self, work: FloatArray, before: FloatArray) -> None:

@@ -11,8 +11,7 @@ import math
 
 import numpy as np
 
-from ._geometry import FALLBACK_DIRECTION
-from .validate import FloatArray
+from ..core import FALLBACK_DIRECTION, FloatArray
 
 #: Added to every direction before it is normalised, scaled by the segment length: where two joints
 #: coincide the direction is undefined and this picks one, elsewhere it moves a joint by 1e-12 of a segment.

@@ -1,7 +1,7 @@
 """One entry point for a chain of bones: the points solver where nothing but the target matters, the solver on
 bones' rotations where limits, a pole or stretch do, and the tip's goal orientation on top of either.
 
-``solve_frames`` moves points and leaves each bone's twist alone (``pose.local_rotations``); ``solve_pose``
+``solve_frames`` moves points and leaves each bone's twist alone (``chain.local_rotations``); ``solve_pose``
 turns bones within their limits. ``solve_bones`` picks the one the chain needs, so the Blender layer (the
 bake and the live preview) asks one question: these bones, these inputs, where do they go.
 """
@@ -14,12 +14,11 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._pose_solve import solve_pose
-from ._solve import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, solve_frames
-from .limits import JointLimits
-from .pose import ChainRest, forward_kinematics, local_rotations
+from ..core import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, FloatArray, JointLimits
+from ..points import solve_frames
+from .chain import ChainRest, forward_kinematics, local_rotations
+from .chain_solve import solve_pose
 from .tip_rotation import above, blend, head_goals, tip_rotations
-from .validate import FloatArray
 
 
 @dataclass(frozen=True)

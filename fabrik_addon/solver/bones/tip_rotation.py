@@ -7,17 +7,23 @@ bones: ``above`` gives its rest geometry and limits), then ``tip_rotations`` tur
 under its solved parent, within its limits: the nearest orientation they allow. With a weight below 1 the
 goal is a blend (``blend``) of the orientation the tip would take without it and the target's.
 
-Positions and orientations are in the chain's base frame (see ``pose``).
+Positions and orientations are in the chain's base frame (see ``chain``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .limits import JointLimits
-from .pose import ChainRest
-from .rotations import axis_angle_to_quat, matrix_to_quat, quat_conjugate, quat_multiply, quat_to_matrix
-from .validate import FloatArray
+from ..core import (
+    FloatArray,
+    JointLimits,
+    axis_angle_to_quat,
+    matrix_to_quat,
+    quat_conjugate,
+    quat_multiply,
+    quat_to_matrix,
+)
+from .chain import ChainRest
 
 
 def head_goals(rest: ChainRest, orientations: FloatArray, targets: FloatArray) -> FloatArray:

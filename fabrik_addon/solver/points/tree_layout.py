@@ -1,15 +1,15 @@
 """How the tree solver lays a tree out for its passes: runs of segments and rigid bodies, in one array.
 
-A tree is cut into *units*, each hanging from one joint (its start):
+A tree is cut into *pieces*, each hanging from one joint (its start):
 
 - a *run*: a path of single-joint bodies (segments) along which nothing branches and no effector sits but
   at its end, so FABRIK's chain passes (``fabrik.forward_reach`` / ``backward_reach``) move it as one chain;
-- a *rigid body* carrying several joints (see ``tree``), moved as a whole by ``_tree_passes``.
+- a *rigid body* carrying several joints (see ``tree``), moved as a whole by ``tree_passes``.
 
-Each unit owns a block of rows in the working array, its start joint's row first (a copy: in the inward pass
-it holds where this unit wants its start joint, in the outward pass where the start joint is), then the joints
-it carries. A chain is one run, so its working array is its joints, in order. Units are ordered by start
-joint, so every unit comes after the unit that carries its start joint.
+Each piece owns a block of rows in the working array, its start joint's row first (a copy: in the forward pass
+it holds where this piece wants its start joint, in the backward pass where the start joint is), then the joints
+it carries. A chain is one run, so its working array is its joints, in order. Pieces are ordered by start
+joint, so every piece comes after the piece that carries its start joint.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ..core import FloatArray
 from .tree import Tree
-from .validate import FloatArray
 
 
 @dataclass(frozen=True)
-class Unit:
+class Piece:
     """A run of segments or a rigid body, with its rows in the working array.
 
     Attributes
@@ -43,7 +43,7 @@ class Unit:
         A body's weight per member when it is turned: the total effector weight hanging from the member (0:
         the member rides along), or all 1 for a body with no effector beyond it (it is dragged).
     weight : float
-        Total effector weight hanging from this unit; 0 for a passive unit, left out of the inward pass.
+        Total effector weight hanging from this piece; 0 for a passive piece, left out of the forward pass.
     """
 
     start: int
@@ -57,37 +57,37 @@ class Unit:
 
 @dataclass(frozen=True)
 class Pull:
-    """Where a joint that ends a unit wants to be in the inward pass: a weighted centroid.
+    """Where a joint that ends a piece wants to be in the forward pass: a weighted centroid.
 
-    ``sum(coef * P[row] for row, coef in units) + target_coef * targets[effector]``: the start rows of the
-    units hanging from the joint (each holding where that unit wants it), weighted by the effector weight
+    ``sum(coef * P[row] for row, coef in pieces) + target_coef * targets[effector]``: the start rows of the
+    pieces hanging from the joint (each holding where that piece wants it), weighted by the effector weight
     each carries, and the joint's own target if it is an effector; the coefficients sum to 1.
     """
 
-    units: tuple[tuple[int, float], ...]
+    pieces: tuple[tuple[int, float], ...]
     effector: int
     target_coef: float
 
 
 @dataclass(frozen=True)
 class Layout:
-    """A tree cut into units for one set of effectors and weights.
+    """A tree cut into pieces for one set of effectors and weights.
 
     Attributes
     ----------
-    units : tuple of Unit
+    pieces : tuple of Piece
         Ordered by start joint.
     row_count : int
         Rows of the working array.
     rows : ndarray of int, shape (n,)
-        The row holding each joint (the root: the first unit's start row).
+        The row holding each joint (the root: the first piece's start row).
     pulls : dict of int to Pull
-        For each joint that ends a unit and has an effector at or beyond it.
+        For each joint that ends a piece and has an effector at or beyond it.
     effector_rows : ndarray of int, shape (E,)
     weights : ndarray, shape (E,)
     """
 
-    units: tuple[Unit, ...]
+    pieces: tuple[Piece, ...]
     row_count: int
     rows: NDArray[np.int64]
     pulls: dict[int, Pull]
@@ -98,7 +98,7 @@ class Layout:
         """The working array (rows, 3, m) of joint positions (n, 3, m): every row holds its joint."""
         working = np.empty((self.row_count, *joints.shape[1:]))
         working[self.rows] = joints
-        working[[unit.rows.start for unit in self.units]] = joints[[unit.start for unit in self.units]]
+        working[[piece.rows.start for piece in self.pieces]] = joints[[piece.start for piece in self.pieces]]
         return working
 
     def to_joints(self, working: FloatArray) -> FloatArray:
@@ -107,7 +107,7 @@ class Layout:
 
 
 def layout(tree: Tree, effectors: NDArray[np.int64], weights: FloatArray) -> Layout:
-    """Cut ``tree`` into units for effectors at joints ``effectors`` (E,) with ``weights`` (E,)."""
+    """Cut ``tree`` into pieces for effectors at joints ``effectors`` (E,) with ``weights`` (E,)."""
     n = tree.size
     body_joints: dict[int, list[int]] = {}
     for j in range(1, n):
@@ -131,7 +131,7 @@ def layout(tree: Tree, effectors: NDArray[np.int64], weights: FloatArray) -> Lay
         or rigid[int(tree.bodies[j])]
         for j in range(n)
     ]
-    units: list[Unit] = []
+    pieces: list[Piece] = []
     rows = np.zeros(n, dtype=np.int64)
     row = 0
     for start in (j for j in range(n) if key[j]):
@@ -141,8 +141,8 @@ def layout(tree: Tree, effectors: NDArray[np.int64], weights: FloatArray) -> Lay
                 while not key[members[-1]]:
                     members.append(body_joints[child_bodies[members[-1]][0]][0])
             member_weights = hanging[members]
-            units.append(
-                Unit(
+            pieces.append(
+                Piece(
                     start=start,
                     members=tuple(members),
                     rows=slice(row, row + len(members) + 1),
@@ -154,23 +154,23 @@ def layout(tree: Tree, effectors: NDArray[np.int64], weights: FloatArray) -> Lay
             )
             rows[members] = np.arange(row + 1, row + len(members) + 1)
             row += len(members) + 1
-    rows[0] = units[0].rows.start
+    rows[0] = pieces[0].rows.start
     return Layout(
-        units=tuple(units),
+        pieces=tuple(pieces),
         row_count=row,
         rows=rows,
-        pulls=_pulls(units, effectors, weights, hanging),
+        pulls=_pulls(pieces, effectors, weights, hanging),
         effector_rows=rows[effectors],
         weights=weights,
     )
 
 
 def _pulls(
-    units: list[Unit], effectors: NDArray[np.int64], weights: FloatArray, hanging: FloatArray
+    pieces: list[Piece], effectors: NDArray[np.int64], weights: FloatArray, hanging: FloatArray
 ) -> dict[int, Pull]:
-    """The centroid each unit-ending joint with an effector at or beyond it is pulled to (see ``Pull``)."""
-    ends = {unit.members[-1] for unit in units if not unit.rigid} | {
-        member for unit in units if unit.rigid for member in unit.members
+    """The centroid each piece-ending joint with an effector at or beyond it is pulled to (see ``Pull``)."""
+    ends = {piece.members[-1] for piece in pieces if not piece.rigid} | {
+        member for piece in pieces if piece.rigid for member in piece.members
     }
     effector_of = {int(joint): e for e, joint in enumerate(effectors)}
     pulls = {}
@@ -178,9 +178,9 @@ def _pulls(
         total = float(hanging[joint])
         if total == 0.0:
             continue
-        hanging_units = tuple(
-            (unit.rows.start, unit.weight / total) for unit in units if unit.start == joint and unit.weight > 0
+        hanging_pieces = tuple(
+            (piece.rows.start, piece.weight / total) for piece in pieces if piece.start == joint and piece.weight > 0
         )
         e = effector_of.get(joint, -1)
-        pulls[joint] = Pull(units=hanging_units, effector=e, target_coef=float(weights[e]) / total if e >= 0 else 0.0)
+        pulls[joint] = Pull(pieces=hanging_pieces, effector=e, target_coef=float(weights[e]) / total if e >= 0 else 0.0)
     return pulls

@@ -1,8 +1,8 @@
-"""What the limited solvers (a chain's, ``_pose_steps``; a tree's, ``_tree_pose_steps``) do to one bone's rows:
-its rest frame under its posed parent, its local rotation clamped, the parent turned so a child stays within
-its limits, the bone aimed at a point, and the small turns of a least-squares step applied.
+"""What the solvers on bones (a chain's steps, ``bones.chain_steps``; a tree's, ``bones.tree_steps``) do to one
+bone's rows: its rest frame under its posed parent, its local rotation clamped, the parent turned so a child stays
+within its limits, the bone aimed at a point, and the small turns of a least-squares step applied.
 
-Poses are rows (``_rows``): quaternions (4, F), vectors (3, F), frames last. The tables every step needs are
+Poses are rows (``quat_rows``): quaternions (4, F), vectors (3, F), frames last. The tables every step needs are
 built once per set of bones, so that each routine costs a fixed few numpy calls whatever the number of frames.
 """
 
@@ -14,16 +14,25 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from . import _rows as rows
-from ._clamp_rows import RowClamp
+from . import quat_rows as rows
 from .limits import JointLimits
 from .rotations import matrix_to_quat, quat_conjugate, quat_multiply, quat_rotate
+from .row_clamp import RowClamp
 from .validate import FloatArray
 
 #: Added to a bone's direction, scaled by its length, before it is aimed at a point: where the point is on
 #: the bone's head the direction is undefined and this keeps the bone's own; elsewhere it turns the aim by
-#: about 1e-12 of a radian or less (as ``fabrik._NUDGE`` does for points).
+#: about 1e-12 of a radian or less (as FABRIK on points nudges its directions).
 _NUDGE = 1e-12
+#: The largest turn of one bone in one least-squares step, radians.
+MAX_STEP_RAD = 0.3
+
+
+def cap_turns(turns: FloatArray) -> None:
+    """Shorten, in place, the turns (m, 3, F) (world axes times angles) of a least-squares step that are larger
+    than ``MAX_STEP_RAD``, keeping their axes: one bone does not swing far on a linear model of the tip."""
+    sizes = np.sqrt(np.einsum("kif,kif->kf", turns, turns))
+    turns *= np.minimum(1.0, MAX_STEP_RAD / np.maximum(sizes, 1e-300))[:, None]
 
 
 @dataclass(frozen=True)
@@ -73,7 +82,7 @@ class BoneFrames:
         """``turned``'s rotations before the clamp, frames first (m, F, 4).
 
         On every bone at once the arrays are long, and the written-out products of ``rotations`` beat the
-        tables of ``_rows`` (made for one bone's short rows) ten times over: they work frames first."""
+        tables of ``quat_rows`` (made for one bone's short rows) ten times over: they work frames first."""
         local_turns = quat_rotate(quat_conjugate(frames.transpose(0, 2, 1)), turns.transpose(0, 2, 1))
         half = 0.5 * np.sqrt(np.einsum("kfi,kfi->kf", local_turns, local_turns))[..., None]
         exp = np.concatenate([np.cos(half), (0.5 * np.sinc(half / np.pi)) * local_turns], axis=-1)

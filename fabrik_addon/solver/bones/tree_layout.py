@@ -1,10 +1,10 @@
-"""How the limited tree solver sees a tree of bones (``tree_pose.TreeRest``) whose end effectors are some
+"""How the solver on a tree of bones sees it (``tree.TreeRest``) whose end effectors are some
 bones' tails: the points each bone carries, the effector weight hanging from each, which effectors each bone
 moves, and each effector's branch.
 
 A bone is a rigid body from its head to the points it carries: its children's heads (children whose heads
 coincide share one point: a fork, the paper's sub-base) and, on a tip bone, its tail. Each point pulls with
-the total weight of the effectors at and beyond it, as in ``_tree_layout``.
+the total weight of the effectors at and beyond it, as in ``points.tree_layout``.
 
 An effector's *branch* is the run of bones that ends at its tip bone and starts below the nearest bone above
 it that forks or is another effector's tip (or at the tree's root): what turns the tip without turning any
@@ -19,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from .tree_pose import TreeRest, place_key
-from .validate import FloatArray
+from ..core import FloatArray
+from .tree import TreeRest, place_key
 
 
 @dataclass(frozen=True)

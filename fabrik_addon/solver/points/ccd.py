@@ -2,13 +2,12 @@
 
 One iteration visits the joints from the one nearest the end effector back to the root; at each it rotates
 the rest of the chain about that joint by the smallest rotation that points the end effector at the target.
-Same layout as ``_geometry``: (joints, 3, frames).
+Same layout as ``core.geometry``: (joints, 3, frames).
 """
 
 from __future__ import annotations
 
-from ._geometry import turn_about
-from .validate import FloatArray
+from ..core import FloatArray, turn_about
 
 
 def ccd_iteration(P: FloatArray, lengths: FloatArray, targets: FloatArray, bases: FloatArray) -> None:

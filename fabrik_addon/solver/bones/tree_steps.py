@@ -1,24 +1,24 @@
-"""The steps the limited tree solver repeats on every frame: one FABRIK iteration on a tree of bones (the
+"""The steps the solver on a tree of bones repeats on every frame: one FABRIK iteration on a tree of bones (the
 paper's two stages, carrying each bone's orientation and keeping its limits) and one damped-least-squares step
-on every bone at once. ``_pose_steps`` does the same for a chain, and the two share their per-bone routines
-(``_bone_rows``); ``_tree_pose_solve`` decides which step runs when.
+on every bone at once. ``chain_steps`` does the same for a chain, and the two share their per-bone routines
+(``core.bone_frames``); ``tree_solve`` decides which step runs when.
 
-The inward pass (stage 1) runs from the bones farthest out to the root. Each bone's carried points (see
-``_tree_bones``) are pulled to where what hangs from them wants them: a point's wish is the weighted centroid
-of the wishes of the children hanging there for their heads and, at a tip, of the target. A bone with one
-point (a link of a chain, or a fork: the paper's sub-base) is aimed from that wish back at its old head, as
-FABRIK does; if the point is one child's alone and that child would then turn outside its limits, the bone is
-turned to where the child's nearest allowed rotation puts it, as on a chain. A bone carrying several points
-(a palm with disconnected finger roots) is fitted to their wishes as a rigid body, least squares, its head
-lightly held where it was (``_tree_passes``' rule for rigid bodies).
+The forward pass (stage 1, the tips onto their targets) runs from the bones farthest out to the root. Each bone's
+carried points (see ``tree_layout``) are pulled to where what hangs from them wants them: a point's wish is the
+weighted centroid of the wishes of the children hanging there for their heads and, at a tip, of the target. A bone
+with one point (a link of a chain, or a fork: the paper's sub-base) is aimed from that wish back at its old head,
+as FABRIK does; if the point is one child's alone and that child would then turn outside its limits, the bone is
+turned to where the child's nearest allowed rotation puts it, as on a chain. A bone carrying several points (a
+palm with disconnected finger roots) is fitted to their wishes as a rigid body, least squares, its head lightly
+held where it was (the rule for rigid bodies of ``points.tree_passes``).
 
-The outward pass (stage 2) runs from the root's fixed head out: each bone hangs where its posed parent puts
-it, turns to aim its points at where stage 1 left them (the smallest turn for one point, the best rigid turn
-about its head for several) and is clamped to its limits before its children are placed, so limits at a
-sub-base apply to every branch leaving it, each by its own first bone's limits. The pose an iteration ends
+The backward pass (stage 2, the root put back) runs from the root's fixed head out: each bone hangs where its
+posed parent puts it, turns to aim its points at where stage 1 left them (the smallest turn for one point, the
+best rigid turn about its head for several) and is clamped to its limits before its children are placed, so
+limits at a sub-base apply to every branch leaving it, each by its own first bone's limits. The pose an iteration ends
 with is built from clamped local rotations only: it never breaks a limit.
 
-Poses are rows (``_rows``): quaternions (b, 4, F), points (b, 3, F), goals (E, 3, F), frames last.
+Poses are rows (``core.quat_rows``): quaternions (b, 4, F), points (b, 3, F), goals (E, 3, F), frames last.
 """
 
 from __future__ import annotations
@@ -29,15 +29,11 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from . import _rows as rows
-from ._bone_rows import Aims, BoneFrames
-from ._pose_steps import MAX_STEP_RAD
-from ._tree_bones import TreeBones
-from ._tree_passes import HEAD_WEIGHT, best_turn
-from ._tree_solve import weighted_rms
-from .limits import JointLimits
-from .rotations import quat_rotate
-from .validate import FloatArray
+from ..core import Aims, BoneFrames, FloatArray, JointLimits, best_turn, cap_turns, quat_rotate
+from ..core import quat_rows as rows
+from ..points import HEAD_WEIGHT, weighted_rms
+from .iterate import Posed
+from .tree_layout import TreeBones
 
 #: Damping of the least-squares steps: its square is this squared times the reach (the longest path from the
 #: root to an effector) times the frame's root-mean-square miss, capped at the reach. Near the goal the steps
@@ -70,37 +66,21 @@ class Misses:
 
 
 @dataclass(frozen=True)
-class TreePosed:
-    """Poses of a tree on F frames, as rows.
+class TreePosed(Posed):
+    """Poses of a tree on F frames, as rows: ``Posed`` (local rotations (b, 4, F), Y scales (b, F),
+    orientations in the tree's base frame (b, 4, F)), and
 
     Attributes
     ----------
-    local : ndarray, shape (b, 4, F)
-        Each bone's local rotation.
-    scales : ndarray, shape (b, F)
-        Each bone's scale along its own Y axis.
-    world : ndarray, shape (b, 4, F)
-        Each bone's orientation in the tree's base frame.
     heads : ndarray, shape (b, 3, F)
     ends : ndarray, shape (E, 3, F)
         The effectors.
     misses : Misses
     """
 
-    local: FloatArray
-    scales: FloatArray
-    world: FloatArray
     heads: FloatArray
     ends: FloatArray
     misses: Misses
-
-    def take(self, frames: NDArray[np.intp]) -> TreePosed:
-        """The poses of ``frames``, laid out frames last (see ``_pose_steps.Posed.take``)."""
-        local, scales, world, heads, ends = (
-            np.ascontiguousarray(array[..., frames])
-            for array in (self.local, self.scales, self.world, self.heads, self.ends)
-        )
-        return TreePosed(local, scales, world, heads, ends, self.misses)
 
     def error(self, goals: FloatArray) -> FloatArray:
         """``Misses.score`` per frame (F,) against ``goals`` (E, 3, F)."""
@@ -108,7 +88,7 @@ class TreePosed:
 
 
 @dataclass(frozen=True)
-class TreePoseSteps:
+class TreeSteps:
     """The step routines for one tree: its bones and effectors, its limits, and the tolerance."""
 
     bones: TreeBones
@@ -131,10 +111,10 @@ class TreePoseSteps:
         return TreePosed(local, scales, world, heads, self._ends(world, heads, scales, stretched), self.misses)
 
     def fabrik(self, posed: TreePosed, goals: FloatArray) -> TreePosed:
-        """One inward and one outward pass on every frame given (goals (E, 3, F))."""
-        return self._outward(posed, *self._inward(posed, goals))
+        """One forward and one backward pass on every frame given (goals (E, 3, F))."""
+        return self._backward(posed, *self._forward(posed, goals))
 
-    def _inward(self, posed: TreePosed, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
+    def _forward(self, posed: TreePosed, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Stage 1, from the bones farthest out to the root, each bone's points pulled to what hangs from them:
         each bone's orientation (b, 4, F) and where its points were left (P, 3, F)."""
         bones, points = self.bones, self.bones.points
@@ -171,7 +151,7 @@ class TreePoseSteps:
                 placed[p] = placed_heads[k] + self._carried(turned[k], p, scales[k], stretched)
         return turned, placed
 
-    def _outward(self, posed: TreePosed, turned: FloatArray, placed: FloatArray) -> TreePosed:
+    def _backward(self, posed: TreePosed, turned: FloatArray, placed: FloatArray) -> TreePosed:
         """Stage 2, from the root's fixed head out, each bone turned from ``turned`` to aim at its points
         ``placed``, then clamped."""
         bones, scales = self.bones, posed.scales
@@ -202,7 +182,7 @@ class TreePoseSteps:
 
     def least_squares(self, posed: TreePosed, goals: FloatArray) -> TreePosed:
         """One damped-least-squares step on every bone's rotation, each clamped to its limits after: the
-        weighted misses of every effector at once (see ``_pose_steps.PoseSteps.least_squares``).
+        weighted misses of every effector at once (see ``chain_steps.ChainSteps.least_squares``).
 
         Each bone turns about three axes (``_axes``), less the ones its limits lock. Turning bone k about the
         world axis u moves each effector e it carries by u x arm_ke (arm_ke from its head to the effector):
@@ -244,10 +224,9 @@ class TreePoseSteps:
         self, local: FloatArray, axes: FloatArray, angles: FloatArray, under: FloatArray
     ) -> tuple[FloatArray, FloatArray]:
         """``BoneFrames.turned_and_cut`` of bones turned by ``angles`` (F, 3b) about their ``axes``, each
-        bone's turn capped at ``MAX_STEP_RAD``."""
+        bone's turn capped (``core.cap_turns``)."""
         turns = np.einsum("kcif,kcf->kif", axes, self._by_bone(angles))  # (b, 3, F), world axes times angles
-        sizes = np.sqrt(np.einsum("kif,kif->kf", turns, turns))
-        turns *= np.minimum(1.0, MAX_STEP_RAD / np.maximum(sizes, 1e-300))[:, None]
+        cap_turns(turns)
         return self.frames.turned_and_cut(local, turns, under)
 
     def _blocked(self, axes: FloatArray, angles: FloatArray, cut: FloatArray, under: FloatArray) -> NDArray[np.bool_]:

@@ -1,4 +1,9 @@
-"""``solve_tree``: FABRIK for a tree of joints with several end effectors, vectorised across frames."""
+"""``solve_tree``: FABRIK for a tree of joints with several end effectors (Aristidou & Lasenby 2011), on joint
+positions, vectorised across frames.
+
+This is the paper's algorithm as written, the reference the solver on bones is measured against
+(``scripts/bench_solver.py``, the tests); the add-on itself bakes trees with ``bones.tree_solve`` (on the bones'
+rotations, with their limits, poles and stretch)."""
 
 from __future__ import annotations
 
@@ -8,13 +13,12 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._geometry import norms
-from ._iterate import Stopping
-from ._solve import DEFAULT_MAX_ITERATIONS, DEFAULT_MIN_IMPROVEMENT, DEFAULT_TOLERANCE, JUMP_RATIO, WARM_START_BLOCK
-from ._tree_layout import Layout, layout
-from ._tree_passes import errors, inward, outward
+from ..core import DEFAULT_MAX_ITERATIONS, DEFAULT_MIN_IMPROVEMENT, DEFAULT_TOLERANCE, FloatArray, Stopping
+from .iterate import iterate
 from .tree import Tree
-from .validate import FloatArray, non_negative_float, positive_float, positive_int
+from .tree_layout import Layout, layout
+from .tree_passes import backward, errors, forward
+from .warm_start import solve_warm
 
 #: A frame stops when its best ``rms_error`` has not shrunk by ``min_improvement`` of itself over this many
 #: iterations in a row: on a tree one iteration can lose a little ground that the next ones win back.
@@ -115,18 +119,18 @@ def solve_tree(
     """
     joint_of = _as_effectors(effectors, tree.size)
     goals = _as_targets(targets, len(joint_of))
-    stopping = Stopping(
-        tolerance=positive_float(tolerance, "tolerance"),
-        max_iterations=positive_int(max_iterations, "max_iterations"),
-        min_improvement=non_negative_float(min_improvement, "min_improvement"),
-    )
+    stopping = Stopping.checked(tolerance, max_iterations, min_improvement)
     plan = layout(tree, joint_of, _as_weights(weights, len(joint_of)))
     start = plan.to_rows(tree.joints[:, :, None])
     goals_t = np.ascontiguousarray(goals.transpose(1, 2, 0))  # (E, 3, F)
+
+    def solve_block(P: FloatArray, aims: FloatArray) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
+        return _solve_block(P, plan, aims, stopping)
+
     if warm_start:
-        P, iterations = _solve_warm(start, plan, goals_t, stopping)
+        P, iterations, _ = solve_warm(start[:, :, 0], goals_t, solve_block, stopping.tolerance)
     else:
-        P, iterations = _solve_block(np.repeat(start, goals_t.shape[2], axis=2), plan, goals_t, stopping)
+        P, iterations, _ = solve_block(np.repeat(start, goals_t.shape[2], axis=2), goals_t)
     error = errors(P, plan, goals_t).T
     return TreeSolution(
         joints=np.ascontiguousarray(plan.to_joints(P).transpose(2, 0, 1)),
@@ -144,65 +148,22 @@ def weighted_rms(error: FloatArray, weights: FloatArray) -> FloatArray:
 
 def _solve_block(
     P: FloatArray, plan: Layout, targets: FloatArray, stopping: Stopping
-) -> tuple[FloatArray, NDArray[np.int64]]:
-    """Iterate every frame of the working array ``P`` (rows, 3, m) toward ``targets`` (E, 3, m) until it
-    stops (every effector within tolerance, ``rms_error`` stalled, or out of iterations); returns each frame's
-    best pose (a copy) and its iterations."""
-    best = P.copy()
-    error = errors(P, plan, targets)
-    best_score = weighted_rms(error, plan.weights)
-    iterations = np.zeros(P.shape[2], dtype=np.int64)
-    moving = np.flatnonzero((error > stopping.tolerance).any(axis=0))
-    work, aims = P[:, :, moving], targets[:, :, moving]
-    bases = work[plan.rows[0]].copy()
-    stale = np.zeros(moving.size, dtype=np.int64)
-    for count in range(1, stopping.max_iterations + 1):
-        if moving.size == 0:
-            break
-        inward(work, plan, aims)
-        outward(work, plan, bases)
+) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
+    """Iterate every frame of the working array ``P`` (rows, 3, m) toward ``targets`` (E, 3, m) until it stops
+    (every effector within tolerance, ``rms_error`` stalled for ``PATIENCE`` iterations, or out of iterations);
+    returns each frame's best pose, its iterations and its ``rms_error``."""
+
+    def iteration(work: FloatArray, lengths: FloatArray, aims: FloatArray, bases: FloatArray) -> None:
+        forward(work, plan, aims)
+        backward(work, plan, bases)
+
+    def measure(work: FloatArray, aims: FloatArray) -> tuple[FloatArray, NDArray[np.bool_]]:
         error = errors(work, plan, aims)
-        done = (error <= stopping.tolerance).all(axis=0)
-        new_score = weighted_rms(error, plan.weights)
-        iterations[moving] = count
-        old_best = best_score[moving]
-        better = done | (new_score < old_best)
-        best[:, :, moving[better]] = work[:, :, better]
-        best_score[moving[better]] = new_score[better]
-        gained = old_best - new_score > stopping.min_improvement * old_best
-        stale = np.where(gained, 0, stale + 1)
-        going = ~done & (stale < PATIENCE)
-        moving, stale, bases = moving[going], stale[going], bases[:, going]
-        work, aims = work[:, :, going], aims[:, :, going]
-    return best, iterations
+        return weighted_rms(error, plan.weights), (error <= stopping.tolerance).all(axis=0)
 
-
-def _solve_warm(
-    start: FloatArray, plan: Layout, targets: FloatArray, stopping: Stopping
-) -> tuple[FloatArray, NDArray[np.int64]]:
-    """Warm start in blocks, each checked for jumps (see ``solve_tree`` and ``_solve._solve_warm``).
-
-    On a tree with several effectors FABRIK keeps drifting along the poses that reach (an elbow swivelling
-    about the shoulder-wrist line) for as long as it converges, so frames of a block solved from one start
-    often end farther apart than their targets are, and the block stops there: on the hand and the 63-bone
-    tree most frames start a block of their own, which costs several times a cold start
-    (``scripts/bench_solver.py``), for motion that never jumps."""
-    frame_count = targets.shape[2]
-    P = np.empty((start.shape[0], 3, frame_count))
-    iterations = np.empty(frame_count, dtype=np.int64)
-    P[:, :, :1], iterations[:1] = _solve_block(start.copy(), plan, targets[:, :, :1], stopping)
-    begin = 1
-    while begin < frame_count:
-        end = min(frame_count, begin + WARM_START_BLOCK)
-        starts = np.repeat(P[:, :, begin - 1 : begin], end - begin, axis=2)
-        block, its = _solve_block(starts, plan, targets[:, :, begin:end], stopping)
-        joint_moves = norms(np.diff(block, axis=2).transpose(2, 1, 0)).max(axis=1)
-        target_moves = norms(np.diff(targets[:, :, begin:end], axis=2)).max(axis=0)
-        jumps = np.flatnonzero(joint_moves > JUMP_RATIO * target_moves + stopping.tolerance)
-        kept = int(jumps[0]) + 1 if jumps.size else end - begin
-        P[:, :, begin : begin + kept], iterations[begin : begin + kept] = block[:, :, :kept], its[:kept]
-        begin += kept
-    return P, iterations
+    return iterate(
+        P, np.empty(0), targets, iteration, stopping, measure=measure, root=int(plan.rows[0]), patience=PATIENCE
+    )
 
 
 def _as_effectors(effectors: npt.ArrayLike, joint_count: int) -> NDArray[np.int64]:

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .rotations import matrix_to_quat, quat_between, quat_multiply, quat_to_matrix, sign_continuous, twist
-from .validate import FloatArray
+from ..core import FloatArray, matrix_to_quat, quat_between, quat_multiply, quat_to_matrix, sign_continuous, twist
 
 
 @dataclass(frozen=True)

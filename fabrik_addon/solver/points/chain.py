@@ -1,4 +1,5 @@
-"""The public solver entry points: ``solve`` (one target) and ``solve_frames`` (one target per frame)."""
+"""FABRIK (and CCD) on a chain of joint positions: ``solve`` (one target) and ``solve_frames`` (one target per
+frame)."""
 
 from __future__ import annotations
 
@@ -8,39 +9,32 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._geometry import FALLBACK_DIRECTION, bend, chain_along, dots, inner_radius, is_straight_line, norms, unit_or
-from ._history import START, Recorder, point_stages
-from ._iterate import Iteration, Stopping, iterate
-from .ccd import ccd_iteration
-from .fabrik import fabrik_iteration
-from .validate import (
+from ..core import (
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_MIN_IMPROVEMENT,
+    DEFAULT_TOLERANCE,
+    FALLBACK_DIRECTION,
     FloatArray,
+    Stopping,
     as_joints,
     as_point,
     as_points,
-    non_negative_float,
-    positive_float,
-    positive_int,
+    bend,
+    chain_along,
+    inner_radius,
+    is_straight_line,
+    norms,
     segment_lengths,
+    unit_or,
 )
+from .ccd import ccd_iteration
+from .fabrik import fabrik_iteration
+from .history import START, Recorder, point_stages
+from .iterate import Iteration, iterate
+from .warm_start import solve_warm
 
+#: The algorithms on points, by name: each is one iteration the loop (``iterate``) repeats.
 METHODS: dict[str, Iteration] = {"fabrik": fabrik_iteration, "ccd": ccd_iteration}
-DEFAULT_TOLERANCE = 1e-3
-DEFAULT_MAX_ITERATIONS = 200
-DEFAULT_MIN_IMPROVEMENT = 1e-6
-
-#: With warm start, frames are solved in blocks of this many consecutive frames (see ``solve_frames``). A
-#: block costs as many iterations as its slowest frame needs, each about as dear for a few frames as for a
-#: thousand (numpy's per-call cost), so fewer, larger blocks take less time: 1,000 frames of a 16-bone chain
-#: on a smooth path took about twice as long in blocks of 256 (scripts/bench_solver.py). Frames of a block
-#: that jump to another solution are solved again (``JUMP_RATIO``); with that check, blocks of 64 to 1,024
-#: frames gave equally coherent motion on smooth paths.
-WARM_START_BLOCK = 1024
-#: A frame of a warm-start block "jumps" when some joint moves more than this many times as far as the
-#: target does since the frame before (plus the tolerance); it is then solved again from the frame before.
-#: Solved frame by frame, chains of five or more bones stay within 1.0x on smooth paths; blocks checked at
-#: 1.5x cost about the same as unchecked ones (scripts/bench_solver.py).
-JUMP_RATIO = 1.5
 #: How far a straight chain whose target lies on its own line is bent before solving (radians, whole chain).
 _UNSTRAIGHTEN_RAD = 0.5
 
@@ -62,7 +56,7 @@ class Solution:
     history : ndarray, shape (steps, n+1, 3), or None
         With ``history=True``, the joints after every step (see ``solve``), else None.
     history_steps : tuple of str
-        The name of each step of ``history`` (``_history``'s ``START``, ``TOWARD``, ``BACK``, CCD's
+        The name of each step of ``history`` (``history``'s ``START``, ``TOWARD``, ``BACK``, CCD's
         ``"turn about joint k"``); empty without history.
     """
 
@@ -121,7 +115,7 @@ def solve(
     method : {"fabrik", "ccd"}
         FABRIK (Aristidou & Lasenby 2011), or Cyclic Coordinate Descent for comparison. FABRIK frames still
         crawling after 20 iterations (near full reach) continue with extrapolated FABRIK iterations, each
-        started from a secant extrapolation of the last two (``_accelerate``); every returned pose is a
+        started from a secant extrapolation of the last two (``accelerate``); every returned pose is a
         FABRIK iteration's, and frames done in 20 iterations or fewer are plain FABRIK.
     history : bool
         Also return the joints after every step, to watch the solver work (``Solution.history``). With
@@ -207,11 +201,15 @@ def solve_frames(
     goals = as_points(targets, "targets").T  # (3, F)
     stopping = _stopping(method, tolerance, max_iterations, min_improvement)
     lengths = segment_lengths(start)
+    iteration, accelerate = METHODS[method], method == "fabrik"
+
+    def solve_block(P: FloatArray, aims: FloatArray) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
+        return _solve_block(P, lengths, aims, iteration, stopping, accelerate)
+
     if warm_start:
-        P, iterations, error = _solve_warm(start, lengths, goals, METHODS[method], stopping, method == "fabrik")
+        P, iterations, error = solve_warm(start, goals, solve_block, stopping.tolerance)
     else:
-        starts = np.repeat(start[:, :, None], goals.shape[1], axis=2)
-        P, iterations, error = _solve_block(starts, lengths, goals, METHODS[method], stopping, method == "fabrik")
+        P, iterations, error = solve_block(np.repeat(start[:, :, None], goals.shape[1], axis=2), goals)
     return FramesSolution(
         joints=np.ascontiguousarray(P.transpose(2, 0, 1)),
         iterations=iterations,
@@ -224,11 +222,7 @@ def _stopping(method: str, tolerance: float, max_iterations: int, min_improvemen
     """The stopping rules, checked, after checking ``method``."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
-    return Stopping(
-        tolerance=positive_float(tolerance, "tolerance"),
-        max_iterations=positive_int(max_iterations, "max_iterations"),
-        min_improvement=non_negative_float(min_improvement, "min_improvement"),
-    )
+    return Stopping.checked(tolerance, max_iterations, min_improvement)
 
 
 def _solve_recorded(
@@ -258,46 +252,6 @@ def _solve_recorded(
     )
 
 
-def _solve_warm(
-    start: FloatArray,
-    lengths: FloatArray,
-    goals: FloatArray,
-    iteration: Iteration,
-    stopping: Stopping,
-    accelerate: bool,
-) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
-    """Warm start in blocks (see ``solve_frames``), each block checked for jumps.
-
-    FABRIK from one start pose can switch to another solution part-way through a block (an elbow flipping
-    sides as the target passes it), which solving every frame from the one before would not do. So a block
-    keeps its frames only up to the first that jumps, moving much farther than its target does; the next
-    block starts at that frame, from the frame before it. A block's first frame always starts from the
-    frame before it, so every block keeps at least one frame.
-    """
-    frame_count = goals.shape[1]
-    P = np.empty((start.shape[0], 3, frame_count))
-    iterations = np.empty(frame_count, dtype=np.int64)
-    error = np.empty(frame_count)
-    P[:, :, :1], iterations[:1], error[:1] = _solve_block(
-        start[:, :, None].copy(), lengths, goals[:, :1], iteration, stopping, accelerate
-    )
-    begin = 1
-    while begin < frame_count:
-        end = min(frame_count, begin + WARM_START_BLOCK)
-        starts = np.repeat(P[:, :, begin - 1 : begin], end - begin, axis=2)
-        joints, its, errs = _solve_block(starts, lengths, goals[:, begin:end], iteration, stopping, accelerate)
-        # Joint and target moves from each frame of the block to the next one (the farthest joint's).
-        joint_steps = joints[:, :, 1:] - joints[:, :, :-1]
-        joint_moves = np.sqrt(dots(joint_steps, joint_steps).max(axis=0))
-        target_moves = norms(np.diff(goals[:, begin:end], axis=1))
-        jumps = np.flatnonzero(joint_moves > JUMP_RATIO * target_moves + stopping.tolerance)
-        kept = int(jumps[0]) + 1 if jumps.size else end - begin
-        P[:, :, begin : begin + kept] = joints[:, :, :kept]
-        iterations[begin : begin + kept], error[begin : begin + kept] = its[:kept], errs[:kept]
-        begin += kept
-    return P, iterations, error
-
-
 def _solve_block(
     P: FloatArray,
     lengths: FloatArray,
@@ -307,7 +261,7 @@ def _solve_block(
     accelerate: bool,
 ) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
     """Solve frames from the start poses ``P`` (n+1, 3, m): targets out of reach in one step, the rest by
-    iterating (slow frames accelerated if ``accelerate``: FABRIK's, see ``_iterate.iterate``).
+    iterating (slow frames accelerated if ``accelerate``: FABRIK's, see ``iterate``).
     Returns (joints (n+1, 3, m), iterations (m,), error (m,))."""
     root = P[0]
     offsets = targets - root

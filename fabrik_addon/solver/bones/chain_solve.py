@@ -1,13 +1,13 @@
-"""FABRIK on bones: joint limits, a pole target and stretch, solved on the bones' rotations.
+"""FABRIK on a chain of bones: joint limits, a pole target and stretch, solved on the bones' rotations.
 
 Plain FABRIK moves points; limits are about how each bone turns relative to its parent, so here every pass
 carries the bones' orientations along with the joints (after Aristidou, Chrysanthou & Lasenby, "Extending
 FABRIK with model constraints", 2016):
 
-- the backward pass (tip to root) puts the tip on the target and aims each bone from its next joint back at
+- the forward pass (tip to root) puts the tip on the target and aims each bone from its next joint back at
   its old head, as FABRIK does; a bone whose child would then turn outside the child's limits is turned
   instead to where the child's nearest allowed rotation puts it, so the joint between them stays legal;
-- the forward pass (root to tip) keeps the root's head, aims each bone at the joint the backward pass
+- the backward pass (root to tip) keeps the root's head, aims each bone at the joint the forward pass
   placed, and clamps the bone's local rotation to its own limits before placing the next joint. The pose
   an iteration ends with is built from clamped local rotations only, so it never breaks a limit.
 
@@ -28,16 +28,17 @@ least squares, which finishes in a few steps where FABRIK alone creeps (near its
 a tenth per twenty iterations); frames still short get both again, as long as they gain at all, before the
 retries from other starts.
 
-With ``history=True`` (one frame), the joints after every step are kept, named (``_history``): ``START``
-(the rotations given, as they are), ``TURNED_TO_POLE`` (with a pole: the start turned, and clamped), then
-``TOWARD`` and ``BACK`` for each FABRIK iteration's two passes (the backward pass's joints, the tip on the
-target; the forward pass's, the root in place and every bone within its limits) and ``LEAST_SQUARES`` for
+With ``history=True`` (one frame), the joints after every step are kept, named (``points.history``):
+``START`` (the rotations given, as they are), ``TURNED_TO_POLE`` (with a pole: the start turned, and clamped),
+then ``TOWARD`` and ``BACK`` for each FABRIK iteration's two passes (the forward pass's joints, the tip on the
+target; the backward pass's, the root in place and every bone within its limits) and ``LEAST_SQUARES`` for
 each least-squares step, ``RESTART`` before each retry from another start (the start, turned toward the
 goal), ``LENGTHENED`` before each stretch round, and last ``SOLVED``, the pose returned (the best seen, turned
 about the root-to-tip line to the start's side).
 
-This module holds the policy (which attempt runs, from which start, what is kept); ``_pose_steps`` the
-steps an attempt repeats, ``_pose_iterate`` when a run of one step stops.
+This module holds what is a chain's own: its goals, its pole, its history; ``solver`` the attempts a solve
+makes (the same for a tree), ``chain_steps`` the steps an attempt repeats, ``iterate`` when a run of one step
+stops.
 """
 
 from __future__ import annotations
@@ -49,29 +50,27 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._history import START, Recorder, RecordingSteps
-from ._pose_iterate import Best, Steps, attempt, frames_first, rows_of
-from ._pose_steps import Posed, PoseSteps
-from ._root_turns import swivel_nearest, turn_toward
-from ._solve import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
-from .limits import JointLimits
-from .pose import ChainRest
-from .rotations import (
-    quat_normalize,
+from ..core import (
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_TOLERANCE,
+    FloatArray,
+    JointLimits,
+    as_points,
+    positive_float,
+    positive_int,
     sign_continuous,
 )
-from .validate import FloatArray, as_points, positive_float, positive_int
+from ..points import START, Recorder
+from .chain import ChainRest
+from .chain_steps import ChainPosed, ChainSteps, RecordingSteps
+from .iterate import Best, Steps, frames_first, rows_of
+from .solver import BoneSolver, as_rotations
+from .turns import swivel_nearest, turn_toward
 
-#: Rounds of lengthening the bones, each followed by a solve, when stretching toward a target out of reach.
-STRETCH_ROUNDS = 4
 #: Attempts from random poses within the limits on frames still short of a target within the chain's length,
 #: after the start pose and the bent one: limits can leave so few ways to a target that two starts miss a few
-#: (3 take targets known to be reachable from 97 % to 99 %). Seeded: a bake gives the same keys every time.
+#: (3 take targets known to be reachable from 97 % to 99 %).
 RESTARTS = 3
-RESTART_SEED = 0
-#: Relative rounding of a tip's distance after a turn of the whole chain (a fraction of the chain's length):
-#: a turn that moves the tip by no more is taken as keeping it where it was.
-ROUNDING = 1e-12
 #: The names of ``solve_pose``'s own steps in a history (see the module's notes).
 TURNED_TO_POLE = "turned to the pole"
 RESTART = "restart from another pose"
@@ -184,7 +183,7 @@ def solve_pose(
         raise ValueError(f"history is kept for one target at a time, got {frames} targets")
     if not np.isfinite(pole_angle):
         raise ValueError(f"pole_angle must be a finite number of radians, got {pole_angle!r}")
-    solver = _Solver(
+    solver = _ChainSolver(
         rest=rest,
         limits=limits,
         tolerance=positive_float(tolerance, "tolerance"),
@@ -197,13 +196,7 @@ def solve_pose(
     if pole_points is not None:
         first = solver.turn(first, np.ones((bones, frames)), goals, pole_points)
         solver.record(TURNED_TO_POLE, first, np.ones((bones, frames)))
-    best = solver.solve(Best.start(first), goals)
-    solver.retry_bent(best, goals, pole_points)
-    random = np.random.default_rng(RESTART_SEED)
-    for _ in range(RESTARTS):
-        solver.retry_random(best, goals, pole_points, random)
-    if stretch and limits.stretch.any():
-        solver.stretch(best, goals)
+    best = solver.search(first, goals, pole_points, stretch)
     solver.swivel_to(best, first, goals)
     posed = solver.steps.pose(best.quats, best.scales)
     quats = sign_continuous(frames_first(best.quats), reference=start[0])
@@ -225,90 +218,48 @@ def solve_pose(
 
 
 @dataclass(frozen=True)
-class _Solver:
-    """When each step runs and from which start: FABRIK, then least squares on frames it left short, then
-    retries from other starts, stretch rounds and the final swivel (the steps themselves: ``PoseSteps``)."""
+class _ChainSolver(BoneSolver[FloatArray | None]):
+    """The attempts of ``BoneSolver`` on a chain (goals (F, 3), poles (F, 3) or None), and its history."""
 
     rest: ChainRest
-    limits: JointLimits
-    tolerance: float
-    max_iterations: int
     pole_angle: float
     recorder: Recorder | None = None
 
+    restarts = RESTARTS
+
     @cached_property
-    def steps(self) -> Steps[Posed]:
+    def steps(self) -> Steps[ChainPosed]:
         """The chain's steps; recording one frame's joints after each, with a history."""
-        steps = PoseSteps(self.rest, self.limits)
+        steps = ChainSteps(self.rest, self.limits)
         return steps if self.recorder is None else RecordingSteps(steps, self.recorder)
+
+    @property
+    def reach(self) -> float:
+        return float(self.rest.lengths.sum())
 
     def record(self, name: str, quats: FloatArray, scales: FloatArray) -> None:
         """With a history, record the joints of the one frame's rotations (F, m, 4) and scales (m, F)."""
         if self.recorder is not None:
             self.recorder.add(name, self.steps.pose(rows_of(quats), scales).joints[:, :, 0])
 
-    @property
-    def stopping(self) -> tuple[float, int]:
-        return self.tolerance, self.max_iterations
+    def within_reach(self, goals: FloatArray) -> NDArray[np.bool_]:
+        return np.asarray(np.linalg.norm(goals, axis=1) <= self.reach)
 
-    def solve(self, start: Best, goals: FloatArray) -> Best:
-        """``attempt`` with this chain's steps, from ``start``'s poses toward ``goals`` (F, 3)."""
-        return attempt(self.steps, start, goals, self.stopping)
+    def poles_of(self, poles: FloatArray | None, rows: NDArray[np.intp]) -> FloatArray | None:
+        return None if poles is None else poles[rows]
 
-    def retry_bent(self, best: Best, goals: FloatArray, poles: FloatArray | None) -> None:
-        """Solve the frames that fell short again, from a bent pose turned toward the goal.
+    def turned(self, poses: FloatArray, scales: FloatArray, goals: FloatArray, poles: FloatArray | None) -> FloatArray:
+        turned = self.turn(poses, scales, goals, poles)
+        self.record(RESTART, turned, scales)
+        return turned
 
-        FABRIK keeps the way a joint bends: from a straight knee whose range is 0 to 150 degrees, a target
-        that needs the knee bent would have it bend backwards, which its limit forbids, so it stays straight
-        and the chain gets stuck; and it never rolls a bone, so a hinge whose plane misses the goal stays
-        so. Bent halfway into its range, a joint bends the allowed way; turned toward the goal (to the pole,
-        with one), the chain bends in a plane through it.
-        """
-        short = np.flatnonzero(best.error > self.tolerance)
-        bones = best.quats.shape[0]
-        self._retry(best, goals, poles, short, np.broadcast_to(self.limits.bent(), (short.size, bones, 4)))
-
-    def retry_random(
-        self, best: Best, goals: FloatArray, poles: FloatArray | None, random: np.random.Generator
-    ) -> None:
-        """Solve the frames still short of a target within the chain's length again, from random poses within
-        the limits turned toward the goal.
-
-        Where the limits leave few ways to a target (three hinges for the tip's three coordinates, cones that
-        only just allow it), FABRIK from the start pose and from the bent one can end where no small turn
-        comes closer; from elsewhere it often finds the way. A target beyond the chain's length gets no
-        restart: no pose reaches it.
-        """
-        reach = float(self.rest.lengths.sum())
-        short = np.flatnonzero((best.error > self.tolerance) & (np.linalg.norm(goals, axis=1) <= reach))
-        poses = self.limits.clamp(quat_normalize(random.normal(size=(short.size, best.quats.shape[0], 4))))
-        self._retry(best, goals, poles, short, poses)
-
-    def _retry(
-        self, best: Best, goals: FloatArray, poles: FloatArray | None, rows: NDArray[np.intp], poses: FloatArray
-    ) -> None:
-        """Solve the frames ``rows`` again from ``poses`` (len(rows), m, 4) turned toward their goals (to the
-        pole, with one), keeping what comes closer."""
-        if rows.size:
-            scales = best.scales[:, rows]
-            turned = self.turn(poses, scales, goals[rows], _rows(poles, rows))
-            self.record(RESTART, turned, scales)
-            best.keep_better(rows, self.solve(Best(rows_of(turned), scales, *_tail(best, rows)), goals[rows]))
-
-    def stretch(self, best: Best, goals: FloatArray) -> None:
-        """Lengthen the bones of frames that fell short, by their stretch shares, and solve those again.
-
-        Each round adds the remaining distance to the bones in proportion to ``length * share``: exact for a
+    def lengthened(self, best: Best, goals: FloatArray, short: NDArray[np.intp]) -> FloatArray:
+        """Each round adds the remaining distance to the bones in proportion to ``length * share``: exact for a
         chain that points straight at its target, and a step toward it otherwise."""
         stretchable = float((self.rest.lengths * self.limits.stretch).sum())
-        for _ in range(STRETCH_ROUNDS):
-            short = np.flatnonzero(best.error > self.tolerance)
-            if short.size == 0:
-                break
-            grown = best.scales[:, short] + self.limits.stretch[:, None] * (best.error[short] / stretchable)
-            self.record(LENGTHENED, frames_first(best.quats[..., short]), grown)
-            attempt = Best(best.quats[..., short], grown, np.zeros(short.size, dtype=np.int64), best.error[short])
-            best.keep_better(short, self.solve(attempt, goals[short]))
+        grown = best.scales[:, short] + self.limits.stretch[:, None] * (best.error[short] / stretchable)
+        self.record(LENGTHENED, frames_first(best.quats[..., short]), grown)
+        return np.asarray(grown)
 
     def turn(self, quats: FloatArray, scales: FloatArray, goals: FloatArray, poles: FloatArray | None) -> FloatArray:
         """``turn_toward`` with this chain, its limits and pole angle: rotations (F, m, 4) and scales (m, F) ->
@@ -316,37 +267,7 @@ class _Solver:
         tips = frames_first(self.steps.pose(rows_of(quats), scales).joints[-1:])[:, 0]
         return turn_toward(self.rest, self.limits, quats, tips, goals, poles, self.pole_angle)
 
-    def swivel_to(self, best: Best, reference: FloatArray, goals: FloatArray) -> None:
-        """Turn each frame's best pose about its root-to-tip line to where its root is nearest ``reference``'s
-        (F, m, 4) (see ``swivel_nearest``). A frame keeps the turned pose unless that moves its tip farther
-        from the goal (beyond the tolerance, and beyond rounding: out of reach, every turn misses by the same
-        distance), as the root's limits can make it."""
+    def swiveled(self, best: Best, reference: FloatArray) -> FloatArray:
+        """Turned about the root-to-tip line (``swivel_nearest``)."""
         tips = frames_first(self.steps.pose(best.quats, best.scales).joints[-1:])[:, 0]
-        turned = rows_of(swivel_nearest(self.rest, self.limits, frames_first(best.quats), tips, reference))
-        error = self.steps.pose(turned, best.scales).error(np.ascontiguousarray(goals.T))
-        rounding = ROUNDING * float(self.rest.lengths.sum()) * best.scales.max(axis=0)
-        keep = np.flatnonzero(error <= np.maximum(best.error, self.tolerance) + rounding)
-        best.quats[..., keep], best.error[keep] = turned[..., keep], error[keep]
-
-
-def _tail(best: Best, rows: NDArray[np.intp]) -> tuple[NDArray[np.int64], FloatArray]:
-    """No iterations yet and the errors of ``rows``: a new attempt on them from other rotations."""
-    return np.zeros(rows.size, dtype=np.int64), best.error[rows]
-
-
-def _rows(array: FloatArray | None, rows: NDArray[np.intp]) -> FloatArray | None:
-    return None if array is None else array[rows]
-
-
-def as_rotations(rotations: npt.ArrayLike, frames: int, bones: int) -> FloatArray:
-    quats = np.asarray(rotations, dtype=np.float64)
-    if quats.shape not in {(bones, 4), (1, bones, 4), (frames, bones, 4)}:
-        raise ValueError(
-            f"rotations must have shape ({bones}, 4), (1, {bones}, 4) or ({frames}, {bones}, 4), got {quats.shape}"
-        )
-    if not np.isfinite(quats).all():
-        raise ValueError("rotations contain NaN or infinity")
-    size = np.linalg.norm(quats, axis=-1, keepdims=True)
-    if (size < 1e-6).any():
-        raise ValueError("rotations contain a zero quaternion")
-    return np.broadcast_to(quats / size, (frames, bones, 4)).copy()
+        return rows_of(swivel_nearest(self.rest, self.limits, frames_first(best.quats), tips, reference))

@@ -1,4 +1,4 @@
-"""``JointLimits.clamp`` for rotations stored as rows (see ``_rows``), for the limited solver's loops.
+"""``JointLimits.clamp`` for rotations stored as rows (see ``quat_rows``), for the loops of the solvers on bones.
 
 ``JointLimits.clamp`` works on any bones at once and chooses per bone and frame what each limit does. Here
 the choices a bone's limits fix (a locked or limited axis, a symmetric range, an ellipse) are made once, in

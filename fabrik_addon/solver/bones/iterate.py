@@ -1,5 +1,5 @@
-"""The iteration loop of the limited solver: stopping rules, best pose seen, and frames dropping out (as
-``_iterate`` is for points).
+"""The iteration loop of the solvers on bones, a chain's and a tree's: stopping rules, best pose seen, and
+frames dropping out (as ``points.iterate`` is for points); and ``Posed``, the poses a step makes.
 
 Every iteration of a step costs about the same whatever the number of frames still at work (numpy's cost per
 call dominates on a few hundred frames), so a run lasts as long as its slowest frame: frames leave as soon as
@@ -9,35 +9,55 @@ they stop gaining, and what they need next (another step, another start) runs on
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .validate import FloatArray
+from ..core import FloatArray
 
 
-class Poses(Protocol):
-    """Poses of many frames as a step makes them (a chain's ``_pose_steps.Posed``, a tree's
-    ``_tree_pose_steps.TreePosed``): local rotations (m, 4, F), a miss per frame, a subset of frames."""
+@dataclass(frozen=True)
+class Posed:
+    """Poses of many frames as a step makes them, as rows (``core.quat_rows``): each bone's local rotation
+    (m, 4, F), its scale along its own Y axis (m, F) and its orientation in the base frame (m, 4, F). A chain's
+    (``chain_steps.ChainPosed``) adds its joints, a tree's (``tree_steps.TreePosed``) its heads and effectors.
 
-    @property
-    def local(self) -> FloatArray: ...
+    Attributes
+    ----------
+    local : ndarray, shape (m, 4, F)
+    scales : ndarray, shape (m, F)
+    world : ndarray, shape (m, 4, F)
+    """
 
-    def error(self, goals: FloatArray) -> FloatArray: ...
+    local: FloatArray
+    scales: FloatArray
+    world: FloatArray
 
-    def take(self: P, frames: NDArray[np.intp]) -> P: ...
+    def take(self: P, frames: NDArray[np.intp]) -> P:
+        """The poses of ``frames``, every array laid out frames last (indexing the last axis with an array lays
+        the result out frames first, and every row the steps touch would then be strided)."""
+        arrays = {
+            field.name: np.ascontiguousarray(value[..., frames])
+            for field in fields(self)
+            if isinstance(value := getattr(self, field.name), np.ndarray)
+        }
+        return replace(self, **arrays)
+
+    def error(self, goals: FloatArray) -> FloatArray:
+        """How far each frame is from its goals (F,): the measure the best pose is kept by."""
+        raise NotImplementedError
 
 
-P = TypeVar("P", bound=Poses)
+P = TypeVar("P", bound=Posed)
 #: One iteration on many frames: (poses, goals) -> the next poses.
 Step = Callable[[P, FloatArray], P]
 
 
 class Steps(Protocol, Generic[P]):
-    """A solver's steps (``_pose_steps.PoseSteps``, ``_tree_pose_steps.TreePoseSteps``): forward kinematics of
-    local rotations (m, 4, F) and Y scales (m, F), and the two steps."""
+    """A solver's steps (``chain_steps.ChainSteps``, ``tree_steps.TreeSteps``): forward kinematics of local
+    rotations (m, 4, F) and Y scales (m, F), and the two steps."""
 
     def pose(self, local: FloatArray, scales: FloatArray) -> P: ...
 
@@ -143,10 +163,10 @@ def run(
     Parameters
     ----------
     pose : callable
-        Forward kinematics: (local rotations (m, 4, F), Y scales (m, F)) -> poses (``PoseSteps.pose``).
+        Forward kinematics: (local rotations (m, 4, F), Y scales (m, F)) -> poses (``Steps.pose``).
     step : callable
-        One iteration on many frames: (poses, goals) -> the next poses (``PoseSteps.fabrik`` or
-        ``PoseSteps.least_squares``).
+        One iteration on many frames: (poses, goals) -> the next poses (``Steps.fabrik`` or
+        ``Steps.least_squares``).
     pace : Pace
     start : Best
         The poses to start from; not modified.

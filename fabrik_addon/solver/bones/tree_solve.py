@@ -1,7 +1,8 @@
 """FABRIK on a tree of bones: Blender's per-bone IK limits, a pole per effector and stretch, solved on the
-bones' rotations with several end effectors (``_pose_solve`` does it for a chain, and this follows it).
+bones' rotations with several end effectors (``chain_solve`` does it for a chain, and this follows it; the
+attempts both make are ``solver``'s).
 
-Each attempt runs one iteration of the tree's FABRIK (``_tree_pose_steps``: the paper's sub-base algorithm,
+Each attempt runs one iteration of the tree's FABRIK (``tree_steps``: the paper's sub-base algorithm,
 carrying each bone's orientation and keeping its limits), then damped least squares on every effector at
 once, which finishes in a few steps where FABRIK creeps (on a Y of 16 bones from its rest pose FABRIK needs
 about 30 iterations, one of FABRIK and three of least squares do); frames still short get both again, then
@@ -11,7 +12,7 @@ Limits at a sub-base (a fork) apply to every branch leaving it: each branch's fi
 limits relative to the bone it leaves, as every bone is relative to its parent. A pose is only ever built
 from clamped local rotations, so none the solver returns breaks a limit.
 
-A pole belongs to one effector and bends that effector's *branch* (see ``_tree_bones``: the bones from below
+A pole belongs to one effector and bends that effector's *branch* (see ``tree_layout``: the bones from below
 the sub-base it leaves, or the tree's root, to its tip), as Blender's IK constraint bends a chain toward its
 pole: before solving, the branch is turned about its first bone's head so that the plane through that head,
 the branch's tip and its first bone's "up" axis (X turned toward Z by the pole angle) becomes the plane
@@ -25,7 +26,7 @@ weighted mean, over the effectors it moves, of each one's miss over the stretcha
 solves again (for a chain, ``solve_pose``'s rounds).
 
 The best pose of a frame is the one with every effector within the tolerance, else the smallest weighted
-root-mean-square miss (``_tree_pose_steps.Misses``): where targets conflict, the weights set the compromise.
+root-mean-square miss (``tree_steps.Misses``): where targets conflict, the weights set the compromise.
 """
 
 from __future__ import annotations
@@ -33,22 +34,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._pose_iterate import FAST_LEAST_SQUARES, Best, Pace, Schedule, attempt, frames_first, rows_of
-from ._pose_solve import RESTART_SEED, ROUNDING, STRETCH_ROUNDS, as_rotations
-from ._solve import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
-from ._tree_bones import TreeBones, tree_bones
-from ._tree_pose_steps import TreePoseSteps
-from ._tree_solve import TreeReach, weighted_rms
-from ._tree_turns import BranchTurns
-from .limits import JointLimits
-from .rotations import quat_normalize, sign_continuous
-from .tree_pose import TreeRest
-from .validate import FloatArray, as_points, positive_float, positive_int
+from ..core import (
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_TOLERANCE,
+    FloatArray,
+    JointLimits,
+    as_points,
+    positive_float,
+    positive_int,
+    sign_continuous,
+)
+from ..points import TreeReach, weighted_rms
+from .iterate import FAST_LEAST_SQUARES, Best, Pace, Schedule, frames_first, rows_of
+from .solver import BoneSolver, as_rotations
+from .tree import TreeRest
+from .tree_layout import TreeBones, tree_bones
+from .tree_steps import TreeSteps
+from .turns import BranchTurns
 
 #: After an attempt's first FABRIK iteration: least squares while it gains quickly, then while it still gains
 #: a tenth every five steps. FABRIK creeping from the start again, as on a chain, took four times as long on
@@ -57,7 +65,7 @@ from .validate import FloatArray, as_points, positive_float, positive_int
 #: from elsewhere gets out of, where creeping on (a millionth every twenty steps, as on a chain) took twice
 #: as long for as many frames reached.
 _SCHEDULE: Schedule = (("least_squares", FAST_LEAST_SQUARES, "best"), ("least_squares", Pace(0.9, 5), "best"))
-#: Attempts from random poses within the limits (``_pose_solve.RESTARTS`` for a chain): a tree's targets
+#: Attempts from random poses within the limits (``chain_solve.RESTARTS`` for a chain): a tree's targets
 #: leave fewer ways to reach them all than a chain's one, and its attempts are cheap. On 1,600 random limbed
 #: trees' targets, 6 reached 99.5 % and 99.0 % (two seeds), 12 reach 99.75 % and 99.5 %.
 _RESTARTS = 12
@@ -154,19 +162,13 @@ def solve_tree_pose(
     if not np.isfinite(angles).all():
         raise ValueError(f"pole_angles must be finite numbers of radians, got {angles.tolist()}")
     solver = _TreeSolver(
-        bones, limits, positive_float(tolerance, "tolerance"), positive_int(max_iterations, "max_iterations"), angles
+        limits, positive_float(tolerance, "tolerance"), positive_int(max_iterations, "max_iterations"), bones, angles
     )
     first = clamped = limits.clamp(start)
     with_poles = [e for e, pole in enumerate(pole_points) if pole is not None]
     if with_poles:
         first = solver.turns.toward(clamped, np.ones((count, frames)), goals, pole_points, angles, with_poles)
-    best = solver.solve(Best.start(first), goals)
-    solver.retry(best, goals, pole_points, np.flatnonzero(best.error > solver.tolerance), limits.bent())
-    random = np.random.default_rng(RESTART_SEED)
-    for _ in range(_RESTARTS):
-        solver.retry_random(best, goals, pole_points, random)
-    if stretch and limits.stretch.any():
-        solver.stretch(best, goals)
+    best = solver.search(first, goals, pole_points, stretch)
     solver.swivel_to(best, solver.pole_reference(best, first, clamped, goals, pole_points, with_poles), goals)
     posed = solver.steps.pose(best.quats, best.scales)
     errors = solver.steps.misses.errors(posed.ends, _rows(goals)).T
@@ -183,70 +185,52 @@ def solve_tree_pose(
 
 
 @dataclass(frozen=True)
-class _TreeSolver:
-    """When each step runs and from which start (as ``_pose_solve._Solver`` for a chain)."""
+class _TreeSolver(BoneSolver[list[FloatArray | None]]):
+    """The attempts of ``BoneSolver`` on a tree (goals (F, E, 3), a pole (F, 3) or None per effector)."""
 
     bones: TreeBones
-    limits: JointLimits
-    tolerance: float
-    max_iterations: int
     pole_angles: FloatArray
 
+    restarts = _RESTARTS
+    schedule: ClassVar[Schedule] = _SCHEDULE
+
     @cached_property
-    def steps(self) -> TreePoseSteps:
-        return TreePoseSteps(self.bones, self.limits, self.tolerance)
+    def steps(self) -> TreeSteps:
+        return TreeSteps(self.bones, self.limits, self.tolerance)
 
     @cached_property
     def turns(self) -> BranchTurns:
         return BranchTurns(self.steps)
 
-    def solve(self, start: Best, goals: FloatArray) -> Best:
-        """``attempt`` with this tree's steps, from ``start``'s poses toward ``goals`` (F, E, 3)."""
-        return attempt(self.steps, start, goals, (self.tolerance, self.max_iterations), _SCHEDULE)
+    @property
+    def reach(self) -> float:
+        return float(self.bones.reach.max())
 
-    def retry_random(
-        self, best: Best, goals: FloatArray, poles: list[FloatArray | None], random: np.random.Generator
-    ) -> None:
-        """Solve the frames still short, whose every target is within its effector's reach, again from random
-        poses within the limits (see ``_pose_solve._Solver.retry_random``)."""
-        within = (np.linalg.norm(goals, axis=2) <= self.bones.reach).all(axis=1)
-        short = np.flatnonzero((best.error > self.tolerance) & within)
-        bones = best.quats.shape[0]
-        self.retry(
-            best, goals, poles, short, self.limits.clamp(quat_normalize(random.normal(size=(short.size, bones, 4))))
-        )
+    def within_reach(self, goals: FloatArray) -> NDArray[np.bool_]:
+        """Every effector's goal within its reach."""
+        return np.asarray((np.linalg.norm(goals, axis=2) <= self.bones.reach).all(axis=1))
 
-    def retry(
-        self, best: Best, goals: FloatArray, poles: list[FloatArray | None], rows: NDArray[np.intp], poses: FloatArray
-    ) -> None:
-        """Solve the frames ``rows`` again from ``poses`` ((len(rows) or 1), b, 4), every branch turned toward
-        its goal (to its pole, with one), keeping what comes closer."""
-        if rows.size == 0:
-            return
-        scales = best.scales[:, rows]
-        poses = np.broadcast_to(poses, (rows.size, *best.quats.shape[:2]))
+    def poles_of(self, poles: list[FloatArray | None], rows: NDArray[np.intp]) -> list[FloatArray | None]:
+        return [None if pole is None else pole[rows] for pole in poles]
+
+    def turned(
+        self, poses: FloatArray, scales: FloatArray, goals: FloatArray, poles: list[FloatArray | None]
+    ) -> FloatArray:
+        """Every branch turned toward its goal (to its pole, with one)."""
+        poses = np.broadcast_to(poses, (len(goals), *scales.shape[:1], 4))
         everyone = list(range(len(self.bones.tips)))
-        picked = [None if pole is None else pole[rows] for pole in poles]
-        turned = self.turns.toward(poses, scales, goals[rows], picked, self.pole_angles, everyone)
-        start = Best(rows_of(turned), scales, np.zeros(rows.size, dtype=np.int64), best.error[rows])
-        best.keep_better(rows, self.solve(start, goals[rows]))
+        return self.turns.toward(poses, scales, goals, poles, self.pole_angles, everyone)
 
-    def stretch(self, best: Best, goals: FloatArray) -> None:
-        """Lengthen the bones of frames that fell short by their stretch shares and solve those again (see the
-        module's notes)."""
+    def lengthened(self, best: Best, goals: FloatArray, short: NDArray[np.intp]) -> FloatArray:
+        """Each bone grows by its share times the weighted mean, over the effectors it moves, of each one's
+        miss over the stretchable length of its path (see the module's notes)."""
         shares = self.limits.stretch
         pulls = self.bones.moves * self.bones.weights  # (b, E)
         stretchable = (self.bones.rest.lengths * shares) @ self.bones.moves  # (E,)
-        for _ in range(STRETCH_ROUNDS):
-            short = np.flatnonzero(best.error > self.tolerance)
-            if short.size == 0:
-                break
-            posed = self.steps.pose(best.quats[..., short], best.scales[:, short])
-            misses = self.steps.misses.errors(posed.ends, _rows(goals[short]))  # (E, S)
-            wanted = np.where(stretchable[:, None] > 0, misses / np.maximum(stretchable, 1e-300)[:, None], 0.0)
-            grown = best.scales[:, short] + shares[:, None] * (pulls @ wanted) / pulls.sum(axis=1)[:, None]
-            start = Best(best.quats[..., short], grown, np.zeros(short.size, dtype=np.int64), best.error[short])
-            best.keep_better(short, self.solve(start, goals[short]))
+        posed = self.steps.pose(best.quats[..., short], best.scales[:, short])
+        misses = self.steps.misses.errors(posed.ends, _rows(goals[short]))  # (E, S)
+        wanted = np.where(stretchable[:, None] > 0, misses / np.maximum(stretchable, 1e-300)[:, None], 0.0)
+        return np.asarray(best.scales[:, short] + shares[:, None] * (pulls @ wanted) / pulls.sum(axis=1)[:, None])
 
     def pole_reference(
         self,
@@ -273,15 +257,10 @@ class _TreeSolver:
         reference[:, firsts] = turned[:, firsts]
         return reference
 
-    def swivel_to(self, best: Best, reference: FloatArray, goals: FloatArray) -> None:
-        """Turn each branch that carries no other effector about the line from its first head to its tip, to
-        where its first bone is nearest ``reference``'s (F, b, 4); a frame keeps the turned pose unless that
-        moves it farther from its goals (beyond the tolerance, and beyond rounding), as limits can."""
-        turned = rows_of(self.turns.swivel(frames_first(best.quats), best.scales, reference))
-        error = self.steps.pose(turned, best.scales).error(_rows(goals))
-        rounding = ROUNDING * float(self.bones.reach.max()) * best.scales.max(axis=0)
-        keep = np.flatnonzero(error <= np.maximum(best.error, self.tolerance) + rounding)
-        best.quats[..., keep], best.error[keep] = turned[..., keep], error[keep]
+    def swiveled(self, best: Best, reference: FloatArray) -> FloatArray:
+        """Each branch that carries no other effector turned about the line from its first head to its tip
+        (``BranchTurns.swivel``)."""
+        return rows_of(self.turns.swivel(frames_first(best.quats), best.scales, reference))
 
 
 def _rows(goals: FloatArray) -> FloatArray:

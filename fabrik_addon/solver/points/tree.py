@@ -12,7 +12,7 @@ segment from a joint's parent to it belongs to a rigid body, a *body* (in Blende
 
 Distances alone would not keep such a body rigid (three or more points joined to one pivot by fixed lengths
 can still scissor), so the solver moves a multi-joint body only by rotations and translations of the whole
-(see ``_tree_passes``): offsets are kept to rounding, like segment lengths.
+(see ``tree_passes``): offsets are kept to rounding, like segment lengths.
 
 A Blender armature maps onto this as: one joint per bone head (the root bone's head is joint 0) and per tail
 that matters (a bone tip that is an end effector), each bone one body carrying its children's heads and,
@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from .validate import FloatArray
+from ..core import FloatArray
 
 #: A segment shorter than this fraction of the longest one counts as zero-length (as for chains).
 _ZERO_LENGTH_FRACTION = 1e-12

@@ -1,4 +1,4 @@
-"""Chain geometry shared by the solvers.
+"""Geometry shared by the solvers: chains of joints, and the turn that best aims rigid offsets.
 
 Internal layout: joint positions of many frames as one array of shape (n+1, 3, m), joints first and frames
 last, so that one joint of every frame, ``P[i]``, is a contiguous (3, m) block; points are (3, m).
@@ -160,3 +160,40 @@ def turn_about(P: FloatArray, pivot: int, from_dirs: FloatArray, to_dirs: FloatA
     k = np.broadcast_to(axis[None], x.shape)
     along = dots(k, x)[:, None]
     P[pivot + 1 :] = P[pivot] + x * cos + np.cross(k, x, axis=1) * sin + k * along * (1.0 - cos)
+
+
+#: Weight of "turn as little as possible" against the least-squares aim, as a fraction of the aim's scale:
+#: enough to pick one turn where the aim leaves a family of equally good ones, too little to matter otherwise
+#: (it only slows a body's turn by this fraction, toward where the next iteration takes it anyway).
+LEAST_TURN = 1e-6
+
+
+def best_turn(offsets: FloatArray, aims: FloatArray, weights: FloatArray, least_turn: float = LEAST_TURN) -> FloatArray:
+    """The unit quaternion (w, x, y, z) per frame, shape (4, m), maximising ``sum_k weights[k] * aims[k] .
+    (R offsets[k])`` plus ``least_turn`` of its scale times ``trace(R)`` (Horn 1987: the eigenvector of the
+    largest eigenvalue of a symmetric 4x4 matrix).
+
+    Parameters
+    ----------
+    offsets, aims : ndarray, shape (k, 3, m)
+    weights : ndarray, shape (k,)
+    least_turn : float
+        How much a smaller turn counts, as a fraction of the aim's scale (see ``LEAST_TURN``).
+    """
+    w = weights[:, None]
+    S = [[(w * offsets[:, a] * aims[:, b]).sum(axis=0) for b in range(3)] for a in range(3)]  # (m,) each
+    scale = (w * norms(offsets) * norms(aims)).sum(axis=0)
+    (xx, xy, xz), (yx, yy, yz), (zx, zy, zz) = S
+    N = np.empty((offsets.shape[2], 4, 4))
+    N[:, 0, 0] = xx + yy + zz + 4.0 * least_turn * scale
+    N[:, 1, 1] = xx - yy - zz
+    N[:, 2, 2] = yy - xx - zz
+    N[:, 3, 3] = zz - xx - yy
+    N[:, 0, 1] = N[:, 1, 0] = yz - zy
+    N[:, 0, 2] = N[:, 2, 0] = zx - xz
+    N[:, 0, 3] = N[:, 3, 0] = xy - yx
+    N[:, 1, 2] = N[:, 2, 1] = xy + yx
+    N[:, 1, 3] = N[:, 3, 1] = zx + xz
+    N[:, 2, 3] = N[:, 3, 2] = yz + zy
+    _, vectors = np.linalg.eigh(N)
+    return np.asarray(vectors[:, :, -1].T)

@@ -1,13 +1,13 @@
-"""The steps the limited solver repeats on every frame: one FABRIK iteration on bones (a backward and a
-forward pass that carry each bone's orientation and keep its limits) and one damped-least-squares step.
+"""The steps the solver on a chain of bones repeats on every frame: one FABRIK iteration on bones (a forward
+and a backward pass that carry each bone's orientation and keep its limits) and one damped-least-squares step.
 
-Each step takes a ``Posed`` (local rotations, Y scales, and what forward kinematics makes of them) and the
-goals, and returns the next ``Posed``, its rotations within the limits; ``_pose_solve`` decides which step
-runs when, from which start, and which result to keep. See ``_pose_solve`` for the method and its source.
+Each step takes a ``ChainPosed`` (local rotations, Y scales, and what forward kinematics makes of them) and the
+goals, and returns the next ``ChainPosed``, its rotations within the limits; ``chain_solve`` decides which step
+runs when, from which start, and which result to keep. See ``chain_solve`` for the method and its source.
 
-Poses are stored as rows (``_rows``): quaternions (m, 4, F), points (m+1, 3, F), frames last. The passes
-loop over bones and cost a fixed number of numpy calls per bone, whatever the number of frames; what can be
-done for every bone at once (the least-squares step's turns, its clamp) is.
+Poses are stored as rows (``core.quat_rows``): quaternions (m, 4, F), points (m+1, 3, F), frames last. The
+passes loop over bones and cost a fixed number of numpy calls per bone, whatever the number of frames; what can
+be done for every bone at once (the least-squares step's turns, its clamp) is.
 """
 
 from __future__ import annotations
@@ -16,48 +16,29 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numpy.typing import NDArray
 
-from . import _rows as rows
-from ._bone_rows import Aims, BoneFrames
-from .limits import JointLimits
-from .pose import ChainRest
-from .validate import FloatArray
+from ..core import Aims, BoneFrames, FloatArray, JointLimits, cap_turns
+from ..core import quat_rows as rows
+from ..points import BACK, LEAST_SQUARES, TOWARD, Recorder
+from .chain import ChainRest
+from .iterate import Posed
 
 #: Damping of the least-squares steps, as a fraction of the chain's length (the step's distance scale).
 _DAMPING = 0.1
-#: The largest turn of one bone in one least-squares step, radians.
-MAX_STEP_RAD = 0.3
 
 
 @dataclass(frozen=True)
-class Posed:
-    """Poses of a chain on F frames, as rows.
+class ChainPosed(Posed):
+    """Poses of a chain on F frames, as rows: ``Posed`` (local rotations, Y scales, orientations in the
+    chain's base frame), and
 
     Attributes
     ----------
-    local : ndarray, shape (m, 4, F)
-        Each bone's local rotation.
-    scales : ndarray, shape (m, F)
-        Each bone's scale along its own Y axis.
-    world : ndarray, shape (m, 4, F)
-        Each bone's orientation in the chain's base frame.
     joints : ndarray, shape (m+1, 3, F)
         The bones' heads, then the last bone's tail.
     """
 
-    local: FloatArray
-    scales: FloatArray
-    world: FloatArray
     joints: FloatArray
-
-    def take(self, frames: NDArray[np.intp]) -> Posed:
-        """The poses of ``frames``, laid out frames last (indexing the last axis with an array lays the result
-        out frames first, and every row the steps touch would then be strided)."""
-        local, scales, world, joints = (
-            np.ascontiguousarray(array[..., frames]) for array in (self.local, self.scales, self.world, self.joints)
-        )
-        return Posed(local, scales, world, joints)
 
     def error(self, goals: FloatArray) -> FloatArray:
         """Distances (F,) from the last joint to ``goals`` (3, F)."""
@@ -66,13 +47,13 @@ class Posed:
 
 
 @dataclass(frozen=True)
-class PoseSteps:
+class ChainSteps:
     """The step routines for one chain: its rest geometry and limits."""
 
     rest: ChainRest
     limits: JointLimits
 
-    def pose(self, local: FloatArray, scales: FloatArray) -> Posed:
+    def pose(self, local: FloatArray, scales: FloatArray) -> ChainPosed:
         """Forward kinematics of local rotations (m, 4, F) and Y scales (m, F)."""
         world = np.empty(local.shape)
         joints = np.zeros((len(local) + 1, 3, local.shape[-1]))
@@ -80,20 +61,20 @@ class PoseSteps:
         for k in range(len(local)):
             world[k] = rows.multiply(self._frame(world, k), local[k])
             joints[k + 1] = joints[k] + self._offset(world[k], k, scales[k], stretched)
-        return Posed(local, scales, world, joints)
+        return ChainPosed(local, scales, world, joints)
 
-    def fabrik(self, posed: Posed, goals: FloatArray) -> Posed:
-        """One backward and one forward pass on every frame given (goals (3, F))."""
-        return self.forward(posed, *self.backward(posed, goals))
+    def fabrik(self, posed: ChainPosed, goals: FloatArray) -> ChainPosed:
+        """One forward and one backward pass on every frame given (goals (3, F))."""
+        return self.backward(posed, *self.forward(posed, goals))
 
-    def backward(self, posed: Posed, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """The backward pass, from the goals (3, F) toward the root: the joints it places (m+1, 3, F), the tip
+    def forward(self, posed: ChainPosed, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The forward pass, from the goals (3, F) toward the root: the joints it places (m+1, 3, F), the tip
         on the goal and the root off its place, and the bones' orientations there (m, 4, F)."""
         bones = len(posed.local)
         stretched = bool((posed.scales != 1.0).any())
         joints, world, scales = posed.joints, posed.world, posed.scales
 
-        # Backward: from the target toward the root, each bone aimed from its next joint at its old head.
+        # From the target toward the root, each bone aimed from its next joint at its old head.
         placed = np.empty(joints.shape)
         placed[-1] = goals
         turned = np.empty(world.shape)
@@ -105,8 +86,8 @@ class PoseSteps:
             placed[k] = placed[k + 1] - self._offset(turned[k], k, scales[k], stretched)
         return placed, turned
 
-    def forward(self, posed: Posed, placed: FloatArray, turned: FloatArray) -> Posed:
-        """The forward pass after ``backward`` (its joints and orientations): from the fixed root head, each
+    def backward(self, posed: ChainPosed, placed: FloatArray, turned: FloatArray) -> ChainPosed:
+        """The backward pass after ``forward`` (its joints and orientations): from the fixed root head, each
         bone aimed at the joint placed above, then clamped to its limits."""
         bones = len(posed.local)
         stretched = bool((posed.scales != 1.0).any())
@@ -121,9 +102,9 @@ class PoseSteps:
             local[k] = self.bones.clamps[k](aimed)
             new_world[k] = rows.multiply(frame, local[k])
             new_joints[k + 1] = new_joints[k] + self._offset(new_world[k], k, scales[k], stretched)
-        return Posed(local, scales, new_world, new_joints)
+        return ChainPosed(local, scales, new_world, new_joints)
 
-    def least_squares(self, posed: Posed, goals: FloatArray) -> Posed:
+    def least_squares(self, posed: ChainPosed, goals: FloatArray) -> ChainPosed:
         """One damped-least-squares step on every bone's rotation, each clamped to its limits after.
 
         FABRIK aims each bone with the smallest turn, which never rolls a bone about its own axis; a frame that
@@ -140,8 +121,7 @@ class PoseSteps:
         normal = (np.trace(outer, axis1=1, axis2=2) + damping)[:, None, None] * np.eye(3) - outer
         y = np.linalg.solve(normal, error.T[..., None])[..., 0].T  # (3, F)
         turns = np.cross(arms, y[None], axis=1)  # (m, 3, F), world axes times angles
-        angles = np.sqrt(np.einsum("kif,kif->kf", turns, turns))
-        turns *= np.minimum(1.0, MAX_STEP_RAD / np.maximum(angles, 1e-300))[:, None]
+        cap_turns(turns)
         # Each turn seen in its bone's rest frame under its posed parent, where the local rotation lives.
         parents = np.concatenate([np.broadcast_to(self.bones.rest_quats[0][:, None], (1, 4, frames)), posed.world[:-1]])
         if bones > 1:
@@ -164,3 +144,28 @@ class PoseSteps:
     def aims(self) -> Aims:
         """Each bone's offset to its next joint."""
         return Aims(self.rest.offsets)
+
+
+@dataclass(frozen=True)
+class RecordingSteps:
+    """A chain's ``ChainSteps`` that record one frame's joints after every pass of FABRIK (``TOWARD``: the
+    forward pass's joints, tip on the target; ``BACK``: the backward pass's, root in place) and every
+    least-squares step (``LEAST_SQUARES``), into ``recorder`` (``points.Recorder``)."""
+
+    steps: ChainSteps
+    recorder: Recorder
+
+    def pose(self, local: FloatArray, scales: FloatArray) -> ChainPosed:
+        return self.steps.pose(local, scales)
+
+    def fabrik(self, posed: ChainPosed, goals: FloatArray) -> ChainPosed:
+        placed, turned = self.steps.forward(posed, goals)
+        self.recorder.add(TOWARD, placed[:, :, 0])
+        result = self.steps.backward(posed, placed, turned)
+        self.recorder.add(BACK, result.joints[:, :, 0])
+        return result
+
+    def least_squares(self, posed: ChainPosed, goals: FloatArray) -> ChainPosed:
+        result = self.steps.least_squares(posed, goals)
+        self.recorder.add(LEAST_SQUARES, result.joints[:, :, 0])
+        return result

@@ -1,4 +1,4 @@
-"""A tree of bones as rigid bodies, as ``pose`` does for a chain: from local rotations to heads and tails, to
+"""A tree of bones as rigid bodies, as ``chain`` does for a chain: from local rotations to heads and tails, to
 the ``Tree`` of joints the tree solver moves, and from solved joints back to local rotations.
 
 Every position and rotation is in the tree's base frame: the root bone's rest frame, placed at its head. A
@@ -15,11 +15,9 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ._tree_passes import best_turn
-from .pose import inherit_stretch
-from .rotations import quat_between, quat_multiply, quat_to_matrix, sign_continuous, twist
-from .tree import Tree
-from .validate import FloatArray
+from ..core import FloatArray, best_turn, quat_between, quat_multiply, quat_to_matrix, sign_continuous, twist
+from ..points import Tree
+from .chain import inherit_stretch
 
 #: Children of a bone whose heads lie within this distance of each other (scene units at rest) hang from one
 #: joint: a fork, where the paper's sub-base is (two branches connected to one tail).
@@ -89,7 +87,7 @@ def tree_forward_kinematics(
 
 def tree_inherited_stretch(rest: TreeRest, rotations: FloatArray, scales: FloatArray) -> tuple[FloatArray, FloatArray]:
     """The rotations (F, b, 4) and Y scales (F, b) to key on a tree's stretched bones whose children inherit
-    their scale fully: ``pose.inherited_stretch`` for a tree, from solved local rotations (F, b, 4) and Y
+    their scale fully: ``chain.inherited_stretch`` for a tree, from solved local rotations (F, b, 4) and Y
     scales (F, b)."""
     orientations = tree_forward_kinematics(rest, rotations, scales)[2]
     return inherit_stretch(rest.parents, rest.rest_rotations, orientations, rotations, scales)

@@ -1,0 +1,183 @@
+"""What a solve on bones does besides its steps, the same for a chain (``chain_solve``) and a tree
+(``tree_solve``): which attempt runs, from which start, and what is kept.
+
+An attempt (``iterate.attempt``) runs one iteration of FABRIK, then the solver's schedule of least-squares (and
+FABRIK) runs on the frames still short. After the first attempt from the start pose, frames still short get
+another from a bent pose, then from random poses within the limits (seeded: a bake gives the same keys every
+time), each turned toward the goals first; with stretch, rounds of lengthened bones; last, a swivel about the
+line from the first head to the tip, to the pose nearest a reference. ``BoneSolver`` holds that sequence; a
+chain and a tree fill in how they turn a pose toward its goals, how far their goals can be, how their bones
+lengthen and how they swivel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+from numpy.typing import NDArray
+
+from ..core import FloatArray, JointLimits, quat_normalize
+from .iterate import CHAIN_SCHEDULE, Best, Schedule, Steps, attempt, rows_of
+
+#: Rounds of lengthening the bones, each followed by a solve, when stretching toward a target out of reach.
+STRETCH_ROUNDS = 4
+#: The seed of the random starts: a bake gives the same keys every time.
+RESTART_SEED = 0
+#: Relative rounding of a tip's distance after a turn of the whole chain (a fraction of its reach): a turn that
+#: moves the tip by no more is taken as keeping it where it was.
+ROUNDING = 1e-12
+
+#: A solver's poles as its hooks take them: a chain's (F, 3) or None, a tree's list of those per effector.
+PolesT = TypeVar("PolesT")
+
+
+@dataclass(frozen=True)
+class BoneSolver(Generic[PolesT]):
+    """The attempts of one solve on bones, for a chain or a tree (the subclasses), on frames first goals: a
+    chain's (F, 3), a tree's (F, E, 3).
+
+    Attributes
+    ----------
+    limits : JointLimits
+    tolerance : float
+    max_iterations : int
+        Per run of one step.
+    """
+
+    limits: JointLimits
+    tolerance: float
+    max_iterations: int
+
+    #: Attempts from random poses within the limits, after the start pose and the bent one.
+    restarts = 0
+    #: What an attempt runs after its first FABRIK iteration (see ``iterate.attempt``).
+    schedule: ClassVar[Schedule] = CHAIN_SCHEDULE
+
+    @property
+    def steps(self) -> Steps[Any]:
+        raise NotImplementedError
+
+    @property
+    def reach(self) -> float:
+        """The farthest a goal can be from the root (unstretched): the scale of rounding."""
+        raise NotImplementedError
+
+    def within_reach(self, goals: FloatArray) -> NDArray[np.bool_]:
+        """Per frame, whether every goal lies within what the bones can reach (F,)."""
+        raise NotImplementedError
+
+    def turned(self, poses: FloatArray, scales: FloatArray, goals: FloatArray, poles: PolesT) -> FloatArray:
+        """Start poses (F, m, 4) turned toward their ``goals`` (to their poles, with them) before an attempt, the
+        bones at Y ``scales`` (m, F)."""
+        raise NotImplementedError
+
+    def lengthened(self, best: Best, goals: FloatArray, short: NDArray[np.intp]) -> FloatArray:
+        """The Y scales (m, S) of the frames ``short``, grown toward their goals for a stretch round."""
+        raise NotImplementedError
+
+    def swiveled(self, best: Best, reference: FloatArray) -> FloatArray:
+        """The best poses turned about the line from the first head to the tip, to where the first bone is
+        nearest ``reference``'s (F, m, 4): rows (m, 4, F)."""
+        raise NotImplementedError
+
+    def poles_of(self, poles: PolesT, rows: NDArray[np.intp]) -> PolesT:
+        """The poles of the frames ``rows``."""
+        raise NotImplementedError
+
+    def search(self, first: FloatArray, goals: FloatArray, poles: PolesT, stretch: bool) -> Best:
+        """Every attempt but the swivel, from the start poses ``first`` (F, m, 4) (turned to the poles already):
+        each frame's best pose."""
+        best = self.solve(Best.start(first), goals)
+        self.retry_bent(best, goals, poles)
+        random = np.random.default_rng(RESTART_SEED)
+        for _ in range(self.restarts):
+            self.retry_random(best, goals, poles, random)
+        if stretch and self.limits.stretch.any():
+            self.stretch(best, goals)
+        return best
+
+    def solve(self, start: Best, goals: FloatArray) -> Best:
+        """``attempt`` with these steps and schedule, from ``start``'s poses toward ``goals``."""
+        return attempt(self.steps, start, goals, (self.tolerance, self.max_iterations), self.schedule)
+
+    def retry_bent(self, best: Best, goals: FloatArray, poles: PolesT) -> None:
+        """Solve the frames that fell short again, from a bent pose turned toward the goal.
+
+        FABRIK keeps the way a joint bends: from a straight knee whose range is 0 to 150 degrees, a target
+        that needs the knee bent would have it bend backwards, which its limit forbids, so it stays straight
+        and the chain gets stuck; and it never rolls a bone, so a hinge whose plane misses the goal stays
+        so. Bent halfway into its range, a joint bends the allowed way; turned toward the goal (to the pole,
+        with one), the chain bends in a plane through it.
+        """
+        short = np.flatnonzero(best.error > self.tolerance)
+        bones = best.quats.shape[0]
+        self.retry(best, goals, poles, short, np.broadcast_to(self.limits.bent(), (short.size, bones, 4)))
+
+    def retry_random(self, best: Best, goals: FloatArray, poles: PolesT, random: np.random.Generator) -> None:
+        """Solve the frames still short of goals within reach again, from random poses within the limits turned
+        toward the goals.
+
+        Where the limits leave few ways to a target (three hinges for the tip's three coordinates, cones that
+        only just allow it), FABRIK from the start pose and from the bent one can end where no small turn
+        comes closer; from elsewhere it often finds the way. A target beyond reach gets no restart: no pose
+        reaches it.
+        """
+        short = np.flatnonzero((best.error > self.tolerance) & self.within_reach(goals))
+        poses = self.limits.clamp(quat_normalize(random.normal(size=(short.size, best.quats.shape[0], 4))))
+        self.retry(best, goals, poles, short, poses)
+
+    def retry(self, best: Best, goals: FloatArray, poles: PolesT, rows: NDArray[np.intp], poses: npt.ArrayLike) -> None:
+        """Solve the frames ``rows`` again from ``poses`` (len(rows), m, 4) turned toward their goals (to the
+        poles, with them), keeping what comes closer."""
+        if rows.size == 0:
+            return
+        scales = best.scales[:, rows]
+        turned = self.turned(np.asarray(poses), scales, goals[rows], self.poles_of(poles, rows))
+        start = Best(rows_of(turned), scales, np.zeros(rows.size, dtype=np.int64), best.error[rows])
+        best.keep_better(rows, self.solve(start, goals[rows]))
+
+    def stretch(self, best: Best, goals: FloatArray) -> None:
+        """Lengthen the bones of frames that fell short (``lengthened``) and solve those again, for up to
+        ``STRETCH_ROUNDS`` rounds."""
+        for _ in range(STRETCH_ROUNDS):
+            short = np.flatnonzero(best.error > self.tolerance)
+            if short.size == 0:
+                break
+            grown = self.lengthened(best, goals, short)
+            start = Best(best.quats[..., short], grown, np.zeros(short.size, dtype=np.int64), best.error[short])
+            best.keep_better(short, self.solve(start, goals[short]))
+
+    def swivel_to(self, best: Best, reference: FloatArray, goals: FloatArray) -> None:
+        """Turn each frame's best pose about the line from its first head to its tip, to where its first bone is
+        nearest ``reference``'s (F, m, 4) (``swiveled``). A frame keeps the turned pose unless that moves it
+        farther from its goals (beyond the tolerance, and beyond rounding: out of reach, every turn misses by
+        the same distance), as the first bone's limits can make it."""
+        turned = self.swiveled(best, reference)
+        error = self.steps.pose(turned, best.scales).error(np.ascontiguousarray(np.moveaxis(goals, 0, -1)))
+        rounding = ROUNDING * self.reach * best.scales.max(axis=0)
+        keep = np.flatnonzero(error <= np.maximum(best.error, self.tolerance) + rounding)
+        best.quats[..., keep], best.error[keep] = turned[..., keep], error[keep]
+
+
+def as_rotations(rotations: npt.ArrayLike, frames: int, bones: int) -> FloatArray:
+    """Start rotations, one set per frame (F, m, 4), unit length, from (m, 4), (1, m, 4) or (F, m, 4).
+
+    Raises
+    ------
+    ValueError
+        For another shape, NaN or infinity, or a zero quaternion.
+    """
+    quats = np.asarray(rotations, dtype=np.float64)
+    if quats.shape not in {(bones, 4), (1, bones, 4), (frames, bones, 4)}:
+        raise ValueError(
+            f"rotations must have shape ({bones}, 4), (1, {bones}, 4) or ({frames}, {bones}, 4), got {quats.shape}"
+        )
+    if not np.isfinite(quats).all():
+        raise ValueError("rotations contain NaN or infinity")
+    size = np.linalg.norm(quats, axis=-1, keepdims=True)
+    if (size < 1e-6).any():
+        raise ValueError("rotations contain a zero quaternion")
+    return np.broadcast_to(quats / size, (frames, bones, 4)).copy()

@@ -1,0 +1,259 @@
+"""Turns of a whole chain, or of one branch of a tree, about its first bone's head: the turn Blender's IK gives
+a chain toward its pole before solving, and the turn about the line from the first head to the tip that brings
+a solved chain nearest where it started. Only the first bone's rotation changes; it is clamped to its limits.
+
+A chain's turns (``turn_toward``, ``swivel_nearest``) are in its base frame (see ``chain``), vectors (F, 3)
+and rotation matrices (F, 3, 3), frames first. A tree's branch (``BranchTurns``; see ``tree_layout``) is seen
+as a chain, its bones from its first to its tip, in the frame of its first bone's posed parent placed at its
+head: there the chain's turns do the work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ..core import FloatArray, JointLimits, axis_angle_to_quat, matrix_to_quat, quat_between, quat_to_matrix
+from .chain import ChainRest
+from .iterate import frames_first, rows_of
+from .tree_layout import TreeBones
+from .tree_steps import TreePosed, TreeSteps
+
+
+def turn_toward(
+    rest: ChainRest,
+    limits: JointLimits,
+    quats: FloatArray,
+    tips: FloatArray,
+    goals: FloatArray,
+    poles: FloatArray | None,
+    pole_angle: float,
+) -> FloatArray:
+    """The poses turned about the root's head as Blender's IK turns a chain before solving, the root then
+    clamped to its limits (Blender's turns the root past them).
+
+    With a pole, the turn takes the root-to-tip line onto the root-to-goal line, and the plane through the
+    root-to-tip line and the root's "up" axis (its X axis turned toward Z by ``pole_angle``) onto the plane
+    through the root-to-goal and root-to-pole lines; a frame whose pole lies on the root-to-goal line has no
+    such plane and is not turned, as without a pole. Without a pole, it is the smallest turn that points the
+    root-to-tip line at the goal, keeping the plane the chain bends in.
+
+    Parameters
+    ----------
+    rest : ChainRest
+    limits : JointLimits
+    quats : ndarray, shape (F, m, 4)
+        Local rotations.
+    tips : ndarray, shape (F, 3)
+        Where they put the last joint (with the bones' scales).
+    goals, poles : ndarray, shape (F, 3)
+    pole_angle : float
+        Radians.
+
+    Returns
+    -------
+    ndarray, shape (F, m, 4)
+    """
+    root = _root(rest, quats)
+    tip_direction = unit(tips, fallback=root[:, :, 1])
+    goal_direction = unit(goals, fallback=tip_direction)
+    if poles is None:
+        turn = quat_to_matrix(quat_between(tip_direction, goal_direction))
+    else:
+        up = root[:, :, 0] * np.cos(pole_angle) + root[:, :, 2] * np.sin(pole_angle)
+        turn = _look_at(goal_direction, poles) @ np.swapaxes(_look_at(tip_direction, up), 1, 2)
+        turn[~np.isfinite(turn).all(axis=(1, 2))] = np.eye(3)  # a pole on the line: no plane to turn to
+    return _with_root(rest, limits, quats, turn @ root)
+
+
+def swivel_nearest(
+    rest: ChainRest, limits: JointLimits, quats: FloatArray, tips: FloatArray, reference: FloatArray
+) -> FloatArray:
+    """The poses turned about their root-to-tip lines to where the root is nearest ``reference``'s, the root
+    then clamped to its limits.
+
+    Turning the whole chain about the line from the root's head to the tip keeps the tip where it is and
+    every bone's local rotation but the root's. The turn by ``a`` about the unit line ``u`` that brings the
+    root's orientation ``R`` nearest the reference ``S`` maximises ``trace(S.T @ turn(a) @ R)``, which is
+    ``A cos(a) + B sin(a)`` plus a constant with ``M = R @ S.T``, ``A = trace(M) - u.M.u`` and
+    ``B = trace([u]x @ M)``: at ``a = atan2(B, A)``.
+
+    Parameters
+    ----------
+    rest : ChainRest
+    limits : JointLimits
+    quats : ndarray, shape (F, m, 4)
+        Local rotations to turn.
+    tips : ndarray, shape (F, 3)
+        Where they put the last joint (with the bones' scales).
+    reference : ndarray, shape (F, m, 4)
+        Local rotations whose root to come nearest.
+
+    Returns
+    -------
+    ndarray, shape (F, m, 4)
+    """
+    root = _root(rest, quats)
+    line = unit(tips, fallback=root[:, :, 1])
+    reference_root = _root(rest, reference)
+    M = root @ np.swapaxes(reference_root, 1, 2)
+    A = np.trace(M, axis1=1, axis2=2) - np.einsum("fi,fij,fj->f", line, M, line)
+    B = np.einsum("fij,fji->f", cross_matrices(line), M)
+    angle = np.arctan2(B, A)
+    turn = quat_to_matrix(axis_angle_to_quat(np.concatenate([angle[:, None], line], axis=1)))
+    return _with_root(rest, limits, quats, turn @ root)
+
+
+def unit(vectors: FloatArray, fallback: FloatArray) -> FloatArray:
+    """Unit vectors (..., 3); ``fallback`` where a vector is (close to) zero."""
+    size = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return np.where(size > 1e-12, vectors / np.where(size > 1e-12, size, 1.0), fallback)
+
+
+def cross_matrices(vectors: FloatArray) -> FloatArray:
+    """Matrices (..., 3, 3) with ``M @ a == vectors x a``."""
+    x, y, z = vectors[..., 0], vectors[..., 1], vectors[..., 2]
+    zero = np.zeros_like(x)
+    return np.stack([np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1), np.stack([-y, x, zero], -1)], -2)
+
+
+def _look_at(direction: FloatArray, up: FloatArray) -> FloatArray:
+    """Frames (F, 3, 3) with columns (side, up made perpendicular to ``direction``, ``direction``); NaN where
+    ``up`` is along ``direction``."""
+    side = np.cross(direction, up)
+    size = np.linalg.norm(side, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        side = np.where(size > 1e-9, side / size, np.nan)
+    return np.stack([side, np.cross(direction, side), direction], axis=-1)
+
+
+def _root(rest: ChainRest, quats: FloatArray) -> FloatArray:
+    """The root bone's orientations (F, 3, 3) in the base frame under local rotations (F, m, 4)."""
+    return np.asarray(rest.rest_rotations[0] @ quat_to_matrix(quats[:, 0]))
+
+
+def _with_root(rest: ChainRest, limits: JointLimits, quats: FloatArray, root: FloatArray) -> FloatArray:
+    """``quats`` (F, m, 4) with the root bone's rotation replaced by the one that gives it orientation
+    ``root`` (F, 3, 3), clamped to the root's limits."""
+    local = np.swapaxes(rest.rest_rotations[0], 0, 1) @ root
+    result = quats.copy()
+    result[:, 0] = limits.clamp(matrix_to_quat(local), bone=0)
+    return result
+
+
+@dataclass(frozen=True)
+class BranchTurns:
+    """The branch turns of one tree: its layout, limits and steps (for forward kinematics)."""
+
+    steps: TreeSteps
+
+    @property
+    def bones(self) -> TreeBones:
+        return self.steps.bones
+
+    @property
+    def limits(self) -> JointLimits:
+        return self.steps.limits
+
+    def toward(
+        self,
+        quats: FloatArray,
+        scales: FloatArray,
+        goals: FloatArray,
+        poles: list[FloatArray | None],
+        pole_angles: FloatArray,
+        effectors: list[int],
+    ) -> FloatArray:
+        """The poses with each of ``effectors``' branches turned as ``turn_toward`` turns a chain:
+        with a pole, so the plane through its first head, tip and "up" axis (the first bone's X axis turned
+        toward Z by the pole angle) becomes the plane through that head, the goal and the pole; without, by
+        the smallest turn that points it at the goal. Branches nearer the root turn first (a turn moves every
+        branch beyond it).
+
+        Parameters
+        ----------
+        quats : ndarray, shape (F, b, 4)
+        scales : ndarray, shape (b, F)
+        goals : ndarray, shape (F, E, 3)
+        poles : list of (ndarray, shape (F, 3)) or None
+            Per effector.
+        pole_angles : ndarray, shape (E,)
+            Radians.
+        effectors : list of int
+            The branches to turn.
+
+        Returns
+        -------
+        ndarray, shape (F, b, 4)
+        """
+        result = quats.copy()
+        for e in sorted(effectors, key=lambda e: self._depths[e]):
+            chain = list(self.bones.branches[e].bones)
+            posed = self.steps.pose(rows_of(result), scales)
+            base, head = self._frame(posed, chain[0])
+            pole = poles[e]
+            turned = turn_toward(
+                self._rests[e],
+                self._limits[e],
+                result[:, chain],
+                _seen(base, head, frames_first(posed.ends)[:, e]),
+                _seen(base, head, goals[:, e]),
+                None if pole is None else _seen(base, head, pole),
+                float(pole_angles[e]),
+            )
+            result[:, chain[0]] = turned[:, 0]
+        return result
+
+    def swivel(self, quats: FloatArray, scales: FloatArray, reference: FloatArray) -> FloatArray:
+        """The poses with each branch that carries no other effector turned about the line from its first head
+        to its tip, to where its first bone's rotation is nearest ``reference``'s (F, b, 4) (see
+        ``swivel_nearest``): every effector stays where it was."""
+        result = quats.copy()
+        posed = self.steps.pose(rows_of(quats), scales)
+        ends = frames_first(posed.ends)
+        for e, branch in enumerate(self.bones.branches):
+            if not branch.alone:
+                continue
+            chain = list(branch.bones)
+            base, head = self._frame(posed, chain[0])
+            tips = _seen(base, head, ends[:, e])
+            turned = swivel_nearest(self._rests[e], self._limits[e], quats[:, chain], tips, reference[:, chain])
+            result[:, chain[0]] = turned[:, 0]
+        return result
+
+    def _frame(self, posed: TreePosed, bone: int) -> tuple[FloatArray, FloatArray]:
+        """The orientation (F, 3, 3) of ``bone``'s posed parent (the base frame's for the root) and ``bone``'s
+        head (F, 3): where its branch is seen as a chain."""
+        parent = int(self.bones.rest.parents[bone])
+        frames = posed.heads.shape[-1]
+        if parent < 0:
+            return np.broadcast_to(np.eye(3), (frames, 3, 3)), frames_first(posed.heads[bone : bone + 1])[:, 0]
+        base = quat_to_matrix(np.ascontiguousarray(posed.world[parent].T))
+        return base, frames_first(posed.heads[bone : bone + 1])[:, 0]
+
+    @cached_property
+    def _rests(self) -> list[ChainRest]:
+        """Each branch as a chain: its bones' rest frames, and the offsets from each head to the next."""
+        rest, offsets = self.bones.rest, self.bones.offsets
+        chains = []
+        for e, branch in enumerate(self.bones.branches):
+            chain = list(branch.bones)
+            steps = [offsets[self.bones.head_points[k]] for k in chain[1:]] + [offsets[self.bones.tail_points[e]]]
+            chains.append(ChainRest(rest.rest_rotations[chain], np.array(steps)))
+        return chains
+
+    @cached_property
+    def _limits(self) -> list[JointLimits]:
+        return [self.limits.take(list(branch.bones)) for branch in self.bones.branches]
+
+    @cached_property
+    def _depths(self) -> list[int]:
+        """How many bones lie above each branch's first."""
+        return [int(self.bones.moves[:, e].sum()) - len(branch.bones) for e, branch in enumerate(self.bones.branches)]
+
+
+def _seen(base: FloatArray, head: FloatArray, points: FloatArray) -> FloatArray:
+    """Points (F, 3) in the frame of orientations ``base`` (F, 3, 3) placed at ``head`` (F, 3)."""
+    return np.asarray(np.einsum("fji,fj->fi", base, points - head), dtype=np.float64)
