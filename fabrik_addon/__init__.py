@@ -1,13 +1,16 @@
 """FABRIK inverse kinematics for Blender, baked into bone rotations.
 
-Layers, lowest first; a module imports only from its own layer or the ones below it, and only their public
-names (``python3 ../shared/tools/layers.py`` checks names and cycles):
+Layers, lowest first; a module imports only from its own layer or the ones below it, and from another package
+only the names its face (``__init__``) lists in ``__all__`` (``scripts/check_layers.py`` checks that, and that
+there are no cycles, no module over 400 lines and no package over 12 modules):
 
-1. ``solver`` -- pure numpy: FABRIK, CCD, limits, rotations. Imports nothing of this package outside it.
+1. ``solver`` -- pure numpy: ``core`` (rotations, limits, geometry), ``points`` (FABRIK and CCD on joints),
+   ``bones`` (chains and trees of bones on their rotations). Imports nothing of this package outside it.
 2. ``settings`` -- pure: the one frozen, validated ``BakeSettings`` value every entry point builds. Imports
    ``solver`` (defaults, methods).
-3. ``blender`` -- talks to ``bpy``: reads scenes into arrays, calls the solver, writes keys; the add-on's
-   properties, operators, panel and live preview. Imports ``settings`` and ``solver``.
+3. ``blender`` -- talks to ``bpy``: ``rig`` (the armature read and written), ``bake`` (checks, frame walks,
+   the chain-or-tree unit, keys, report), ``live`` (preview, Step Through Iterations), ``ui`` (panel,
+   operators). Imports ``settings`` and ``solver``.
 4. ``api`` -- the keyword API for scripts. Imports ``blender`` and ``settings``.
 5. ``cli`` -- the ``fabrik_bake`` command (``blender -c fabrik_bake``). Imports ``api`` and ``settings``; its
    argument and file handling (``options``, ``jobs``, ``files``, ``report``) imports no ``bpy``.

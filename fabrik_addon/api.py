@@ -16,10 +16,10 @@ from collections.abc import Callable
 
 import bpy
 
-from .blender import ik_constraints
-from .blender.bake import BakeReport, RigBakeReport
-from .blender.bake import bake as bake_settings
-from .blender.clear import clear as clear_settings
+from . import blender
+from .blender import BakeReport, RigBakeReport
+from .blender import bake as bake_settings
+from .blender import clear as clear_settings
 from .settings import KEYWORDS, BakeSettings, ChainSettings, FrameRange, SolverSettings
 from .solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
 
@@ -176,7 +176,7 @@ def bake_ik_constraints(
     """
     frames = FrameRange(frame_start, frame_end, frame_step)
     solver = SolverSettings(tolerance=tolerance, max_iterations=max_iterations)
-    return ik_constraints.bake_ik_constraints(armature, frames, solver, after=after, progress=progress)
+    return blender.bake_ik_constraints(armature, frames, solver, after=after, progress=progress)
 
 
 def clear(

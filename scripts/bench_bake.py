@@ -53,7 +53,7 @@ import rigs
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
-from fabrik_addon.blender.chain import read_chain, read_limits
+from fabrik_addon.blender.rig import read_chain, read_limits
 from fabrik_addon.solver import FloatArray, JointLimits
 
 TOLERANCE = 1e-3

@@ -34,7 +34,7 @@ import rigs
 from bench_bake import free_chain
 
 import fabrik_addon
-from fabrik_addon.blender import preview
+from fabrik_addon.blender.live import preview
 from fabrik_addon.blender.properties import settings_of
 from fabrik_addon.solver import FloatArray
 

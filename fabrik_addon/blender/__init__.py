@@ -1,1 +1,19 @@
-"""The Blender layer: everything that talks to ``bpy``."""
+"""The Blender layer: it reads scenes into arrays, calls the solver, writes keyframes, and is the add-on an
+animator uses. Its packages, lowest first, each importing only the faces of those below it:
+
+- ``rig``: the armature as the add-on reads and writes it (chains of bones, channels, keys, pose snapshots,
+  what follows what);
+- ``bake``: the bake (its checks, frame walks, the chain-or-tree unit it solves, the keys it writes and its
+  report), Blender's IK constraints as its input, and Clear;
+- ``live``: the live preview and Step Through Iterations, with their state;
+- ``ui``: the sidebar's panel, chain list and operators.
+
+Beside them: ``compat`` (every difference between Blender versions), ``properties`` (the settings stored on
+each armature, ``Object.fabrik``, and the ``BakeSettings`` they stand for), ``versioning`` (older files'
+settings brought up to date) and ``addon`` (registering it all). The API imports only the names below.
+"""
+
+from . import addon
+from .bake import BakeReport, RigBakeReport, bake, bake_ik_constraints, clear
+
+__all__ = ["BakeReport", "RigBakeReport", "addon", "bake", "bake_ik_constraints", "clear"]

@@ -1,18 +1,19 @@
 """Registering the add-on: the settings, operators, the chain list and panels in order, the ``Object.fabrik``
-pointer, the live preview's handlers and the bringing of older settings up to date; unregistering takes them
-away in reverse order."""
+pointer, the live preview's and Step Through Iterations' handlers and the bringing of older settings up to
+date; unregistering takes them away in reverse order."""
 
 from __future__ import annotations
 
 import bpy
 
-from . import chain_list, operators, panel, playback_ui, preview, properties, solve_now, versioning
+from . import properties, versioning
+from .live import player, preview
+from .ui import chain_list, live_operators, operators, panel
 
 CLASSES = (
     *properties.CLASSES,
     *operators.CLASSES,
-    *solve_now.CLASSES,
-    *playback_ui.CLASSES,
+    *live_operators.CLASSES,
     *chain_list.CLASSES,
     *panel.CLASSES,
 )
@@ -24,15 +25,17 @@ def register() -> None:
     bpy.types.Object.fabrik = bpy.props.PointerProperty(  # type: ignore[attr-defined, func-returns-value]
         type=properties.FABRIK_PG_settings, name="FABRIK", override={"LIBRARY_OVERRIDABLE"}
     )
+    live_operators.register()
     versioning.register()
     preview.register()
-    playback_ui.register()
+    player.register()
 
 
 def unregister() -> None:
-    playback_ui.unregister()
+    player.unregister()
     preview.unregister()
     versioning.unregister()
+    live_operators.unregister()
     del bpy.types.Object.fabrik  # type: ignore[attr-defined]
     for cls in reversed(CLASSES):
         bpy.utils.unregister_class(cls)

@@ -162,7 +162,7 @@ def test_rigify_metarigs(kind: str, tip: str, length: int) -> None:
 
 
 def api_chain(armature: bpy.types.Object, tip: str, length: int) -> tuple[str, ...]:
-    from fabrik_addon.blender.chain import chain_bone_names
+    from fabrik_addon.blender.rig import chain_bone_names
 
     return chain_bone_names(armature, tip, length)
 

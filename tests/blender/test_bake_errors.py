@@ -11,7 +11,7 @@ import pytest
 from rigs import keyed_empty, loop_path, make_chain
 
 from fabrik_addon import api
-from fabrik_addon.blender import keys
+from fabrik_addon.blender.rig import keys
 
 from .oracle import data_snapshot
 
@@ -244,7 +244,7 @@ def test_a_failure_rolls_back_a_new_action_too(monkeypatch: pytest.MonkeyPatch) 
 def test_a_failure_while_checking_the_keys_undoes_them(
     scene: tuple[bpy.types.Object, list[str], bpy.types.Object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fabrik_addon.blender import bake as bake_module
+    from fabrik_addon.blender.bake import run as bake_module
 
     armature, names, target = scene
     before = data_snapshot()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabrik_addon.blender.channels import bone_channels, rotation_channels, rotation_property
+from fabrik_addon.blender.rig import bone_channels, rotation_channels, rotation_property
 from fabrik_addon.solver import FloatArray
 from fabrik_addon.solver.core import (
     EULER_ORDERS,

@@ -13,7 +13,7 @@ import pytest
 from rigs import CREATURE_CHAINS, creature_rig, keyed_empty, make_chain, rigify_metarig
 
 from fabrik_addon import api
-from fabrik_addon.blender import keys
+from fabrik_addon.blender.rig import keys
 
 from .oracle import fcurve_keys, file_digest, file_summary
 

@@ -12,7 +12,7 @@ import pytest
 from rigs import keyed_empty, limb_paths, limb_rig, loop_path, rigify_metarig, world_location
 
 from fabrik_addon import api
-from fabrik_addon.blender.chain import read_chain
+from fabrik_addon.blender.rig import read_chain
 
 from .oracle import bake_limb, evaluated
 

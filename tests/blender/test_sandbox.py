@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 from rigs import keyed_empty, loop_path, make_chain, skinned_grid
 
-from fabrik_addon.blender.bake import RigBakeReport, bake
-from fabrik_addon.blender.evaluation import SANDBOX_NAME
+from fabrik_addon.blender.bake import SANDBOX_NAME, RigBakeReport, bake
 from fabrik_addon.settings import BakeSettings
 
 from .oracle import fcurve_keys

@@ -17,7 +17,7 @@ from rigs import cone, hand_rig, hinge, keyed_empty, limited_hand, limited_y, li
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
-from fabrik_addon.blender.chain import read_limits
+from fabrik_addon.blender.rig import read_limits
 from fabrik_addon.settings import BakeSettings, ChainSettings, FrameRange
 
 from .oracle import FloatArray, evaluated, fcurve_keys, file_digest

@@ -56,6 +56,7 @@ def test_accelerated_frames_do_not_depend_on_the_frames_beside_them(case: tuple[
         assert single.iterations == together.iterations[f]
 
 
+@pytest.mark.slow
 def test_near_full_reach_takes_far_fewer_iterations(monkeypatch: pytest.MonkeyPatch) -> None:
     """960 seeded targets at 90-99.5% of the reach of chains of 2 to 64 segments, tolerance 1e-4 of the
     reach: measured at most 83 iterations accelerated, up to 1,000 and more plain."""
@@ -117,6 +118,7 @@ def test_joint_sums_add_in_one_order_whatever_the_frames() -> None:
     np.testing.assert_allclose(sums, rows.sum(axis=0), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_accelerated_frames_stop_on_patience_not_on_one_iteration_without_progress() -> None:
     """An accelerated frame's error goes up and down; stopping at its first iteration without progress (as
     plain FABRIK does) left one of these 1,600 frames short of a tolerance of 1e-6 of the reach."""

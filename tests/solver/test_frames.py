@@ -12,7 +12,7 @@ from fabrik_addon.solver.points import iterate, warm_start
 from .chains import FloatArray, assert_chain_kept, chain_and_targets, shell
 
 
-@pytest.mark.parametrize("method", ["fabrik", "ccd"])
+@pytest.mark.parametrize("method", ["fabrik", pytest.param("ccd", marks=pytest.mark.slow)])
 @settings(max_examples=40)
 @given(case=chain_and_targets(max_joints=40))
 def test_cold_start_equals_per_frame_solve_exactly(method: str, case: tuple[FloatArray, FloatArray]) -> None:

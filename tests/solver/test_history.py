@@ -54,6 +54,7 @@ def test_fabrik_history_alternates_target_and_root(case: tuple[FloatArray, Float
         assert any(i % 2 == 0 for i in _index_of(result.joints, history))  # the best of the even entries
 
 
+@pytest.mark.slow
 @settings(max_examples=20)
 @given(case=chain_and_targets(max_joints=12))
 def test_ccd_history_turns_one_joint_at_a_time(case: tuple[FloatArray, FloatArray]) -> None:
@@ -85,6 +86,7 @@ def test_ccd_history_turns_one_joint_at_a_time(case: tuple[FloatArray, FloatArra
                 np.testing.assert_allclose(unit_arm, unit_aim, atol=1e-6)
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(2, 6), st.booleans(), st.booleans())
 def test_pose_history_names_every_step_and_counts_the_iterations(

@@ -35,6 +35,7 @@ def _leg(stretch: tuple[float, float] = (0.0, 0.0)) -> tuple[ChainRest, JointLim
     return rest, knee
 
 
+@pytest.mark.slow
 @settings(max_examples=15)
 @given(st.integers(0, 2**32 - 1), st.integers(2, 8))
 def test_random_limited_chains_keep_their_limits_and_reach_what_they_can(seed: int, bones: int) -> None:
@@ -60,6 +61,7 @@ def test_random_limited_chains_keep_their_limits_and_reach_what_they_can(seed: i
     assert not solution.reached[16:].any()  # out of the chain's reach
 
 
+@pytest.mark.slow
 def test_targets_within_the_limits_are_reached_in_essentially_every_case() -> None:
     """Over many random chains together: a chain whose limits leave few ways to a target (hinges only, as
     few turns as the three coordinates of its tip) can still miss one now and then."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 
 from fabrik_addon.solver import solve, solve_frames
@@ -16,6 +17,7 @@ def test_fabrik_keeps_root_and_lengths(case: tuple[FloatArray, FloatArray]) -> N
     _check_invariants(case, "fabrik")
 
 
+@pytest.mark.slow
 @settings(max_examples=15)
 @given(case=chain_and_targets())
 def test_ccd_keeps_root_and_lengths(case: tuple[FloatArray, FloatArray]) -> None:
@@ -55,6 +57,7 @@ def test_unreachable_targets_give_a_straight_chain_pointing_at_them(
         assert np.isclose(result.error, np.linalg.norm(target - chain[0]) - reach, rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_reachable_targets_are_reached_in_essentially_every_case() -> None:
     """10,000 seeded cases: chains of 2 to 128 joints, targets anywhere in the shell the chain can reach (but
     for the 1% nearest each of its boundaries, where any iterative solver slows down), tolerance 1e-4 of the

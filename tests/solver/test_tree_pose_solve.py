@@ -34,6 +34,7 @@ def _posed(rest: TreeRest, limits: JointLimits, rng: np.random.Generator, frames
     return np.asarray(limits.clamp(quat_normalize(rng.normal(size=(frames, len(rest.parents), 4)))))
 
 
+@pytest.mark.slow
 @settings(max_examples=20)
 @given(seed=st.integers(0, 2**32 - 1), limbs=st.integers(1, 4))
 def test_random_limited_trees_keep_their_limits_and_their_shape(seed: int, limbs: int) -> None:
@@ -71,6 +72,7 @@ def test_random_limited_trees_keep_their_limits_and_their_shape(seed: int, limbs
     np.testing.assert_array_equal(again.rotations, solution.rotations)
 
 
+@pytest.mark.slow
 def test_targets_within_the_limits_are_reached_in_essentially_every_case() -> None:
     """800 seeded cases: 40 random trees of 1 to 4 limbs (forks, palms with disconnected limb roots), each
     bone a random hinge, cone, cone with a twist limit or free joint with random ranges, every leaf a tip,

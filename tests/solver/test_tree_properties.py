@@ -4,6 +4,7 @@ targets conflict."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ def tree_and_targets(draw: st.DrawFn) -> tuple[Tree, FloatArray]:
     return tree, targets
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(case=tree_and_targets())
 def test_root_lengths_and_offsets_are_kept(case: tuple[Tree, FloatArray]) -> None:
@@ -45,6 +47,7 @@ def test_root_lengths_and_offsets_are_kept(case: tuple[Tree, FloatArray]) -> Non
     np.testing.assert_array_equal(tree.joints, before[1])
 
 
+@pytest.mark.slow
 def test_targets_from_the_trees_own_poses_are_reached_in_essentially_every_case() -> None:
     """1,500 seeded cases: 150 random trees of 1 to 7 limbs of 2 to 6 segments each (a third of limb starts
     carrying a rigid palm of 2 to 4 limbs), segments over six orders of magnitude, every leaf an effector,

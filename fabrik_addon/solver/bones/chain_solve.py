@@ -64,7 +64,7 @@ from ..points import START, Recorder
 from .chain import ChainRest
 from .chain_steps import ChainPosed, ChainSteps, RecordingSteps
 from .iterate import Best, Steps, frames_first, rows_of
-from .solver import BoneSolver, as_rotations
+from .solver import BoneSolver, as_limits, as_rotations
 from .turns import swivel_nearest, turn_toward
 
 #: Attempts from random poses within the limits on frames still short of a target within the chain's length,
@@ -173,9 +173,7 @@ def solve_pose(
     goals = as_points(targets, "targets")
     frames = len(goals)
     start = as_rotations(rotations, frames, bones)
-    limits = JointLimits.free(bones) if limits is None else limits
-    if limits.bones != bones:
-        raise ValueError(f"limits are for {limits.bones} bones, the chain has {bones}")
+    limits = as_limits(limits, bones, "chain")
     pole_points = None if poles is None else as_points(poles, "poles")
     if pole_points is not None and len(pole_points) != frames:
         raise ValueError(f"poles must have one point per target ({frames}), got {len(pole_points)}")

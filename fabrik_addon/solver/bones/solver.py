@@ -181,3 +181,18 @@ def as_rotations(rotations: npt.ArrayLike, frames: int, bones: int) -> FloatArra
     if (size < 1e-6).any():
         raise ValueError("rotations contain a zero quaternion")
     return np.broadcast_to(quats / size, (frames, bones, 4)).copy()
+
+
+def as_limits(limits: JointLimits | None, bones: int, whose: str) -> JointLimits:
+    """The limits given for ``bones`` bones, or none (``JointLimits.free``); ``whose`` names the bones' owner
+    ("chain", "tree") in the error.
+
+    Raises
+    ------
+    ValueError
+        For limits of another number of bones.
+    """
+    limits = JointLimits.free(bones) if limits is None else limits
+    if limits.bones != bones:
+        raise ValueError(f"limits are for {limits.bones} bones, the {whose} has {bones}")
+    return limits

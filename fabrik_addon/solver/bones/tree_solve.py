@@ -52,7 +52,7 @@ from ..core import (
 )
 from ..points import TreeReach, weighted_rms
 from .iterate import FAST_LEAST_SQUARES, Best, Pace, Schedule, frames_first, rows_of
-from .solver import BoneSolver, as_rotations
+from .solver import BoneSolver, as_limits, as_rotations
 from .tree import TreeRest
 from .tree_layout import TreeBones, tree_bones
 from .tree_steps import TreeSteps
@@ -154,9 +154,7 @@ def solve_tree_pose(
     goals = _as_targets(targets, effectors)
     frames = len(goals)
     start = as_rotations(rotations, frames, count)
-    limits = JointLimits.free(count) if limits is None else limits
-    if limits.bones != count:
-        raise ValueError(f"limits are for {limits.bones} bones, the tree has {count}")
+    limits = as_limits(limits, count, "tree")
     pole_points = _as_poles(poles, effectors, frames)
     angles = np.broadcast_to(np.asarray(pole_angles, dtype=np.float64), (effectors,))
     if not np.isfinite(angles).all():

@@ -10,9 +10,9 @@ import pytest
 from rigs import keyed_empty, limited_y, loop_path, posed_targets, rigify_metarig, y_rig
 from rigs import world_location as target_path
 
-from fabrik_addon.blender.chain import read_limits
-from fabrik_addon.blender.operators import bake_text
 from fabrik_addon.blender.properties import settings_of
+from fabrik_addon.blender.rig import read_limits
+from fabrik_addon.blender.ui.messages import bake_text
 
 from ..oracle import FloatArray, data_snapshot, evaluated, fcurve_keys
 from .scenes import activate, add_chain, summary_values, two_chain_scene
@@ -185,8 +185,8 @@ def test_clear_takes_the_keys_of_every_enabled_chain(capsys: pytest.CaptureFixtu
 
 
 def test_the_list_numbers_the_trees_and_the_weight_reaches_the_bake() -> None:
-    from fabrik_addon.blender.chain_list import tree_numbers
     from fabrik_addon.blender.properties import chain_settings
+    from fabrik_addon.blender.ui.chain_list import tree_numbers
 
     armature, tips, _ = y_rig()
     far = keyed_empty("Far", [(1, (3.0, 0.0, 1.0))])

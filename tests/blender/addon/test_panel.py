@@ -10,8 +10,8 @@ import bpy
 import pytest
 from rigs import make_chain
 
-from fabrik_addon.blender import panel
 from fabrik_addon.blender.properties import settings_of
+from fabrik_addon.blender.ui import panel
 
 from .scenes import activate, chain_scene, two_chain_scene
 

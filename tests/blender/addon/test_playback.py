@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 import fabrik_addon
-from fabrik_addon.blender import compat, playback_ui, preview
-from fabrik_addon.blender.keys import KeyWriter
+from fabrik_addon.blender import compat
+from fabrik_addon.blender.live import LIVE, player, preview
 from fabrik_addon.blender.properties import settings_of
+from fabrik_addon.blender.rig import KeyWriter
 
 from ..oracle import FloatArray, data_snapshot, fcurve_keys
 from .scenes import chain_scene
@@ -139,7 +140,7 @@ def test_each_step_poses_the_chain_where_the_history_has_it(method: str) -> None
     settings_of(armature).method = method.upper()
     before, keys = pose_values(armature), data_snapshot()
     assert bpy.ops.fabrik.step_through() == {"FINISHED"}
-    session = playback_ui.session()
+    session = LIVE.session
     assert session is not None
     steps = session.steps
     np.testing.assert_allclose(steps.target, np.array(target.matrix_world.translation), atol=1e-6)
@@ -160,7 +161,7 @@ def test_each_step_poses_the_chain_where_the_history_has_it(method: str) -> None
     with pytest.raises(RuntimeError, match="Leave Step Through Iterations first"):
         bpy.ops.fabrik.key_current_frame()
     assert bpy.ops.fabrik.step_leave() == {"FINISHED"}
-    assert playback_ui.session() is None
+    assert LIVE.session is None
     assert pose_values(armature) == before
 
 
@@ -170,7 +171,7 @@ def test_a_limited_chain_steps_through_solve_pose_passes() -> None:
         bone = armature.pose.bones[name]
         bone.use_ik_limit_x, bone.ik_min_x, bone.ik_max_x = True, -1.2, 1.2
     assert bpy.ops.fabrik.step_through() == {"FINISHED"}
-    session = playback_ui.session()
+    session = LIVE.session
     assert session is not None
     assert session.steps.names[-1] == "solved"
     assert "toward the target" in session.steps.names
@@ -187,7 +188,7 @@ def test_fabrik_takes_fewer_steps_of_the_slider_than_ccd_here() -> None:
     for method in ("fabrik", "ccd"):
         settings_of(armature).method = method.upper()
         assert bpy.ops.fabrik.step_through() == {"FINISHED"}
-        session = playback_ui.session()
+        session = LIVE.session
         assert session is not None
         counts[method] = len(session.steps.names)
     bpy.ops.fabrik.step_leave()
@@ -197,38 +198,38 @@ def test_fabrik_takes_fewer_steps_of_the_slider_than_ccd_here() -> None:
 def test_play_steps_on_a_timer_to_the_last_step() -> None:
     armature, names, _ = bent_scene()
     assert bpy.ops.fabrik.step_through() == {"FINISHED"}
-    session = playback_ui.session()
+    session = LIVE.session
     assert session is not None
     assert bpy.ops.fabrik.step_play() == {"FINISHED"}
-    assert playback_ui.playing()
+    assert player.playing()
     bpy.context.window_manager.fabrik_playback.seconds_per_step = 0.25
     waits = []
-    while (wait := playback_ui.advance()) is not None:  # what the timer calls (no event loop headless)
+    while (wait := player.advance()) is not None:  # what the timer calls (no event loop headless)
         waits.append(wait)
     assert waits == [0.25] * (len(session.steps.names) - 2)
-    assert playback_ui.current_step() == len(session.steps.names) - 1
+    assert LIVE.step == len(session.steps.names) - 1
     bpy.context.view_layer.update()
     np.testing.assert_allclose(world_joints(armature, names), session.steps.world[-1], atol=1e-5)
     assert bpy.ops.fabrik.step_play() == {"FINISHED"}  # pauses
-    assert not playback_ui.playing()
+    assert not player.playing()
 
 
 def test_the_overlay_is_drawn_only_with_a_screen_and_removed_without_error() -> None:
     bent_scene()
     assert bpy.app.background  # no screen is drawn
     assert bpy.ops.fabrik.step_through() == {"FINISHED"}
-    assert not playback_ui.overlay_shown()  # headless: stepping only poses
-    playback_ui.show_overlay(True)
-    playback_ui.show_overlay(True)  # once only
-    assert playback_ui.overlay_shown()
+    assert not player.overlay_shown()  # headless: stepping only poses
+    player.show_overlay(True)
+    player.show_overlay(True)  # once only
+    assert player.overlay_shown()
     bpy.ops.fabrik.step_leave()
-    assert not playback_ui.overlay_shown()
+    assert not player.overlay_shown()
 
 
 def test_the_live_preview_leaves_a_stepped_pose_alone() -> None:
     armature, names, target = bent_scene()
     assert bpy.ops.fabrik.step_through() == {"FINISHED"}
-    session = playback_ui.session()
+    session = LIVE.session
     assert session is not None
     bpy.context.window_manager.fabrik_playback.step = 1
     settings_of(armature).live_preview = True  # (turning it on poses the previewed chains at once)
@@ -246,7 +247,7 @@ def test_a_chain_without_target_is_named_and_nothing_changes() -> None:
     before = pose_values(armature)
     with pytest.raises(RuntimeError, match="Pick a target object"):
         bpy.ops.fabrik.step_through()
-    assert playback_ui.session() is None
+    assert LIVE.session is None
     assert pose_values(armature) == before
 
 
@@ -256,13 +257,13 @@ def test_unregistering_while_stepping_leaves_nothing_behind() -> None:
     assert bpy.ops.fabrik.step_through() == {"FINISHED"}
     bpy.context.window_manager.fabrik_playback.step = 2
     bpy.ops.fabrik.step_play()
-    playback_ui.show_overlay(True)
+    player.show_overlay(True)
     assert pose_values(armature) != before
     fabrik_addon.unregister()
     assert pose_values(armature) == before
-    assert playback_ui.session() is None
-    assert not playback_ui.overlay_shown()
-    assert not bpy.app.timers.is_registered(playback_ui.advance)
+    assert LIVE.session is None
+    assert not player.overlay_shown()
+    assert not bpy.app.timers.is_registered(player.advance)
     assert not hasattr(bpy.context.window_manager, "fabrik_playback")
     for handlers in ("load_pre", "frame_change_pre", "save_pre", "save_post"):
         assert not any(
@@ -277,7 +278,7 @@ def test_a_new_frame_ends_stepping_with_the_pose_put_back_first() -> None:
     bpy.context.window_manager.fabrik_playback.step = 1
     assert pose_values(armature) != before
     bpy.context.scene.frame_set(8)
-    assert playback_ui.session() is None
+    assert LIVE.session is None
     assert pose_values(armature) == before  # the bones are not keyed: the pose found stays
     assert bpy.ops.fabrik.bake.poll()  # and the bake may run again
 
@@ -312,14 +313,14 @@ def test_deleting_the_armature_while_stepping_ends_the_session() -> None:
     armature, _, _ = bent_scene()
     assert bpy.ops.fabrik.step_through() == {"FINISHED"}
     assert bpy.ops.fabrik.step_play() == {"FINISHED"}
-    playback_ui.show_overlay(True)
+    player.show_overlay(True)
     bpy.data.objects.remove(armature)
-    assert playback_ui.advance() is None  # the timer's next call ends it
-    assert playback_ui.session() is None
-    assert not playback_ui.overlay_shown()
-    assert not bpy.app.timers.is_registered(playback_ui.advance)
+    assert player.advance() is None  # the timer's next call ends it
+    assert LIVE.session is None
+    assert not player.overlay_shown()
+    assert not bpy.app.timers.is_registered(player.advance)
     assert not bpy.ops.fabrik.step_leave.poll()
-    playback_ui.leave()  # and leaving again is harmless
+    player.leave()  # and leaving again is harmless
 
 
 def test_a_file_saved_while_stepping_holds_the_pose_found(tmp_path: Path) -> None:
@@ -331,7 +332,7 @@ def test_a_file_saved_while_stepping_holds_the_pose_found(tmp_path: Path) -> Non
     path = tmp_path / "stepping.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
     assert pose_values(armature) == stepped  # still stepping, at the same step
-    assert playback_ui.session() is not None
+    assert LIVE.session is not None
     with bpy.data.libraries.load(str(path)) as (_, into):
         into.objects = ["Rig"]
     saved = into.objects[0]

@@ -21,11 +21,12 @@ from dataclasses import dataclass, replace
 
 import bpy
 
-from ..settings import IK_AFTER, BakeSettings, ChainSettings, FrameRange, SolverSettings
-from .bake import RigBakeReport, plan, run
-from .chain import bone_path
+from ...settings import IK_AFTER, BakeSettings, ChainSettings, FrameRange, SolverSettings
+from ..rig import animated_paths, bone_path
 from .checks import check_armature
-from .overrides import animated_paths
+from .plan import plan
+from .report import RigBakeReport
+from .run import carry_out
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def bake_ik_constraints(
             raise type(error)(f"{source.label}: {error}") from None
     planned = plan(settings, replaced)  # the chains together: nothing is switched off before it passes
     with _switched_off(armature, sources) as finish:
-        report = run(planned, progress)
+        report = carry_out(planned, progress)
         finish(after)
     return report
 

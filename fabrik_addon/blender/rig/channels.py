@@ -1,15 +1,15 @@
-"""Blender's rotation modes: which pose bone property holds a rotation in each mode, and key values in a
-mode from quaternions. Plain numpy (no ``bpy``), but Blender's vocabulary, so it lives in the Blender layer.
+"""The channels of pose bones: which property holds a rotation in each of Blender's rotation modes, the
+channels a bake keys, key values in a mode from quaternions, and what animates an object's channels.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+import bpy
 import numpy as np
 
-from ..solver import (
+from ...solver import (
     EULER_ORDERS,
     FloatArray,
     axis_angle_to_quat,
@@ -19,9 +19,8 @@ from ..solver import (
     quat_to_matrix,
     sign_continuous,
 )
-
-if TYPE_CHECKING:
-    import bpy
+from .. import compat
+from .chain import bone_path
 
 #: Blender's rotation modes besides the Euler orders, with the property each one keys.
 ROTATION_PROPERTIES = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
@@ -92,3 +91,28 @@ def bone_channels(rotations: FloatArray, modes: Sequence[str], references: Seque
         channels[k] if k in channels else rotation_channels(rotations[:, k], mode, references[k])
         for k, mode in enumerate(modes)
     ]
+
+
+def animated_paths(obj: bpy.types.Object) -> set[str]:
+    """Every data path of ``obj`` that its Action, its NLA strips' Actions or its drivers animate."""
+    anim = obj.animation_data
+    if anim is None:
+        return set()
+    curves = [*compat.assigned_fcurves(obj), *anim.drivers]
+    for track in anim.nla_tracks:
+        for strip in track.strips:
+            if strip.action is not None:
+                curves += compat.action_fcurves(strip.action)
+    return {fcurve.data_path for fcurve in curves}
+
+
+def chain_is_animated(armature: bpy.types.Object, bone_names: Sequence[str]) -> bool:
+    """Whether anything animates the chain bones' own channels: F-curves, drivers or NLA strips."""
+    anim = armature.animation_data
+    if anim is None:
+        return False
+    if any(track.strips for track in anim.nla_tracks):
+        return True
+    prefixes = tuple(f"{bone_path(name)}." for name in bone_names)
+    curves = [*compat.assigned_fcurves(armature), *anim.drivers]
+    return any(fcurve.data_path.startswith(prefixes) for fcurve in curves)

@@ -16,11 +16,9 @@ import numpy as np
 from mathutils import Matrix
 from numpy.typing import NDArray
 
-from ..solver import FloatArray
-from . import compat
-from .chain import ArmatureChain, bone_path
-from .channels import rotation_property
-from .evaluation import Evaluation
+from ...solver import FloatArray
+from ..rig import ArmatureChain, chain_is_animated, rotation_property
+from .sandbox import Evaluation
 
 #: A row to fill with what Blender evaluated, in float32 as Blender keeps it (a matrix column after column).
 _Row: TypeAlias = NDArray[np.float32]
@@ -334,15 +332,3 @@ def _walking() -> Iterator[None]:
         yield
     finally:
         _walks -= 1
-
-
-def chain_is_animated(armature: bpy.types.Object, bone_names: Sequence[str]) -> bool:
-    """Whether anything animates the chain bones' own channels: F-curves, drivers or NLA strips."""
-    anim = armature.animation_data
-    if anim is None:
-        return False
-    if any(track.strips for track in anim.nla_tracks):
-        return True
-    prefixes = tuple(f"{bone_path(name)}." for name in bone_names)
-    curves = [*compat.assigned_fcurves(armature), *anim.drivers]
-    return any(fcurve.data_path.startswith(prefixes) for fcurve in curves)

@@ -17,7 +17,7 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from . import compat
+from .. import compat
 
 # Every writable keyframe property, by the number of values it has per key and its array type.
 _PAIRS = ("co", "handle_left", "handle_right")

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import bpy
 
-from ..settings import BakeSettings
-from . import compat
-from .chain import bone_path, chain_bone_names
-from .channels import ROTATION_PATHS
+from ...settings import BakeSettings
+from .. import compat
+from ..rig import ROTATION_PATHS, bone_path, chain_bone_names, check_unlocked, keys_within, remove_keys
 from .checks import check_armature, check_writable, current_scene
-from .keys import check_unlocked, keys_within, remove_keys
 
 
 def clear(settings: BakeSettings[bpy.types.Object]) -> int:

@@ -13,10 +13,7 @@ from collections.abc import Collection
 
 import bpy
 
-from . import compat
-from .chain import ArmatureChain
-from .channels import ROTATION_PATHS
-from .dependencies import Node, path_to
+from ..rig import ROTATION_PATHS, ArmatureChain, Node, animated_paths, path_to
 
 #: The constraint properties whose animation can switch a constraint on (on some frame).
 _SWITCHES = ("influence", "mute", "enabled")
@@ -134,16 +131,3 @@ def _switched(pose_bone: bpy.types.PoseBone, constraint: bpy.types.Constraint, a
     """Whether the constraint's influence or mute is animated (by keys, NLA strips or drivers)."""
     prefix = f"{constraint.path_from_id()}."
     return any(f"{prefix}{switch}" in animated for switch in _SWITCHES)
-
-
-def animated_paths(obj: bpy.types.Object) -> set[str]:
-    """Every data path of ``obj`` that its Action, its NLA strips' Actions or its drivers animate."""
-    anim = obj.animation_data
-    if anim is None:
-        return set()
-    curves = [*compat.assigned_fcurves(obj), *anim.drivers]
-    for track in anim.nla_tracks:
-        for strip in track.strips:
-            if strip.action is not None:
-                curves += compat.action_fcurves(strip.action)
-    return {fcurve.data_path for fcurve in curves}

@@ -1,7 +1,9 @@
-"""Checks on the objects and Actions a bake reads and writes, each raising an error that names what is wrong
-and what to do: the armature can be edited, the target and pole are objects Blender evaluates, the keys can
-go into the Action and play there. (What would override the keys or move a goal with the chain:
-``overrides``.)"""
+"""What a bake refuses, checked before anything is written, each check raising an error that names what is wrong
+and what to do: the armature can be edited, the target and pole are objects Blender evaluates, the chain's
+bones can be turned as the solver turns them, the method can honour the chain, the keys can go into the Action
+and play there. Each check and its message is written here once; ``plan`` runs them in order. (What would
+override the keys or move a goal with the chain: ``conflicts``; what the scene does on each frame, once it is
+read: ``root_frame``.)"""
 
 from __future__ import annotations
 
@@ -9,15 +11,18 @@ import difflib
 from collections.abc import Collection, Iterable
 
 import bpy
+import numpy as np
 
-from . import compat, keys
-from .chain import armature_data, bone_path
-from .channels import ROTATION_PATHS
+from ...settings import ChainSettings
+from .. import compat
+from ..rig import ROTATION_PATHS, ArmatureChain, armature_data, bone_path, check_unlocked
 
 #: The keyword that names a bone of each kind of goal.
 _BONE_KEYWORDS = {"target": "target_bone", "pole target": "pole_bone"}
 #: The channels a bake keys on a chain bone.
 _CHAIN_CHANNELS = (*ROTATION_PATHS, "scale")
+#: An offset shorter than this fraction of the bone's length counts as zero.
+_ZERO_OFFSET_FRACTION = 1e-6
 
 
 def current_scene() -> bpy.types.Scene:
@@ -100,6 +105,64 @@ def check_evaluated(obj: bpy.types.Object, role: str) -> None:
         )
 
 
+def check_goals(
+    settings: ChainSettings[bpy.types.Object], armature: bpy.types.Object
+) -> tuple[bpy.types.Object, bpy.types.Object | None]:
+    """A chain's target and pole (``check_goal``), and the armature evaluated: the goals, checked."""
+    target = check_goal(settings.target, settings.target_bone, "target", armature)
+    check_evaluated(armature, "armature")
+    pole = settings.pole_target
+    if pole is not None:
+        pole = check_goal(pole, settings.pole_bone, "pole target", armature, (target, settings.target_bone))
+    elif settings.pole_bone:
+        raise ValueError(f"pole_bone '{settings.pole_bone}' names a bone of no pole target: pick the pole_target")
+    return target, pole
+
+
+def check_chain_bones(chain: ArmatureChain) -> None:
+    """Every bone of the chain moves the chain when it turns (its child's head is not on its own head), and
+    every bone but the root inherits its parent's rotation and scale, as the solver poses them."""
+    bones = armature_data(chain.armature).bones
+    names = chain.bone_names
+    for name, offset, next_name in zip(names, chain.rest.offsets, (*names[1:], None), strict=True):
+        if np.linalg.norm(offset) <= _ZERO_OFFSET_FRACTION * bones[name].length:
+            raise ValueError(
+                f"bone '{name}' cannot be part of the chain: the head of its child '{next_name}' sits on its own "
+                "head, so turning it cannot move the chain"
+            )
+    for name in names[1:]:
+        bone = bones[name]
+        if not bone.use_inherit_rotation:
+            raise ValueError(f"bone '{name}' does not inherit its parent's rotation (Inherit Rotation is off)")
+        if bone.inherit_scale in {"NONE", "NONE_LEGACY"}:
+            raise ValueError(
+                f"bone '{name}' does not inherit its parent's scale (Inherit Scale is {bone.inherit_scale})"
+            )
+
+
+def check_stretch_inheritance(armature: bpy.types.Object, names: Iterable[str], whose: str) -> None:
+    """Bones that stretch (``names``, the chain's or tree's bones but its root) inherit their parent's scale
+    fully, so a stretched parent carries them as the solver stretches them; ``whose`` names the bones' owner
+    in the message ("chain's", "tree's")."""
+    bones = armature_data(armature).bones
+    for name in names:
+        if bones[name].inherit_scale != "FULL":
+            raise ValueError(
+                f"use_stretch needs the {whose} bones to inherit their parent's scale fully: bone '{name}' has "
+                f"Inherit Scale '{bones[name].inherit_scale}' (set it to Full)"
+            )
+
+
+def check_fabrik(method: str, needs: str) -> None:
+    """Only FABRIK solves bones with limits, poles and stretch, and chains that share bones: ``needs`` says
+    which the bake has."""
+    if method != "fabrik":
+        raise ValueError(
+            f"method {method!r} does not support joint limits, a pole target or stretch, nor chains that share "
+            f"bones ({needs}): use method 'fabrik'"
+        )
+
+
 def check_writable(
     armature: bpy.types.Object, action_name: str | None, remedy: str = "bake into another action (action_name)"
 ) -> None:
@@ -130,7 +193,7 @@ def check_channels_unlocked(
     armature: bpy.types.Object, action_name: str | None, channels: Collection[tuple[str, int]]
 ) -> None:
     """None of the F-curves that the keys of ``channels`` (data path, index) go into is locked (see
-    ``keys.check_unlocked``): checked before anything is written."""
+    ``rig.check_unlocked``): checked before anything is written."""
     anim = armature.animation_data
     current = anim.action if anim is not None else None
     action = bpy.data.actions.get(action_name) if action_name else current
@@ -139,7 +202,7 @@ def check_channels_unlocked(
     fcurves = compat.assigned_fcurves(armature) if action == current else compat.fcurves_on_assignment(armature, action)
     for fcurve in fcurves:
         if (fcurve.data_path, fcurve.array_index) in channels:
-            keys.check_unlocked(armature, fcurve)
+            check_unlocked(armature, fcurve)
 
 
 def check_action_switch(armature: bpy.types.Object, action_name: str | None, chain_bones: Collection[str]) -> None:

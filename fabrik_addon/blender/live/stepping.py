@@ -16,13 +16,11 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from ..settings import SolverSettings
-from ..solver import FloatArray, forward_kinematics, inherited_stretch, local_rotations, solve, solve_pose
-from .adapter import PreparedChain, chain_frame, prepare_chain
-from .channels import bone_channels, rotation_property
-from .pose_state import PoseSnapshot
-from .properties import chain_settings, settings_of
-from .sampling import current_inputs
+from ...settings import SolverSettings
+from ...solver import FloatArray, forward_kinematics, inherited_stretch, local_rotations, solve, solve_pose
+from ..bake import PreparedChain, current_inputs, prepare_chain
+from ..properties import chain_settings, settings_of
+from ..rig import PoseSnapshot, bone_channels, rotation_property
 
 #: The last step where the solver's best pose came before its last pass: that pose again, named as
 #: ``solve_pose`` names its own last step, so the slider always ends on the pose Solve Now gives.
@@ -30,7 +28,7 @@ SOLVED = "solved"
 
 
 @dataclass(frozen=True)
-class Steps:
+class SteppedSolve:
     """One chain's solve at one frame, step by step, ready to pose and draw.
 
     Attributes
@@ -69,17 +67,17 @@ class Steps:
         return np.asarray(np.linalg.norm(self.world[:, -1] - self.target, axis=-1), dtype=np.float64)
 
 
-def chain_steps(prepared: PreparedChain, solver: SolverSettings, frame: int) -> Steps:
+def chain_steps(prepared: PreparedChain, solver: SolverSettings, frame: int) -> SteppedSolve:
     """Solve a checked chain (``prepare_chain``) as Blender last evaluated it, keeping every step.
 
     Raises
     ------
     ValueError
-        As ``adapter.chain_frame``.
+        As ``PreparedChain.root_frame``.
     """
     chain = prepared.chain
     inputs = current_inputs(prepared)
-    root = chain_frame(prepared, inputs, np.array([frame]), solver.tolerance)
+    root = prepared.root_frame(inputs, np.array([frame]), solver.tolerance)
     goal = root.points(inputs.targets)[0]
     start = root.rotations[:1]
     if prepared.solves_pose:
@@ -120,7 +118,7 @@ def chain_steps(prepared: PreparedChain, solver: SolverSettings, frame: int) -> 
     pose_bones = chain.pose_bones
     channels = bone_channels(rotations, [bone.rotation_mode for bone in pose_bones], inputs.first_channels)
     world = np.einsum("ij,knj->kni", root.linear[0], history) + root.origin[0]
-    return Steps(
+    return SteppedSolve(
         bone_names=chain.bone_names,
         names=names,
         world=world,
@@ -140,7 +138,7 @@ class Session:
     armature: bpy.types.Object
     chain_index: int
     frame: int
-    steps: Steps
+    steps: SteppedSolve
     snapshot: PoseSnapshot
     #: The armature's ``session_uid``, which the live preview's pause goes by (readable after it is deleted).
     armature_uid: int

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import bpy
 
-from . import playback_ui, preview
+from ..live import LIVE, player, problems
+from ..properties import FABRIK_PG_chain, chain_label, settings_of
 from .chain_list import tree_numbers
-from .operators import length_text, sentence, target_text
-from .properties import FABRIK_PG_chain, chain_label, settings_of
+from .messages import length_text, sentence, target_text
 
 
 def _split(layout: bpy.types.UILayout | None) -> bpy.types.UILayout:
@@ -68,7 +68,7 @@ class FABRIK_PT_main(_Sidebar):
             layout.label(text="Add a chain to bake", icon="INFO")
         elif 0 <= settings.active_chain < len(settings.chains):
             _draw_chain(layout.column(), armature, settings.chains[settings.active_chain])
-        for index, problem in sorted(preview.problems(armature).items()):
+        for index, problem in sorted(problems(armature).items()):
             if index < len(settings.chains):  # (a script may have shortened the list since)
                 layout.label(text=f"{chain_label(settings.chains[index], index)}: {sentence(problem)}", icon="ERROR")
         layout.prop(settings, "live_preview", icon="HIDE_OFF")
@@ -201,7 +201,7 @@ class FABRIK_PT_playback(_ArmatureSubpanel):
     def draw(self, context: bpy.types.Context) -> None:
         layout = _split(self.layout)
         armature = _armature(context)
-        session = playback_ui.session()
+        session = LIVE.session
         if session is None or armature is None or session.armature != armature:
             layout.operator("fabrik.step_through", icon="FRAME_NEXT")
             if session is not None:
@@ -210,7 +210,7 @@ class FABRIK_PT_playback(_ArmatureSubpanel):
         assert context.scene is not None
         state = context.window_manager.fabrik_playback  # type: ignore[union-attr]
         steps = session.steps
-        step = playback_ui.current_step()
+        step = LIVE.step
         chains = settings_of(armature).chains
         if session.chain_index < len(chains):
             layout.label(text=f"{chain_label(chains[session.chain_index], session.chain_index)}, frame {session.frame}")
@@ -226,8 +226,8 @@ class FABRIK_PT_playback(_ArmatureSubpanel):
         row = layout.row(align=True)
         row.operator(
             "fabrik.step_play",
-            icon="PAUSE" if playback_ui.playing() else "PLAY",
-            text="Pause" if playback_ui.playing() else "Play",
+            icon="PAUSE" if player.playing() else "PLAY",
+            text="Pause" if player.playing() else "Play",
         )
         row.prop(state, "seconds_per_step")
         layout.operator("fabrik.step_leave", icon="X")

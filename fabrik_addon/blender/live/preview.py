@@ -23,25 +23,16 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from ..settings import ChainSettings, SolverSettings
-from ..solver import FloatArray
-from . import properties
-from .adapter import PreparedChain, prepare_chain, solve_chain
-from .chain import chain_bone_names
-from .channels import rotation_property
-from .properties import FABRIK_PG_chain, chain_settings, enabled_chains, settings_of, solver_settings
-from .sampling import current_inputs, goal_matrix, walking_frames
-from .tree_adapter import prepare_tree, shared_groups, solve_tree_unit
+from ...settings import ChainSettings, SolverSettings
+from ...solver import FloatArray
+from .. import properties
+from ..bake import PreparedChain, Unit, current_inputs, goal_matrix, groups, prepare_chain
+from ..properties import FABRIK_PG_chain, chain_settings, enabled_chains, settings_of, solver_settings
+from ..rig import chain_bone_names, rotation_property
+from .state import LIVE
 
 #: A rotation channel that moves less than this (radians, or quaternion units) is left as it is.
 _UNCHANGED = 1e-6
-
-#: Why the preview of an armature cannot pose some of its chains: by armature name, by the chain's place.
-_problems: dict[str, dict[int, str]] = {}
-
-_busy = False
-#: Armatures (by session_uid) whose pose something else shows for now (stepping through iterations): not previewed.
-_paused: set[int] = set()
 
 
 @dataclass(frozen=True)
@@ -68,7 +59,7 @@ def follow(armature: bpy.types.Object, frame: int) -> bool:
     """Pose every enabled chain of ``armature`` so its tip reaches its target (``pose_chains``) and note the
     chains that cannot be solved (``problems``); whether any chain's pose changed."""
     followed = pose_chains(armature, frame)
-    _problems[armature.name] = followed.problems
+    LIVE.problems[armature.name] = followed.problems
     return followed.changed
 
 
@@ -76,9 +67,9 @@ def pause(armature_uid: int, paused: bool) -> None:
     """Leave the pose of the armature whose ``session_uid`` is ``armature_uid`` alone (``paused``), or preview
     it again (by its id, not its name, which the user may change meanwhile)."""
     if paused:
-        _paused.add(armature_uid)
+        LIVE.paused.add(armature_uid)
     else:
-        _paused.discard(armature_uid)
+        LIVE.paused.discard(armature_uid)
 
 
 def pose_chains(armature: bpy.types.Object, frame: int) -> Followed:
@@ -120,9 +111,10 @@ def pose_chains(armature: bpy.types.Object, frame: int) -> Followed:
             found[index] = str(error)
     changed = False
     iterations: dict[int, int] = {}
-    for group in shared_groups([prepared for _, prepared in ready]):
+    chains = [prepared for _, prepared in ready]
+    for group in groups(chains):
         try:
-            unit_changed, spent = _follow_unit([ready[i][1] for i in group], solver, frame)
+            unit_changed, spent = _follow_unit(Unit.of(chains, group, solver), solver, frame)
         except (TypeError, ValueError) as error:
             found.update((ready[i][0], str(error)) for i in group)
             continue
@@ -137,17 +129,13 @@ def _settled(chain: ChainSettings[bpy.types.Object], solver: SolverSettings) -> 
     return chain.pole_target is None and not chain.use_rotation and tip_distance(chain) <= solver.tolerance
 
 
-def _follow_unit(chains: list[PreparedChain], solver: SolverSettings, frame: int) -> tuple[bool, list[int]]:
-    """Pose one chain, or chains that share bones as one tree; whether the pose changed, and the iterations
-    spent on each chain (-1 each when every chain is settled (``_settled``) and nothing is solved)."""
-    if all(_settled(c.settings, solver) for c in chains):
-        return False, [-1] * len(chains)
-    inputs = [current_inputs(prepared) for prepared in chains]
-    frames = np.array([frame])
-    if len(chains) == 1:
-        solved = solve_chain(chains[0], inputs[0], frames, solver)
-    else:
-        solved = solve_tree_unit(prepare_tree(chains, solver), inputs, frames, solver)
+def _follow_unit(unit: Unit, solver: SolverSettings, frame: int) -> tuple[bool, list[int]]:
+    """Pose one unit (a chain, or chains that share bones as one tree); whether the pose changed, and the
+    iterations spent on each chain (-1 each when every chain is settled (``_settled``) and nothing is solved)."""
+    if all(_settled(c.settings, solver) for c in unit.chains):
+        return False, [-1] * len(unit.chains)
+    inputs = [current_inputs(prepared) for prepared in unit.chains]
+    solved = unit.solve(inputs, np.array([frame]), solver)
     changed = False
     for k, (pose_bone, channels) in enumerate(zip(solved.pose_bones, solved.channels, strict=True)):
         changed |= _set(pose_bone, rotation_property(pose_bone.rotation_mode), channels[0])
@@ -196,7 +184,7 @@ def tip_distance(chain: ChainSettings[bpy.types.Object]) -> float:
 def problems(armature: bpy.types.Object) -> dict[int, str]:
     """Why the live preview of ``armature`` cannot pose some of its chains now, by the chain's place in the
     list (for the panel); empty when it poses them all, or is off."""
-    return dict(_problems.get(armature.name, {})) if settings_of(armature).live_preview else {}
+    return dict(LIVE.problems.get(armature.name, {})) if settings_of(armature).live_preview else {}
 
 
 def _setting_changed(armature: bpy.types.Object, group: bpy.types.PropertyGroup, name: str) -> None:
@@ -210,21 +198,20 @@ def _setting_changed(armature: bpy.types.Object, group: bpy.types.PropertyGroup,
         scene = bpy.context.scene
         _follow_guarded([armature], scene.frame_current if scene is not None else 0)
     else:
-        _problems.pop(armature.name, None)
+        LIVE.problems.pop(armature.name, None)
 
 
 def _follow_guarded(armatures: list[bpy.types.Object], frame: int) -> None:
     """Pose each armature's chains, unless a bake is stepping through frames or the preview is posing already."""
-    global _busy
-    if _busy or walking_frames():
+    if LIVE.busy():
         return
-    _busy = True
+    LIVE.posing = True
     try:
         for armature in armatures:
-            if armature.session_uid not in _paused:
+            if armature.session_uid not in LIVE.paused:
                 follow(armature, frame)
     finally:
-        _busy = False
+        LIVE.posing = False
 
 
 def _previewing(view_layer: bpy.types.ViewLayer) -> list[bpy.types.Object]:
@@ -239,7 +226,7 @@ def _previewing(view_layer: bpy.types.ViewLayer) -> list[bpy.types.Object]:
 def _on_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
     """``depsgraph_update_post`` and ``frame_change_post``: pose every previewed armature of the view layer."""
     view_layer = depsgraph.view_layer
-    if depsgraph.mode != "VIEWPORT" or view_layer is None or _busy:
+    if depsgraph.mode != "VIEWPORT" or view_layer is None or LIVE.posing:
         return
     armatures = _previewing(view_layer)
     if armatures:
@@ -248,8 +235,7 @@ def _on_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
 
 @persistent  # type: ignore[untyped-decorator]
 def _on_load(*_: object) -> None:
-    _problems.clear()
-    _paused.clear()
+    LIVE.forget()
 
 
 _HANDLERS = (
@@ -271,5 +257,4 @@ def unregister() -> None:
         while handler in handlers:
             handlers.remove(handler)
     properties.unsubscribe(_setting_changed)
-    _problems.clear()
-    _paused.clear()
+    LIVE.forget()

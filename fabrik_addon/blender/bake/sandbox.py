@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import bpy
 
-from .dependencies import Node, closure
+from ..rig import Node, closure
 
 #: The sandbox scene's name (Blender adds a number if a scene of this name exists).
 SANDBOX_NAME = "FABRIK bake sandbox"
@@ -66,7 +66,7 @@ class Evaluation:
 
 
 @contextmanager
-def evaluation(
+def evaluating(
     scene: bpy.types.Scene, objects: Sequence[bpy.types.Object], sandbox: bool = True
 ) -> Iterator[Evaluation]:
     """The scene to step for ``objects``: a sandbox holding only them, removed on leaving, or ``scene``

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import bpy
 from bpy.props import EnumProperty
 
-from .chain import chain_bone_names
+from ..properties import FABRIK_PG_chain, FABRIK_PG_settings, chain_label, enabled_chains, notify, settings_of
+from ..rig import chain_bone_names, groups_sharing
+from ..versioning import migrate
 from .operators import ArmatureOperator
-from .properties import FABRIK_PG_chain, FABRIK_PG_settings, chain_label, enabled_chains, notify, settings_of
-from .versioning import migrate
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -47,23 +47,15 @@ class FABRIK_UL_chains(bpy.types.UIList):
 def tree_numbers(armature: bpy.types.Object) -> dict[int, int]:
     """Which enabled chains are solved together as a tree (they share bones): a tree number (1, 2...) by the
     chain's place in the list; chains solved alone are not listed."""
-    bones: dict[int, set[str]] = {}
+    places, bones = [], []
     for index, chain in enabled_chains(armature):
         try:
-            bones[index] = set(chain_bone_names(armature, chain.tip_bone, chain.chain_length))
+            bones.append(chain_bone_names(armature, chain.tip_bone, chain.chain_length))
         except (TypeError, ValueError):
             continue  # no chain yet: the panel says why
-    trees: list[tuple[set[int], set[str]]] = []
-    for index, names in bones.items():
-        joined = [tree for tree in trees if tree[1] & names]
-        members, shared = {index}, set(names)
-        for tree in joined:
-            members |= tree[0]
-            shared |= tree[1]
-            trees.remove(tree)
-        trees.append((members, shared))
-    numbered = sorted((min(members), members) for members, _ in trees if len(members) > 1)
-    return {index: number for number, (_, members) in enumerate(numbered, start=1) for index in members}
+        places.append(index)
+    trees = [group for group in groups_sharing(bones) if len(group) > 1]
+    return {places[i]: number for number, group in enumerate(trees, start=1) for i in group}
 
 
 class _ChainListOperator(ArmatureOperator):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from ..solver import FloatArray
+from ...solver import FloatArray
 
 #: The pose bone properties that hold a bone's own transform, with the number of values of each.
 _PROPERTIES = (

@@ -1,17 +1,17 @@
-"""Read a chain of bones from an armature: names, rest geometry, and the checks that make a bake safe."""
+"""A chain of bones as the add-on reads it from an armature: its bones' names, rest geometry and IK limits; and
+which chains share bones (they are solved together, as one tree). What a bake refuses of a chain is checked
+by ``bake.checks``."""
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import bpy
 import numpy as np
 
-from ..solver import ChainRest, FloatArray, JointLimits, matrix_to_quat
-
-#: An offset shorter than this fraction of the bone's length counts as zero.
-_ZERO_OFFSET_FRACTION = 1e-6
+from ...solver import ChainRest, FloatArray, JointLimits, TreeRest
 
 
 @dataclass(frozen=True)
@@ -79,15 +79,15 @@ def chain_bone_names(armature: bpy.types.Object, tip_bone: str, chain_length: in
 
 
 def read_chain(armature: bpy.types.Object, tip_bone: str, chain_length: int) -> ArmatureChain:
-    """The chain ending at ``tip_bone``, checked for what the bake cannot honour.
+    """The chain ending at ``tip_bone`` (see ``chain_bone_names``), read as it is: ``bake.checks`` says what
+    a bake cannot honour of it.
 
     Raises
     ------
     TypeError
         ``armature`` is not an armature Object.
     ValueError
-        A missing bone, a chain longer than the armature's, a bone with no length to point (its child's head
-        on its own head), or a chain bone that does not inherit its parent's rotation and scale.
+        A missing bone, or a chain longer than the armature's.
     """
     names = chain_bone_names(armature, tip_bone, chain_length)
     bones = armature_data(armature).bones
@@ -100,13 +100,6 @@ def read_chain(armature: bpy.types.Object, tip_bone: str, chain_length: int) -> 
     rest_rotations = np.array([np.eye(3)] + [np.array(bone.matrix) for bone in chain[1:]])
     # From each bone's head to the next joint, in the bone's rest frame: its child's head, or its tail.
     offsets = np.array([*(hang(child) for child in chain[1:]), (0.0, chain[-1].length, 0.0)])
-    for name, offset, next_name in zip(names, offsets, (*names[1:], None), strict=True):
-        if np.linalg.norm(offset) <= _ZERO_OFFSET_FRACTION * bones[name].length:
-            raise ValueError(
-                f"bone '{name}' cannot be part of the chain: the head of its child '{next_name}' sits on its own "
-                "head, so turning it cannot move the chain"
-            )
-    _check_pose_bones(armature, names)
     pose = armature.pose
     assert pose is not None
     return ArmatureChain(
@@ -139,19 +132,47 @@ def read_limits(pose_bones: list[bpy.types.PoseBone]) -> JointLimits:
     )
 
 
-def _check_pose_bones(armature: bpy.types.Object, names: tuple[str, ...]) -> None:
+def read_tree(armature: bpy.types.Object, bone_names: Iterable[str]) -> tuple[tuple[str, ...], TreeRest, JointLimits]:
+    """Bones of ``armature`` that make one tree (the bones of chains that share bones; each name once or more)
+    as the solver takes them: their names, parents before children and the tree's root bone first; the tree's
+    rest geometry, in its root bone's rest frame; and the bones' IK limits."""
+    bones = armature_data(armature).bones
+    names = list(dict.fromkeys(bone_names))
+    depth = {name: len(bones[name].parent_recursive) for name in names}
+    names.sort(key=lambda name: depth[name])
+    index = {name: k for k, name in enumerate(names)}
+    parents = np.array([-1, *(index[_parent(bones[name])] for name in names[1:])], dtype=np.int64)
+    rest_rotations = np.array([np.eye(3), *(np.array(bones[name].matrix) for name in names[1:])])
+    heads = np.array([np.zeros(3), *(hang(bones[name]) for name in names[1:])])
+    rest = TreeRest(parents, rest_rotations, heads, np.array([bones[name].length for name in names]))
     pose = armature.pose
     assert pose is not None
-    for position, name in enumerate(names):
-        bone = pose.bones[name].bone
-        if position > 0 and not bone.use_inherit_rotation:
-            raise ValueError(f"bone '{name}' does not inherit its parent's rotation (Inherit Rotation is off)")
-        if position > 0 and bone.inherit_scale in {"NONE", "NONE_LEGACY"}:
-            raise ValueError(
-                f"bone '{name}' does not inherit its parent's scale (Inherit Scale is {bone.inherit_scale})"
-            )
+    return tuple(names), rest, read_limits([pose.bones[name] for name in names])
 
 
-def basis_rotations(pose_bones: list[bpy.types.PoseBone]) -> FloatArray:
-    """Each pose bone's own rotation (its ``matrix_basis`` without location), quaternions (m, 4)."""
-    return matrix_to_quat(np.array([np.array(pb.matrix_basis)[:3, :3] for pb in pose_bones]))
+def _parent(bone: bpy.types.Bone) -> str:
+    parent = bone.parent
+    assert parent is not None, "only the tree's root bone has no parent in it"
+    return parent.name
+
+
+def groups_sharing(members: Sequence[Iterable[Hashable]]) -> list[list[int]]:
+    """Group the items whose ``members`` overlap, directly or through others: the chains that share bones (by
+    (armature, bone name), or by name on one armature) and so are solved together. Groups are listed by their
+    first item, each in the items' order."""
+    group = list(range(len(members)))
+
+    def top(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    owner: dict[Hashable, int] = {}
+    for i, keys in enumerate(members):
+        for key in keys:
+            other = owner.setdefault(key, i)
+            group[top(i)] = top(other)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(members)):
+        groups.setdefault(top(i), []).append(i)
+    return list(groups.values())

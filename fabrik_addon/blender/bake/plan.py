@@ -1,0 +1,97 @@
+"""A bake planned: every check a bake makes before it reads a frame, in order, and what it will do if they all
+pass. Nothing is written here."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+import bpy
+
+from ...settings import BakeSettings
+from ..rig import keyed_channels
+from .checks import check_action_switch, check_channels_unlocked, check_writable, current_scene
+from .conflicts import check_blending
+from .unit import PreparedChain, Unit, check_goals_apart, prepare_chain, units
+
+
+@dataclass(frozen=True)
+class BakePlan:
+    """A bake whose every check has passed: what ``carry_out`` does, nothing written yet.
+
+    Attributes
+    ----------
+    settings : BakeSettings
+    scene : bpy.types.Scene
+    frame_range : range
+        The frames to key; keys are replaced from its first frame to its last (``frame_end``).
+    chains : list of PreparedChain
+    chain_bones : dict of armature to set of str
+        The chains' bones on each armature.
+    units : list of Unit
+        The chains solved together: alone, or with the chains they share bones with (a tree).
+    """
+
+    settings: BakeSettings[bpy.types.Object]
+    scene: bpy.types.Scene
+    frame_range: range
+    chains: list[PreparedChain]
+    chain_bones: dict[bpy.types.Object, set[str]]
+    units: list[Unit]
+
+
+def plan(
+    settings: BakeSettings[bpy.types.Object], replaced: Collection[tuple[bpy.types.Object, str, str]] = ()
+) -> BakePlan:
+    """Check everything a bake of ``settings`` needs, writing nothing.
+
+    ``replaced`` names IK constraints (armature, bone, constraint) that the keys will replace (the caller
+    switches them off before ``carry_out``; see ``ik_constraints``): they are not taken for constraints that would
+    override the keys.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming what is wrong.
+    """
+    scene = current_scene()
+    frame_range = settings.frames.resolved(scene.frame_start, scene.frame_end)
+    chains = []
+    for chain in settings.chains:
+        theirs = {(bone, name) for owner, bone, name in replaced if owner == chain.armature}
+        chains.append(prepare_chain(chain, settings.solver, theirs))
+    check_goals_apart(chains)
+    chain_bones = _check_armatures(chains, settings.action_name)
+    planned = units(chains, settings.solver)
+    _check_unlocked(planned, settings.action_name)
+    return BakePlan(settings, scene, frame_range, chains, chain_bones, planned)
+
+
+def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> dict[bpy.types.Object, set[str]]:
+    """Each armature's keys can go into the Action and play from there; returns the chains' bones of each."""
+    chain_bones: dict[bpy.types.Object, set[str]] = {}
+    for chain in prepared:
+        chain_bones.setdefault(chain.chain.armature, set()).update(chain.chain.bone_names)
+    if action_name is not None and len(chain_bones) > 1:
+        raise ValueError(
+            f"action_name names one Action, but the chains are on {len(chain_bones)} armatures: bake each on its own"
+        )
+    for armature, bones in chain_bones.items():
+        check_writable(armature, action_name)
+        check_action_switch(armature, action_name, bones)
+        check_blending(armature)
+    return chain_bones
+
+
+def _check_unlocked(planned: list[Unit], action_name: str | None) -> None:
+    """No F-curve the keys could go into is locked (``checks.check_channels_unlocked``): each unit's bones'
+    rotations, and their Y scales where a chain of the unit stretches (a tree with stretch keys every bone's)."""
+    keyed: dict[bpy.types.Object, set[tuple[str, int]]] = {}
+    for unit in planned:
+        channels = keyed.setdefault(unit.armature, set())
+        for prepared in unit.chains:
+            channels.update(
+                c for pose_bone in prepared.chain.pose_bones for c in keyed_channels(pose_bone, unit.stretch)
+            )
+    for armature, channels in keyed.items():
+        check_channels_unlocked(armature, action_name, channels)

@@ -1,0 +1,125 @@
+"""What a bake did, measured by Blender's own evaluation of the keys it wrote: a ``BakeReport`` per chain and a
+``RigBakeReport`` for the whole bake."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+from ...solver import FloatArray
+from .unit import PreparedChain
+
+
+@dataclass(frozen=True)
+class BakeReport:
+    """What a bake did to one chain, measured by Blender's own evaluation of the keys it wrote.
+
+    Attributes
+    ----------
+    armature, tip_bone : str
+    bones : tuple of str
+        The chain, root first.
+    frames : ndarray of int, shape (F,)
+        The baked (keyed) frames.
+    error : ndarray, shape (F,)
+        Distance from the tip bone's tail to the target on each frame, in world units, as Blender evaluates
+        the written keys.
+    iterations : ndarray of int, shape (F,)
+        Solver iterations per frame.
+    unreachable_frames : tuple of int
+        Frames where the solver could not bring the tip within tolerance of the target: the target was out
+        of the chain's reach (or, rarely, the iterations ran out).
+    off_target_frames : tuple of int
+        Frames where ``error`` exceeds ``tolerance``, whatever the cause: the frames out of reach, and any
+        frame where the scene undoes what the keys say. Empty when the tip is on target on every frame.
+    tolerance : float
+        The tolerance the bake was given, in world units.
+    max_error : float
+        The largest of ``error``.
+    seconds : float
+        Wall time of the whole bake.
+    timings : dict of str to float
+        Seconds spent reading the scene, solving, writing keys and checking them.
+    action : bpy.types.Action
+        The Action the keys were written into.
+    """
+
+    armature: str
+    tip_bone: str
+    bones: tuple[str, ...]
+    frames: NDArray[np.int64]
+    error: FloatArray
+    iterations: NDArray[np.int64]
+    unreachable_frames: tuple[int, ...]
+    off_target_frames: tuple[int, ...]
+    tolerance: float
+    max_error: float
+    seconds: float
+    timings: dict[str, float]
+    action: bpy.types.Action
+
+    @property
+    def on_target(self) -> bool:
+        """Whether the tip is within tolerance of the target on every baked frame, as Blender evaluates it."""
+        return not self.off_target_frames and not self.unreachable_frames
+
+
+@dataclass(frozen=True)
+class RigBakeReport:
+    """What a bake of several chains did: one ``BakeReport`` per chain, in the order they were given.
+
+    Attributes
+    ----------
+    chains : tuple of BakeReport
+    max_error : float
+        The largest error of any chain on any frame.
+    seconds : float
+        Wall time of the whole bake.
+    timings : dict of str to float
+        Seconds spent reading the scene, solving, writing keys and checking them, for all chains.
+    evaluation : str
+        Where the frames were evaluated: ``"sandbox"`` (a scene holding only what the chains need), or
+        ``"scene: <why>"`` when the sandbox could not give the scene's answer (or was not asked for).
+    """
+
+    chains: tuple[BakeReport, ...]
+    max_error: float
+    seconds: float
+    timings: dict[str, float]
+    evaluation: str
+
+
+def chain_report(
+    prepared: PreparedChain,
+    frames: NDArray[np.int64],
+    iterations: NDArray[np.int64],
+    reached: NDArray[np.bool_],
+    tips: FloatArray,
+    targets: FloatArray,
+    tolerance: float,
+    seconds: float,
+    timings: dict[str, float],
+    action: bpy.types.Action,
+) -> BakeReport:
+    """The report of one chain of a bake: what it solved (``iterations``, ``reached``) and where Blender put
+    its tip (``tips``) against its target (``targets``), on every frame."""
+    error = np.linalg.norm(tips - targets, axis=1)
+    chain = prepared.chain
+    return BakeReport(
+        armature=chain.armature.name,
+        tip_bone=chain.bone_names[-1],
+        bones=chain.bone_names,
+        frames=frames,
+        error=error,
+        iterations=iterations,
+        unreachable_frames=tuple(int(f) for f in frames[~reached]),
+        off_target_frames=tuple(int(f) for f in frames[~(error <= tolerance)]),
+        tolerance=tolerance,
+        max_error=float(error.max()),
+        seconds=seconds,
+        timings=dict(timings),
+        action=action,
+    )

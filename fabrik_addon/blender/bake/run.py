@@ -1,0 +1,172 @@
+"""Bake FABRIK into bone rotation keys: scene -> arrays -> solve -> rotations -> keyframes -> Blender's check.
+
+``bake`` takes a ``BakeSettings`` of any number of chains, plans it (``plan``: every check), then walks the
+frames once to read them all, solves each unit, writes the keys of every chain all or nothing, and walks the
+frames once more to check them all with Blender's own evaluation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection
+from contextlib import ExitStack
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+from ...settings import BakeSettings
+from ..rig import KeyWriter, PoseSnapshot, animated_paths, bone_path, keyed_channels
+from .plan import BakePlan, plan
+from .read import sample_inputs, sample_tips
+from .report import RigBakeReport, chain_report
+from .sandbox import evaluating
+from .unit import Solved
+
+#: Shares of the progress bar: reading the scene, then (after solving and writing) checking the keys.
+_READ_SHARE = 0.45
+_CHECK_SHARE = 0.45
+
+
+def bake(
+    settings: BakeSettings[bpy.types.Object],
+    progress: Callable[[float], None] | None = None,
+    *,
+    sandbox: bool = True,
+) -> RigBakeReport:
+    """Key the rotations of every chain of ``settings`` so that its tip follows its target on every frame.
+
+    Parameters
+    ----------
+    settings : BakeSettings
+        The chains (on one or more armatures), frames, solver and Action.
+    progress : callable, optional
+        Called with the fraction done, from 0 to 1.
+    sandbox : bool
+        Evaluate frames in a sandbox scene holding only what the chains need (see ``evaluation``); False
+        steps the whole scene (the same keys, slower in a heavy scene).
+
+    Returns
+    -------
+    RigBakeReport
+
+    Raises
+    ------
+    TypeError, ValueError
+        For settings the scene cannot honour, with a message naming what is wrong. Nothing is written then:
+        the bake either completes or leaves the file as it was.
+    """
+    return carry_out(plan(settings), progress, sandbox=sandbox)
+
+
+def carry_out(
+    plan: BakePlan, progress: Callable[[float], None] | None = None, *, sandbox: bool = True
+) -> RigBakeReport:
+    """Carry out a planned bake (see ``bake``): read, solve, write, check; all or nothing."""
+    started = time.perf_counter()
+    settings, scene, prepared, chain_bones = plan.settings, plan.scene, plan.chains, plan.chain_bones
+    solver = settings.solver
+    frames = np.array(plan.frame_range, dtype=np.int64)
+    span = (float(plan.frame_range.start), float(plan.frame_range.stop - 1))
+    report_progress = progress or (lambda fraction: None)
+
+    def reading(i: int) -> None:
+        report_progress(_READ_SHARE * (i + 1) / len(frames))
+
+    def checking(i: int) -> None:
+        report_progress(1.0 - _CHECK_SHARE + _CHECK_SHARE * (i + 1) / len(frames))
+
+    timings: dict[str, float] = {}
+    original_frame = (scene.frame_current, scene.frame_subframe)
+    # Blender's evaluation of the new keys (and stepping the scene through frames) writes keyed values over
+    # poses set by hand: each armature's pose is put back afterwards, but for the chains' bones when the
+    # bake succeeds (they show their new keys). A sandbox's walks leave the scene's objects alone.
+    snapshots = [PoseSnapshot.take(armature) for armature in chain_bones]
+    goals = [goal for p in prepared for goal in (p.target, p.pole_target) if goal is not None]
+    succeeded = False
+    mode = ""
+    try:
+        with evaluating(scene, [*chain_bones, *goals], sandbox) as evaluation:
+            mode = evaluation.mode
+            clock = time.perf_counter()
+            inputs = sample_inputs(evaluation, frames, prepared, reading)
+            timings["read scene"] = time.perf_counter() - clock
+
+            clock = time.perf_counter()
+            solved = [unit.solve([inputs[i] for i in unit.members], frames, solver) for unit in plan.units]
+            timings["solve"] = time.perf_counter() - clock
+
+            with ExitStack() as undo:  # from here on, a failure undoes every key of every armature
+                writers = {a: undo.enter_context(KeyWriter(a, settings.action_name)) for a in chain_bones}
+                clock = time.perf_counter()
+                for unit, result in zip(plan.units, solved, strict=True):
+                    _write(writers[unit.armature], frames, span, result)
+                timings["write keys"] = time.perf_counter() - clock
+                report_progress(1.0 - _CHECK_SHARE)
+
+                # The goals were read already, and nothing the keys do moves them (``check_goals_apart``):
+                # the check evaluates the armatures alone.
+                evaluation.keep_only(chain_bones)
+                clock = time.perf_counter()
+                tips = sample_tips(evaluation, frames, [chain.chain for chain in prepared], checking)
+                timings["check keys"] = time.perf_counter() - clock
+        succeeded = True
+    finally:
+        if mode != "sandbox":
+            scene.frame_set(original_frame[0], subframe=original_frame[1])
+        _settle(snapshots, chain_bones if succeeded else {})
+
+    seconds = time.perf_counter() - started
+    actions = {armature: writer.action for armature, writer in writers.items()}
+    found = {
+        i: (result.iterations[j], result.reached[j])
+        for unit, result in zip(plan.units, solved, strict=True)
+        for j, i in enumerate(unit.members)
+    }
+    reports = tuple(
+        chain_report(
+            chain,
+            frames,
+            *found[i],
+            tip,
+            inputs[i].targets,
+            settings.solver.tolerance,
+            seconds,
+            timings,
+            actions[chain.chain.armature],
+        )
+        for i, (chain, tip) in enumerate(zip(prepared, tips, strict=True))
+    )
+    return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, mode)
+
+
+def _settle(snapshots: list[PoseSnapshot], keyed: dict[bpy.types.Object, set[str]]) -> None:
+    """Put back the poses set by hand but on the ``keyed`` bones. Blender's evaluation writes animated values
+    over them: where a bone other than the keyed ones is animated, the scene's frame is evaluated first, so
+    that this happens now. Then every pose that differs from the snapshot (moved by that evaluation, by the
+    walks stepping the scene itself, or by a failed bake's keys) is put back, and the frame evaluated again.
+    Where no other bone is animated, nothing can write over them later, and the scene is left for Blender to
+    evaluate when it next needs to (a heavy shot costs a bake nothing here)."""
+    view_layer = bpy.context.view_layer
+    assert view_layer is not None
+    if any(_overwritten(snapshot.armature, keyed.get(snapshot.armature, ())) for snapshot in snapshots):
+        view_layer.update()
+    changed = [snapshot.restore(leave=keyed.get(snapshot.armature, ())) for snapshot in snapshots]
+    if any(changed):
+        view_layer.update()
+
+
+def _overwritten(armature: bpy.types.Object, keyed: Collection[str]) -> bool:
+    """Whether Blender's evaluation writes over the pose of a bone of ``armature`` outside ``keyed``: one of
+    its channels is animated (by the Action, NLA strips or a driver)."""
+    kept = tuple(bone_path(name) for name in keyed)
+    return any(path.startswith("pose.bones[") and not path.startswith(kept) for path in animated_paths(armature))
+
+
+def _write(writer: KeyWriter, frames: NDArray[np.int64], span: tuple[float, float], solved: Solved) -> None:
+    """Key each solved bone's rotation channels (and Y scale, with stretch) on ``frames``, replacing their keys
+    within ``span``."""
+    for k, (pose_bone, channels) in enumerate(zip(solved.pose_bones, solved.channels, strict=True)):
+        columns = [*channels.T, *([] if solved.y_scales is None else [solved.y_scales[:, k]])]
+        for (path, index), values in zip(keyed_channels(pose_bone, solved.y_scales is not None), columns, strict=True):
+            writer.replace(path, index, pose_bone.name, frames, values, span)

@@ -1,0 +1,59 @@
+"""The armature as the add-on reads and writes it, whoever asks (a bake, the live preview, the operators): its
+chains of bones (names, rest geometry, IK limits, which chains share bones), the channels of pose bones and
+what animates them, keys written in bulk and all or nothing, snapshots of the pose, and what objects and
+bones follow (parents, constraints, drivers).
+
+Imports ``bpy``, ``compat`` and the solver's public names; the other Blender packages import only the names
+below.
+"""
+
+from .chain import (
+    ArmatureChain,
+    armature_data,
+    bone_path,
+    chain_bone_names,
+    groups_sharing,
+    hang,
+    read_chain,
+    read_limits,
+    read_tree,
+)
+from .channels import (
+    ROTATION_PATHS,
+    animated_paths,
+    bone_channels,
+    chain_is_animated,
+    keyed_channels,
+    rotation_channels,
+    rotation_property,
+)
+from .keys import KeyWriter, check_unlocked, keys_within, remove_keys
+from .links import Node, closure, path_to
+from .pose_snapshot import PoseSnapshot
+
+__all__ = [
+    "ROTATION_PATHS",
+    "ArmatureChain",
+    "KeyWriter",
+    "Node",
+    "PoseSnapshot",
+    "animated_paths",
+    "armature_data",
+    "bone_channels",
+    "bone_path",
+    "chain_bone_names",
+    "chain_is_animated",
+    "check_unlocked",
+    "closure",
+    "groups_sharing",
+    "hang",
+    "keyed_channels",
+    "keys_within",
+    "path_to",
+    "read_chain",
+    "read_limits",
+    "read_tree",
+    "remove_keys",
+    "rotation_channels",
+    "rotation_property",
+]

@@ -1,0 +1,90 @@
+"""What the add-on's operators and panel say, in the panel's words: a bake's summary (one line per chain),
+frames as runs, lengths in the scene's units, errors begun as sentences."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import bpy
+
+from ..bake import BakeReport
+from ..properties import FABRIK_PG_bake_summary
+
+#: How many runs of frames a summary names before it stops with "...".
+_MOST_RUNS = 6
+
+
+def sentence(message: object) -> str:
+    """An error message as a report or label starts: with a capital letter (but for a name like
+    ``chain_length``, which stays as the Python API spells it)."""
+    text = str(message)
+    if "_" in text.split(" ", 1)[0]:
+        return text
+    return text[:1].upper() + text[1:]
+
+
+def frame_runs(frames: Sequence[int], step: int = 1) -> str:
+    """Frames as runs, e.g. ``"12-15, 30"``; runs advance by ``step``. Long lists end with ``"..."``."""
+    runs: list[list[int]] = []
+    for frame in frames:
+        if runs and frame - runs[-1][1] == step:
+            runs[-1][1] = frame
+        else:
+            runs.append([frame, frame])
+    text = ", ".join(str(first) if first == last else f"{first}-{last}" for first, last in runs[:_MOST_RUNS])
+    return text + (", ..." if len(runs) > _MOST_RUNS else "")
+
+
+def length_text(scene: bpy.types.Scene, value: float) -> str:
+    """A length in the scene's units, as Blender shows lengths."""
+    units = scene.unit_settings
+    return str(bpy.utils.units.to_string(units.system, "LENGTH", value * units.scale_length, precision=3))
+
+
+def summary_text(summary: FABRIK_PG_bake_summary, scene: bpy.types.Scene) -> str:
+    """One line saying what a bake did: "on target on every frame" only when Blender's evaluation of the keys
+    puts the tip within tolerance on every frame."""
+    text = (
+        f"Baked frames {summary.frame_start}-{summary.frame_end} ({summary.frames} keyed) of {summary.bones} bones "
+        f"in {summary.seconds:.2f} s: max error {length_text(scene, summary.max_error)}"
+    )
+    return f"{text}; {target_text(summary)}"
+
+
+def target_text(summary: FABRIK_PG_bake_summary) -> str:
+    """Whether the tip was on target, and where not: frames out of reach, or off target for some other cause
+    (the scene undoing the keys), or both."""
+    if summary.off_target and summary.off_target_frames != summary.unreachable_frames:
+        reach = f" ({summary.unreachable} out of reach)" if summary.unreachable else ""
+        return f"off target on {summary.off_target} frames{reach}: {summary.off_target_frames}"
+    if summary.unreachable:
+        return f"out of reach on {summary.unreachable} frames: {summary.unreachable_frames}"
+    return "on target on every frame"
+
+
+def bake_text(summaries: Sequence[tuple[str, FABRIK_PG_bake_summary]], scene: bpy.types.Scene) -> str:
+    """What a bake of the named chains did, from their summaries: for one chain its line; for several a first
+    line on them all ("on target on every frame" only when every chain is), then a line per chain."""
+    if len(summaries) == 1:
+        return summary_text(summaries[0][1], scene)
+    missed = [label for label, summary in summaries if summary.off_target or summary.unreachable]
+    worst = max(summary.max_error for _, summary in summaries)
+    verdict = f"off target in {len(missed)} of them ({', '.join(missed)})" if missed else "on target on every frame"
+    head = (
+        f"Baked {len(summaries)} chains in {summaries[0][1].seconds:.2f} s: max error {length_text(scene, worst)}; "
+        f"{verdict}"
+    )
+    return "\n".join([head, *(f"{label}: {summary_text(summary, scene)}" for label, summary in summaries)])
+
+
+def summarise(summary: FABRIK_PG_bake_summary, report: BakeReport, frames: range) -> None:
+    """Write what a bake did to one chain (``report``, over ``frames``) into the chain's summary."""
+    summary.frames = len(report.frames)
+    summary.frame_start, summary.frame_end = frames.start, frames.stop - 1
+    summary.bones = len(report.bones)
+    summary.max_error = report.max_error
+    summary.unreachable = len(report.unreachable_frames)
+    summary.unreachable_frames = frame_runs(report.unreachable_frames, frames.step)
+    summary.off_target = len(report.off_target_frames)
+    summary.off_target_frames = frame_runs(report.off_target_frames, frames.step)
+    summary.seconds = report.seconds
