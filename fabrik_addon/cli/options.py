@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..settings import IK_AFTER, BakeSettings
+from ..settings import IK_AFTER
 from ..solver import METHODS
-from .jobs import AnyJob, IKJob, Job, UsageError, chain_job, ik_job, read_config
+from .jobs import AnyJob, IKJob, Job, UsageError, chain_job, check_defaults, config_jobs, ik_job
 
 #: The command's name, as Blender knows it (``blender -c fabrik_bake``) and as messages name it.
 PROGRAM = "fabrik_bake"
@@ -110,21 +110,17 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     ):
         if value is not None:
             defaults[key] = value
-    try:  # the options' own rules, before any job uses them
-        BakeSettings.from_keywords(None, None, tip_bone="", **defaults)
-    except (TypeError, ValueError) as error:
+    try:  # the jobs' words are the config's keys
+        check_defaults(defaults)
+        if ns.from_ik_constraints:
+            chain = ik_job({"armature": ns.armature, **({"after": ns.after} if ns.after else {})}, "", defaults)
+        elif ns.config is None:
+            options = {"chain_length": ns.chain_length} if ns.chain_length is not None else {}
+            chain = chain_job(
+                {"armature": ns.armature, "target": ns.target, "tip_bone": ns.tip, **options}, "", defaults
+            )
+    except UsageError as error:
         raise UsageError(_option_names(str(error))) from None
-    if ns.from_ik_constraints:
-        chain = ik_job(
-            {"armature": ns.armature, **({"after": ns.after} if ns.after else {})}, "the command line", defaults
-        )
-    elif ns.config is None:
-        options = {"chain_length": ns.chain_length} if ns.chain_length is not None else {}
-        entry = {"armature": ns.armature, "target": ns.target, "tip_bone": ns.tip, **options}
-        try:
-            chain = chain_job(entry, "", defaults)
-        except UsageError as error:
-            raise UsageError(_option_names(str(error).removeprefix(": "))) from None
     return Request(inputs, chain, ns.config, defaults, ns.output, ns.in_place, ns.report, ns.processes, ns.child)
 
 
@@ -139,20 +135,7 @@ def load_jobs(request: Request) -> tuple[AnyJob, ...]:
     if request.chain is not None:
         return (request.chain,)
     assert request.config is not None
-    path = request.config
-    data = read_config(path)
-    extra = sorted(set(data) - {"jobs"})
-    if extra:
-        raise UsageError(f"{path}: unknown top-level key {', '.join(map(repr, extra))}: list the chains in 'jobs'")
-    entries = data.get("jobs")
-    if not isinstance(entries, list) or not entries:
-        raise UsageError(f"{path}: 'jobs' must be a non-empty list of chains to bake")
-    return tuple(
-        ik_job(entry, f"{path}: job {i}", request.defaults)
-        if isinstance(entry, dict) and entry.get("from_ik_constraints") is True
-        else chain_job(entry, f"{path}: job {i}", request.defaults)
-        for i, entry in enumerate(entries, start=1)
-    )
+    return config_jobs(request.config, request.defaults)
 
 
 def _given(ns: argparse.Namespace, flag: str) -> bool:
@@ -160,19 +143,26 @@ def _given(ns: argparse.Namespace, flag: str) -> bool:
 
 
 def _option_names(message: str) -> str:
-    """A settings error in the command line's words: ``frame_step`` is ``--step`` there."""
-    for keyword, option in _OPTIONS.items():
-        message = message.replace(keyword, option)
-    return message
+    """A job's error in the command line's words: the key ``frame_step`` (or ``'frame_step'``) is ``--step``
+    there."""
+    return _KEYS.sub(lambda found: _OPTIONS[found[1]], message)
 
 
-#: The command line's name for each bake setting it sets.
+#: The command line's words for each job key it sets.
 _OPTIONS = {
+    "armature": "--armature",
+    "target": "--target",
+    "tip_bone": "--tip",
+    "chain_length": "--chain-length",
+    "frame_start": "the start of --frames",
+    "frame_end": "the end of --frames",
     "frame_step": "--step",
     "max_iterations": "--max-iterations",
     "tolerance": "--tolerance",
-    "chain_length": "--chain-length",
+    "method": "--method",
+    "after": "--after",
 }
+_KEYS = re.compile(rf"'?\b({'|'.join(_OPTIONS)})\b'?")
 
 
 class _Parser(argparse.ArgumentParser):
