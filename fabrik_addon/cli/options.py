@@ -75,7 +75,7 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     UsageError
         Naming what is wrong.
     """
-    ns = _parser().parse_args(list(args))
+    ns = _parser().parse_args(_negative_values(args))
     inputs = tuple(Path(p) for p in ns.inputs) or ((open_file,) if open_file is not None else ())
     if not inputs:
         raise UsageError("no input: give .blend files or folders of them")
@@ -136,6 +136,24 @@ def load_jobs(request: Request) -> tuple[AnyJob, ...]:
         return (request.chain,)
     assert request.config is not None
     return config_jobs(request.config, request.defaults)
+
+
+def _negative_values(args: Sequence[str]) -> list[str]:
+    """The arguments with a negative value joined to its option, ``--frames -5--1`` as ``--frames=-5--1``:
+    argparse takes an argument starting with a dash for an option, unless it reads as a plain negative number
+    (``-5``, but not ``-5--1`` or ``-1e-3``)."""
+    joined: list[str] = []
+    for arg in args:
+        if joined and joined[-1] in _NUMBER_OPTIONS and _NEGATIVE.match(arg) and "--" not in joined:
+            joined[-1] = f"{joined[-1]}={arg}"
+        else:
+            joined.append(arg)
+    return joined
+
+
+#: The options whose value is a number or a frame range, which may start with a dash (``_NEGATIVE``).
+_NUMBER_OPTIONS = ("--frames", "--step", "--tolerance", "--max-iterations", "--chain-length")
+_NEGATIVE = re.compile(r"^-[\d.]")
 
 
 def _given(ns: argparse.Namespace, flag: str) -> bool:
@@ -234,7 +252,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     ik.add_argument("--after", choices=IK_AFTER, help="what becomes of the constraints: mute (default), remove, keep")
     bake = parser.add_argument_group("bake settings (for every chain; a config job's own keys win)")
-    bake.add_argument("--frames", type=_frames, metavar="A-B", help="frames to bake; default: the scene's range")
+    bake.add_argument(
+        "--frames", type=_frames, metavar="A-B", help="frames to bake (1-250, -5--1); default: the scene's range"
+    )
     bake.add_argument("--step", type=_whole(), metavar="N", help="key every N-th frame")
     bake.add_argument("--tolerance", type=_number, metavar="T", help="tip distance allowed, world units")
     bake.add_argument("--max-iterations", type=_whole(), metavar="N")

@@ -77,6 +77,21 @@ def test_frames_accept_blender_notation_and_a_single_frame() -> None:
 
 
 @pytest.mark.parametrize(
+    ("frames", "start", "end"), [("-5--1", -5, -1), ("-5..-1", -5, -1), ("-5-10", -5, 10), ("-3", -3, -3)]
+)
+def test_frames_may_be_negative_as_a_separate_argument(frames: str, start: int, end: int) -> None:
+    for args in (["--frames", frames], [f"--frames={frames}"]):
+        assert parse_args(["a.blend", *CHAIN, *args]).defaults == {"frame_start": start, "frame_end": end}
+
+
+def test_a_negative_number_in_scientific_notation_is_an_options_value() -> None:
+    with pytest.raises(UsageError, match=r"^--tolerance must be a positive finite number, got -0\.001$"):
+        parse_args(["a.blend", *CHAIN, "--tolerance", "-1e-3"])
+    # After "--" every argument is an input, whatever it looks like.
+    assert parse_args([*CHAIN, "--", "--frames", "-5--1.blend"]).inputs == (Path("--frames"), Path("-5--1.blend"))
+
+
+@pytest.mark.parametrize(
     ("args", "message"),
     [
         (["a.blend", *CHAIN, "--bogus"], "unrecognized arguments: --bogus"),
