@@ -9,7 +9,7 @@ from pathlib import Path
 import bpy
 
 from .. import api
-from .files import FilePlan, write_atomically
+from .files import FilePlan, temporary_path, write_atomically
 from .jobs import AnyJob, IKJob, baked_together
 from .report import ChainResult, FileResult, quiet_stdout, say
 
@@ -60,7 +60,10 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob], *, progress: bool = True) 
             chain for job in baked_together(applicable) for chain in _bake_job(job, plan.input.name, progress)
         )
         output = plan.output
-        write_atomically(output, _save_copy)
+        try:
+            write_atomically(output, _save_copy)
+        except (OSError, RuntimeError) as error:
+            raise FileError(f"cannot save {output}: {_save_failure(error, output)}") from None
     except FileError as error:
         return FileResult.failed(plan.input, str(error))
     except Exception as error:  # a bug must not stop the other files; the traceback says where
@@ -118,6 +121,17 @@ def _progress(label: str, shown: bool) -> Callable[[float], None]:
             say(f"{label}: {25 * quarter}%")
 
     return progress
+
+
+def _save_failure(error: OSError | RuntimeError, output: Path) -> str:
+    """Why saving ``output`` failed, naming the output where Blender names the temporary file it wrote first."""
+    if isinstance(error, FileExistsError | NotADirectoryError):  # making the output's folder
+        return f"{error.filename} is not a folder"
+    if isinstance(error, OSError):
+        return f"{error.strerror or error} ({error.filename})" if error.filename else str(error.strerror or error)
+    temporary = str(temporary_path(output))
+    message = str(error).strip().removeprefix("Error: ")
+    return message.replace(f"{temporary}@", str(output)).replace(temporary, str(output))  # Blender writes NAME@
 
 
 def _save_copy(path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,12 @@ from .jobs import UsageError
 
 #: Suffix of the default output's name: ``shot.blend`` bakes into ``shot_baked.blend`` beside it.
 BAKED_SUFFIX = "_baked"
+
+#: The suffixes of the backups Blender keeps of earlier saves (``shot.blend1``, ``shot.blend2``...).
+_BACKUP = re.compile(r"\.blend\d+")
+_BACKUP_PROBLEM = (
+    "a backup Blender keeps of an earlier save, not a .blend file: to bake it, copy it to a name ending in .blend"
+)
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,7 @@ def plan_files(inputs: Sequence[Path], output: Path | None, *, in_place: bool) -
         if where in by_output:
             raise UsageError(f"{by_output[where]} and {plan.input} would both be saved as {plan.output}")
         by_output[where] = plan.input
-    return planned
+    return [_writable(plan, in_place) for plan in planned]
 
 
 def check_report(report: Path | None, plans: Sequence[FilePlan], config: Path | None) -> None:
@@ -85,18 +92,46 @@ def check_report(report: Path | None, plans: Sequence[FilePlan], config: Path | 
 
 
 def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
-    """Write ``path`` through a temporary file beside it, renamed into place only once complete.
+    """Write ``path`` through a temporary file beside it (``temporary_path``), renamed into place only once
+    complete.
 
     ``write`` is called with the temporary path. If it fails, whatever was at ``path`` stays as it was and
     the temporary file is removed.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    temporary = temporary_path(path)
     try:
         write(temporary)
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def temporary_path(path: Path) -> Path:
+    """The hidden file beside ``path`` that this process writes first (``write_atomically``)."""
+    return path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+
+
+def _writable(plan: FilePlan, in_place: bool) -> FilePlan:
+    """The plan, or a failed one if its output's folder is a file or cannot be written, as far as can be told
+    before the file is baked (folders that are missing are made)."""
+    output = plan.output
+    if output is None:
+        return plan
+    problem = None
+    folder = output.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if output.is_dir():
+        problem = "it is a folder"
+    elif not folder.is_dir():
+        problem = f"{folder} is a file, not a folder (give --output a folder, or FILE.blend for one input)"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        remedy = (
+            "bake to --output FOLDER instead of --in-place" if in_place else "give --output a folder you can write to"
+        )
+        problem = f"the folder {folder} is read-only ({remedy})"
+    return plan if problem is None else FilePlan(plan.input, None, f"cannot save {output}: {problem}")
 
 
 def _expand(inputs: Sequence[Path]) -> list[tuple[Path, str | None]]:
@@ -110,6 +145,9 @@ def _expand(inputs: Sequence[Path]) -> list[tuple[Path, str | None]]:
                 found.append((path, "the folder holds no .blend file to bake"))
         elif not path.exists():
             found.append((path, "no such file or folder"))
+        elif _BACKUP.fullmatch(path.suffix.lower()):
+            restored = path.with_name(f"{path.stem}_restored.blend").name
+            found.append((path, f"{_BACKUP_PROBLEM} (e.g. {restored})"))
         elif path.suffix.lower() != ".blend":
             found.append((path, "not a .blend file"))
         else:

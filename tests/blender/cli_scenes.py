@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import bpy
@@ -38,10 +39,11 @@ def save_scene(path: Path, *, armature: str = "Rig", second_chain: bool = False,
     return path
 
 
-def run_cli(*args: object) -> subprocess.CompletedProcess[str]:
-    """``python scripts/fabrik_bake.py ARGS`` with the bpy module, as a user runs it."""
+def run_cli(*args: object, wrapper: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
+    """``python scripts/fabrik_bake.py ARGS`` with the bpy module, as a user runs it (after ``wrapper``, a
+    command that runs the rest)."""
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *map(str, args)],
+        [*wrapper, sys.executable, str(SCRIPT), *map(str, args)],
         capture_output=True,
         text=True,
         timeout=600,

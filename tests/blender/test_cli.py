@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 import bpy
@@ -167,6 +169,40 @@ def test_usage_errors_exit_2_before_opening_anything(tmp_path: Path, args: list[
     assert message in run.stderr
     assert "Read blend" not in run.stdout, "nothing may be opened"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.toml", "shot.blend"], "nothing may be written"
+
+
+def test_a_read_only_output_folder_fails_the_file_naming_the_output_and_the_remedy(tmp_path: Path) -> None:
+    source = save_scene(tmp_path / "shot.blend")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    # A root user writes in read-only folders, unless it gives up that power (util-linux's setpriv).
+    wrapper = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    if wrapper and shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv to give up writing in read-only folders")
+    run = run_cli(source, *CHAIN, "--output", locked, wrapper=wrapper)
+    assert run.returncode == 1, run.stderr
+    assert (
+        f"shot.blend: error (0.00 s): cannot save {locked / 'shot.blend'}: the folder {locked} is read-only "
+        "(give --output a folder you can write to)"
+    ) in run.stderr
+    assert "Traceback" not in run.stderr
+    assert "Read blend" not in run.stdout, "found before opening the file"
+    assert list(locked.iterdir()) == []
+
+
+def test_a_save_that_fails_names_the_output_not_its_temporary_file(tmp_path: Path) -> None:
+    """What planning cannot foresee (a folder replaced by a file meanwhile, a full disk) fails the file with the
+    output's name, not the temporary file's, and no traceback."""
+    from fabrik_addon.cli.bake_file import bake_file
+    from fabrik_addon.cli.files import plan_files
+    from fabrik_addon.cli.options import load_jobs, parse_args
+
+    source = save_scene(tmp_path / "shot.blend")
+    (plan,) = plan_files([source], tmp_path / "out", in_place=False)
+    (tmp_path / "out").write_text("the folder became a file")
+    result = bake_file(plan, load_jobs(parse_args([str(source), *CHAIN])))
+    assert (result.status, result.output) == ("error", None)
+    assert result.error == f"cannot save {tmp_path / 'out/shot.blend'}: {tmp_path / 'out'} is not a folder"
 
 
 @pytest.mark.parametrize("clash", ["input", "output", "config"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,44 @@ def test_missing_and_wrong_inputs_are_planned_as_failures(tmp_path: Path) -> Non
         (None, "not a .blend file"),
         (None, "the folder holds no .blend file to bake"),
     ]
+
+
+def test_a_blend_backup_is_refused_saying_how_to_bake_it(tmp_path: Path) -> None:
+    backup, older = blends(tmp_path, "shot.blend1", "shot.blend2")
+    problems = [plan.problem for plan in plan_files([backup, older], None, in_place=False)]
+    backup_problem = (
+        "a backup Blender keeps of an earlier save, not a .blend file: to bake it, copy it to a name ending in "
+        ".blend (e.g. shot_restored.blend)"
+    )
+    assert problems == [backup_problem, backup_problem]
+
+
+@pytest.mark.parametrize("output", ["notes.txt", "notes.txt/out"])
+def test_an_output_folder_that_is_a_file_is_refused_before_anything_opens(tmp_path: Path, output: str) -> None:
+    (shot,) = blends(tmp_path / "in", "shot.blend")
+    (tmp_path / "notes.txt").write_text("not a folder")
+    (plan,) = plan_files([shot], tmp_path / output, in_place=False)
+    assert plan.problem == (
+        f"cannot save {tmp_path / output / 'shot.blend'}: {tmp_path / 'notes.txt'} is a file, not a folder "
+        "(give --output a folder, or FILE.blend for one input)"
+    )
+    assert plan.output is None
+    (tmp_path / "out.blend").mkdir()
+    assert plan_files([shot], tmp_path / "out.blend", in_place=False)[0].problem == (
+        f"cannot save {tmp_path / 'out.blend'}: it is a folder"
+    )
+
+
+def test_an_output_folder_that_cannot_be_written_is_refused_with_the_remedy(tmp_path: Path) -> None:
+    (shot,) = blends(tmp_path / "in", "shot.blend")
+    (tmp_path / "locked").mkdir(mode=0o555)
+    if os.access(tmp_path / "locked", os.W_OK):
+        pytest.skip("this user writes in read-only folders (root): tests/blender/test_cli.py runs it without that")
+    (plan,) = plan_files([shot], tmp_path / "locked" / "new", in_place=False)  # missing folders are made
+    assert plan.problem == (
+        f"cannot save {tmp_path / 'locked/new/shot.blend'}: the folder {tmp_path / 'locked'} is read-only "
+        "(give --output a folder you can write to)"
+    )
 
 
 def test_output_folder_file_and_in_place(tmp_path: Path) -> None:
