@@ -42,7 +42,7 @@ def main(args: Sequence[str], *, open_file: Path | None = None) -> int:
     try:
         request = parse_args(args, open_file=open_file)
         jobs = load_jobs(request)
-        plans = plan_files(request.inputs, request.output, in_place=request.in_place)
+        plans = plan_files(request.inputs, request.output, in_place=request.in_place, overwrite=request.overwrite)
         check_report(request.report, plans, request.config)
     except UsageError as error:
         say(f"{PROGRAM}: error: {error}\n(run {PROGRAM} --help for the options)")
@@ -74,6 +74,7 @@ def _bake(plans: Sequence[FilePlan], jobs: Sequence[AnyJob], request: Request) -
 
         command = child_command(CHILD, blender_binary=bpy.app.binary_path or None, python=sys.executable)
         where = ["--in-place"] if request.in_place else ["--output", str(request.output)] if request.output else []
+        where += ["--overwrite"] if request.overwrite else []
         return bake_in_children(plans, jobs, request.processes, command, where)
 
     from .bake_file import bake_file  # imports bpy: after the arguments are known to be right

@@ -24,8 +24,9 @@ _BACKUP_PROBLEM = (
 class FilePlan:
     """One input file and where its bake is saved.
 
-    ``problem`` says why the input cannot be baked (it is missing, or not a .blend file); ``output`` is then
-    None and nothing is written for it.
+    ``problem`` says why the input cannot be baked (it is missing, not a .blend file, or its output exists or
+    cannot be written); nothing is written for it then, and ``output`` is where it would have gone (None if
+    the input itself is the problem).
     """
 
     input: Path
@@ -33,13 +34,17 @@ class FilePlan:
     problem: str | None = None
 
 
-def plan_files(inputs: Sequence[Path], output: Path | None, *, in_place: bool) -> list[FilePlan]:
+def plan_files(
+    inputs: Sequence[Path], output: Path | None, *, in_place: bool, overwrite: bool = False
+) -> list[FilePlan]:
     """Expand folders into their .blend files and give each file its output path (absolute).
 
     A folder stands for the .blend files directly in it, in name order, leaving out earlier outputs
     (``*_baked.blend``). With ``output`` ending in ``.blend`` the one input is saved there; any other
     ``output`` is a folder that receives each file under its own name; without it, each file is saved as
-    ``<name>_baked.blend`` beside it; ``in_place`` replaces the input.
+    ``<name>_baked.blend`` beside it; ``in_place`` replaces the input. A file whose output exists already
+    (unless ``overwrite``), or cannot be written there, is planned as a failure: found here, before any file
+    is opened.
 
     Raises
     ------
@@ -68,7 +73,7 @@ def plan_files(inputs: Sequence[Path], output: Path | None, *, in_place: bool) -
         if where in by_output:
             raise UsageError(f"{by_output[where]} and {plan.input} would both be saved as {plan.output}")
         by_output[where] = plan.input
-    return [_writable(plan, in_place) for plan in planned]
+    return [_saveable(plan, in_place, overwrite) for plan in planned]
 
 
 def check_report(report: Path | None, plans: Sequence[FilePlan], config: Path | None) -> None:
@@ -112,26 +117,30 @@ def temporary_path(path: Path) -> Path:
     return path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
 
 
-def _writable(plan: FilePlan, in_place: bool) -> FilePlan:
-    """The plan, or a failed one if its output's folder is a file or cannot be written, as far as can be told
-    before the file is baked (folders that are missing are made)."""
+def _saveable(plan: FilePlan, in_place: bool, overwrite: bool) -> FilePlan:
+    """The plan, or a failed one if its output exists (and neither ``in_place`` nor ``overwrite`` say to replace
+    it) or its folder is a file or cannot be written, as far as can be told before the file is baked (folders
+    that are missing are made)."""
     output = plan.output
     if output is None:
         return plan
-    problem = None
     folder = output.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
+    cannot = f"cannot save {output}:"
+    problem = None
     if output.is_dir():
-        problem = "it is a folder"
+        problem = f"{cannot} it is a folder"
+    elif os.path.lexists(output) and not (in_place or overwrite):
+        problem = f"its output {output} exists: pass --overwrite to replace it"
     elif not folder.is_dir():
-        problem = f"{folder} is a file, not a folder (give --output a folder, or FILE.blend for one input)"
+        problem = f"{cannot} {folder} is a file, not a folder (give --output a folder, or FILE.blend for one input)"
     elif not os.access(folder, os.W_OK | os.X_OK):
         remedy = (
             "bake to --output FOLDER instead of --in-place" if in_place else "give --output a folder you can write to"
         )
-        problem = f"the folder {folder} is read-only ({remedy})"
-    return plan if problem is None else FilePlan(plan.input, None, f"cannot save {output}: {problem}")
+        problem = f"{cannot} the folder {folder} is read-only ({remedy})"
+    return plan if problem is None else FilePlan(plan.input, output, problem)
 
 
 def _expand(inputs: Sequence[Path]) -> list[tuple[Path, str | None]]:

@@ -41,6 +41,7 @@ class Request:
     defaults: Mapping[str, Any]
     output: Path | None
     in_place: bool
+    overwrite: bool
     report: Path | None
     processes: int
     child: bool = False
@@ -121,7 +122,9 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
             )
     except UsageError as error:
         raise UsageError(_option_names(str(error))) from None
-    return Request(inputs, chain, ns.config, defaults, ns.output, ns.in_place, ns.report, ns.processes, ns.child)
+    return Request(
+        inputs, chain, ns.config, defaults, ns.output, ns.in_place, ns.overwrite, ns.report, ns.processes, ns.child
+    )
 
 
 def load_jobs(request: Request) -> tuple[AnyJob, ...]:
@@ -269,6 +272,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     where.add_argument(
         "--in-place", action="store_true", help="replace each input (atomically, only when its bake succeeds)"
+    )
+    out.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace outputs that exist already (without it, such a file is not baked: an error, found first)",
     )
     out.add_argument("--report", type=Path, metavar="FILE", help="write a JSON report of every file and chain")
     out.add_argument(

@@ -171,6 +171,24 @@ def test_usage_errors_exit_2_before_opening_anything(tmp_path: Path, args: list[
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.toml", "shot.blend"], "nothing may be written"
 
 
+@pytest.mark.parametrize("processes", [1, 2])
+def test_an_existing_output_fails_its_file_unless_overwrite_is_given(tmp_path: Path, processes: int) -> None:
+    first, second = save_scene(tmp_path / "first.blend"), save_scene(tmp_path / "second.blend")
+    (tmp_path / "first_baked.blend").write_bytes(b"an earlier bake")
+    run = run_cli(first, second, *CHAIN, "-j", processes)
+    assert run.returncode == 1, run.stderr
+    assert (
+        f"first.blend: error (0.00 s): its output {tmp_path / 'first_baked.blend'} exists: pass --overwrite to "
+        "replace it"
+    ) in run.stderr
+    assert (tmp_path / "first_baked.blend").read_bytes() == b"an earlier bake"
+    assert tip_errors(tmp_path / "second_baked.blend").max() <= TOLERANCE * 1.001, "the other file is baked"
+
+    again = run_cli(first, second, *CHAIN, "-j", processes, "--overwrite")
+    assert again.returncode == 0, again.stderr
+    assert tip_errors(tmp_path / "first_baked.blend").max() <= TOLERANCE * 1.001
+
+
 def test_a_read_only_output_folder_fails_the_file_naming_the_output_and_the_remedy(tmp_path: Path) -> None:
     source = save_scene(tmp_path / "shot.blend")
     locked = tmp_path / "locked"

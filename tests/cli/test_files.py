@@ -24,8 +24,8 @@ def blends(folder: Path, *names: str) -> list[Path]:
 def test_folders_expand_to_their_blend_files_and_outputs_go_beside_them(tmp_path: Path) -> None:
     b, a, _, _ = blends(tmp_path / "shots", "b.blend", "a.blend", "a_baked.blend", "notes.txt")
     (single,) = blends(tmp_path, "single.blend")
-    plans = plan_files([tmp_path / "shots", single], None, in_place=False)
-    # In name order, leaving out an earlier output (a_baked.blend) and other files.
+    plans = plan_files([tmp_path / "shots", single], None, in_place=False, overwrite=True)
+    # In name order, leaving out an earlier output (a_baked.blend, replaced with overwrite) and other files.
     assert plans == [
         FilePlan(a, tmp_path / "shots" / "a_baked.blend"),
         FilePlan(b, tmp_path / "shots" / "b_baked.blend"),
@@ -92,7 +92,6 @@ def test_an_output_folder_that_is_a_file_is_refused_before_anything_opens(tmp_pa
         f"cannot save {tmp_path / output / 'shot.blend'}: {tmp_path / 'notes.txt'} is a file, not a folder "
         "(give --output a folder, or FILE.blend for one input)"
     )
-    assert plan.output is None
     (tmp_path / "out.blend").mkdir()
     assert plan_files([shot], tmp_path / "out.blend", in_place=False)[0].problem == (
         f"cannot save {tmp_path / 'out.blend'}: it is a folder"
@@ -109,6 +108,24 @@ def test_an_output_folder_that_cannot_be_written_is_refused_with_the_remedy(tmp_
         f"cannot save {tmp_path / 'locked/new/shot.blend'}: the folder {tmp_path / 'locked'} is read-only "
         "(give --output a folder you can write to)"
     )
+
+
+def test_an_existing_output_is_replaced_only_with_overwrite(tmp_path: Path) -> None:
+    a, b, a_baked = blends(tmp_path, "a.blend", "b.blend", "a_baked.blend")
+    (tmp_path / "b_baked.blend").symlink_to(tmp_path / "gone.blend")  # a link to nothing is still in the way
+    plans = plan_files([a, b], None, in_place=False)
+    assert [plan.problem for plan in plans] == [
+        f"its output {a_baked} exists: pass --overwrite to replace it",
+        f"its output {tmp_path / 'b_baked.blend'} exists: pass --overwrite to replace it",
+    ]
+    assert plan_files([a, b], None, in_place=False, overwrite=True) == [
+        FilePlan(a, a_baked),
+        FilePlan(b, tmp_path / "b_baked.blend"),
+    ]
+    assert plan_files([a], tmp_path / "b.blend", in_place=False)[0].problem == (
+        f"its output {b} exists: pass --overwrite to replace it"
+    )
+    assert plan_files([a], None, in_place=True) == [FilePlan(a, a)]  # --in-place replaces the input anyway
 
 
 def test_output_folder_file_and_in_place(tmp_path: Path) -> None:

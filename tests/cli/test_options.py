@@ -49,6 +49,8 @@ def test_chain_options_become_one_job_with_the_bake_settings() -> None:
     assert request.inputs == (Path("a.blend"), Path("dir"))
     assert request.processes == 2
     assert request.report == Path("r.json")
+    assert not request.overwrite
+    assert parse_args(["a.blend", *CHAIN, "--overwrite"]).overwrite
     (job,) = load_jobs(request)
     assert job.label == "Rig/hand.L"
     assert job.settings == BakeSettings.from_keywords(
