@@ -5,7 +5,8 @@ from this repository, with the ``bpy`` module or inside a Blender binary (readin
     python scripts/fabrik_bake.py shots/ --armature Rig --tip hand.L --chain-length 3 --target Hand.IK
     blender -b --python scripts/fabrik_bake.py -- shots/ --config chains.toml -j 4 --report bake.json
 
-Exit status: 0 when every file baked, 1 when any failed, 2 for a usage error (then nothing is opened).
+Exit status: 0 when every file baked, 1 when any failed, 2 for a usage error (then nothing is opened), 3 with
+--strict when every file baked but a frame of a chain is off target.
 """
 
 from __future__ import annotations

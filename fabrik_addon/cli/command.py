@@ -2,7 +2,8 @@
 
 Blender runs it as ``blender -c fabrik_bake ARGS`` once the extension is installed (it registers the command);
 ``scripts/fabrik_bake.py`` runs the same code with the ``bpy`` module or inside ``blender -b --python``.
-Exit status: 0 when every file baked, 1 when any failed, 2 for a usage error (then nothing is opened).
+Exit status: 0 when every file baked, 1 when any failed, 2 for a usage error (then nothing is opened), 3 with
+``--strict`` when every file baked but a frame of a chain is off target.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from .files import FilePlan, check_report, plan_files
 from .jobs import AnyJob, UsageError
 from .options import PROGRAM, Request, load_jobs, parse_args
-from .report import FileResult, child_line, file_done, say, summary, write_report
+from .report import STRICT_STATUS, FileResult, child_line, file_done, off_target, say, summary, write_report
 
 __all__ = ["PROGRAM", "execute", "main"]
 
@@ -52,7 +53,10 @@ def main(args: Sequence[str], *, open_file: Path | None = None) -> int:
 
     start = time.perf_counter()
     results = _bake(plans, jobs, request)
-    status = 0 if all(r.status == "ok" for r in results) else 1
+    if any(r.status != "ok" for r in results):
+        status = 1
+    else:
+        status = STRICT_STATUS if request.strict and off_target(results) else 0
     if request.report is not None:
         try:
             write_report(request.report, results)
@@ -60,7 +64,7 @@ def main(args: Sequence[str], *, open_file: Path | None = None) -> int:
             say(f"{PROGRAM}: error: cannot write the report {request.report}: {error.strerror or error}")
             status = 1
     if not request.child:
-        say(summary(results, time.perf_counter() - start))
+        say(summary(results, time.perf_counter() - start, strict=request.strict))
     return status
 
 

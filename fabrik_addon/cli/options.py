@@ -44,6 +44,7 @@ class Request:
     overwrite: bool
     report: Path | None
     processes: int
+    strict: bool = False
     child: bool = False
 
 
@@ -123,7 +124,17 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     except UsageError as error:
         raise UsageError(_option_names(str(error))) from None
     return Request(
-        inputs, chain, ns.config, defaults, ns.output, ns.in_place, ns.overwrite, ns.report, ns.processes, ns.child
+        inputs,
+        chain,
+        ns.config,
+        defaults,
+        ns.output,
+        ns.in_place,
+        ns.overwrite,
+        ns.report,
+        ns.processes,
+        ns.strict,
+        ns.child,
     )
 
 
@@ -231,7 +242,8 @@ def _parser() -> argparse.ArgumentParser:
         description="FABRIK IK: bake FABRIK inverse kinematics into bone rotation keys in .blend files.",
         epilog=(
             "Exit status: 0 when every file baked, 1 when any file failed (the others are still baked and "
-            "reported), 2 for a usage error (nothing is opened). With the extension installed: "
+            "reported), 2 for a usage error (nothing is opened), 3 with --strict when every file baked but a frame "
+            "is off target. With the extension installed: "
             "blender -c fabrik_bake ARGS; from the repository: python scripts/fabrik_bake.py ARGS, or "
             "blender -b --python scripts/fabrik_bake.py -- ARGS."
         ),
@@ -279,6 +291,11 @@ def _parser() -> argparse.ArgumentParser:
         help="replace outputs that exist already (without it, such a file is not baked: an error, found first)",
     )
     out.add_argument("--report", type=Path, metavar="FILE", help="write a JSON report of every file and chain")
+    out.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit with status 3 when a frame of any chain is off target or out of reach (once every file is saved)",
+    )
     out.add_argument(
         "-j", "--processes", type=_whole(low=1), default=1, metavar="N", help="bake files in N parallel processes"
     )

@@ -172,6 +172,29 @@ def test_usage_errors_exit_2_before_opening_anything(tmp_path: Path, args: list[
 
 
 @pytest.mark.parametrize("processes", [1, 2])
+def test_strict_exits_3_when_a_frame_is_off_target_after_saving_every_file(tmp_path: Path, processes: int) -> None:
+    near, far = save_scene(tmp_path / "near.blend"), save_scene(tmp_path / "far.blend", far=True)
+    lenient = run_cli(near, far, *CHAIN, "-j", processes)
+    assert lenient.returncode == 0, lenient.stderr
+    missed = r"baked 2 of 2 file\(s\) in \d+\.\d s; \d+ frames off target \(\d+ out of reach\) in 1 chain"
+    assert re.fullmatch(missed, lenient.stderr.splitlines()[-1]), lenient.stderr
+
+    strict = run_cli(near, far, *CHAIN, "-j", processes, "--strict", "--overwrite", "--report", tmp_path / "r.json")
+    assert strict.returncode == 3, strict.stderr
+    assert re.fullmatch(missed + r" \(--strict: exit status 3\)", strict.stderr.splitlines()[-1]), strict.stderr
+    near_report, far_report = json.loads((tmp_path / "r.json").read_text())["files"]
+    assert (near_report["status"], near_report["chains"][0]["off_target_frames"]) == ("ok", [])
+    assert far_report["status"] == "ok"
+    assert far_report["chains"][0]["unreachable_frames"], "the far target is out of reach on some frames"
+    assert tip_errors(tmp_path / "near_baked.blend").max() <= TOLERANCE * 1.001, "every file is still saved"
+    assert tip_errors(tmp_path / "far_baked.blend").max() > TOLERANCE
+
+    assert run_cli(near, *CHAIN, "--strict", "--overwrite").returncode == 0, "on target: --strict changes nothing"
+    failed = run_cli(far, tmp_path / "gone.blend", *CHAIN, "-j", processes, "--strict", "--overwrite")
+    assert failed.returncode == 1, "a failed file says more than frames off target"
+
+
+@pytest.mark.parametrize("processes", [1, 2])
 def test_an_existing_output_fails_its_file_unless_overwrite_is_given(tmp_path: Path, processes: int) -> None:
     first, second = save_scene(tmp_path / "first.blend"), save_scene(tmp_path / "second.blend")
     (tmp_path / "first_baked.blend").write_bytes(b"an earlier bake")

@@ -10,7 +10,7 @@ import pytest
 
 from fabrik_addon.cli.files import FilePlan, check_report, plan_files, write_atomically
 from fabrik_addon.cli.jobs import UsageError
-from fabrik_addon.cli.report import ChainResult, FileResult, from_json, to_json
+from fabrik_addon.cli.report import ChainResult, FileResult, from_json, off_target, summary, to_json
 
 
 def blends(folder: Path, *names: str) -> list[Path]:
@@ -211,6 +211,27 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
         ]
     }
     assert from_json(data) == results
+
+
+def test_the_summary_counts_frames_off_target_and_says_why_strict_fails() -> None:
+    def chain(off: tuple[int, ...], out: tuple[int, ...] = ()) -> ChainResult:
+        return ChainResult("Rig", "hand.L", (1, 9), 0.5 if off else 1e-4, out, off, 0.1)
+
+    ok = FileResult("/a.blend", "/a_baked.blend", "ok", None, (chain(()), chain((2, 3, 4), (3,))))
+    other = FileResult("/b.blend", "/b_baked.blend", "ok", None, (chain((7,)),))
+    assert summary([ok], 1.0) == "baked 1 of 1 file(s) in 1.0 s; 3 frames off target (1 out of reach) in 1 chain"
+    assert summary([ok, other], 2.0, strict=True) == (
+        "baked 2 of 2 file(s) in 2.0 s; 4 frames off target (1 out of reach) in 2 chains (--strict: exit status 3)"
+    )
+    assert off_target([ok, other]) == [ok.chains[1], other.chains[0]]
+    clean = FileResult("/c.blend", "/c_baked.blend", "ok", None, (chain(()),))
+    assert summary([clean], 1.0, strict=True) == "baked 1 of 1 file(s) in 1.0 s"
+    assert off_target([clean]) == []
+    # A failed file is what the exit status (1) says first.
+    failed = FileResult.failed("/d.blend", "armature 'Rig' not found")
+    assert summary([ok, failed], 1.0, strict=True) == (
+        "baked 1 of 2 file(s) in 1.0 s; 1 failed; 3 frames off target (1 out of reach) in 1 chain"
+    )
 
 
 def test_parallel_children_share_the_files_by_size_and_keep_their_order(tmp_path: Path) -> None:
