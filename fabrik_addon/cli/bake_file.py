@@ -38,10 +38,9 @@ def open_safely(path: Path) -> None:
         say(f"{path.name}: its scripts were not run ({bpy.app.autoexec_fail_message}); Python drivers stay still")
 
 
-def bake_file(plan: FilePlan, jobs: Sequence[AnyJob], *, progress: bool = True) -> FileResult:
-    """Bake every job that applies to the file and save the output; on any failure write nothing.
-
-    ``progress`` prints each job's start and quarters (a ``-j N`` child leaves that to its one line per file).
+def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
+    """Bake every job that applies to the file and save the output; on any failure write nothing. Each job's
+    start and quarters are printed as it goes.
 
     Returns
     -------
@@ -56,9 +55,7 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob], *, progress: bool = True) 
         if not applicable:
             raise FileError("no job of the config applies to this file (see the jobs' 'files' patterns)")
         open_safely(plan.input)
-        chains = tuple(
-            chain for job in baked_together(applicable) for chain in _bake_job(job, plan.input.name, progress)
-        )
+        chains = tuple(chain for job in baked_together(applicable) for chain in _bake_job(job, plan.input.name))
         output = plan.output
         try:
             write_atomically(output, _save_copy)
@@ -72,17 +69,16 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob], *, progress: bool = True) 
     return FileResult(str(plan.input), str(output), "ok", None, chains)
 
 
-def _bake_job(job: AnyJob, file_name: str, progress: bool) -> tuple[ChainResult, ...]:
+def _bake_job(job: AnyJob, file_name: str) -> tuple[ChainResult, ...]:
     """Bake one job in the open file: its chain, or its armature's IK constraints (a result per chain)."""
     label = f"{file_name}: {job.label}"
-    if progress:
-        say(f"{label}: baking")
+    say(f"{label}: baking")
     try:
         if isinstance(job, IKJob):
             armature = _find_object(job.armature, "armature")
-            report = api.bake_ik_constraints(armature, progress=_progress(label, progress), **job.keywords)
+            report = api.bake_ik_constraints(armature, progress=_progress(label), **job.keywords)
         else:
-            report = api.bake_settings(job.settings.with_objects(_find_object), _progress(label, progress))
+            report = api.bake_settings(job.settings.with_objects(_find_object), _progress(label))
     except (ValueError, TypeError) as error:
         raise FileError(f"{job.label}: {error}") from None
     return tuple(
@@ -110,13 +106,13 @@ def _find_object(name: str, role: str) -> bpy.types.Object:
     return obj  # api.bake checks that Blender evaluates it (in the view layer, enabled)
 
 
-def _progress(label: str, shown: bool) -> Callable[[float], None]:
-    """Report a bake's progress at every quarter (if ``shown``)."""
+def _progress(label: str) -> Callable[[float], None]:
+    """Report a bake's progress at every quarter."""
     printed = [0]
 
     def progress(fraction: float) -> None:
         quarter = int(fraction * 4 + 1e-9)
-        if shown and quarter > printed[0]:
+        if quarter > printed[0]:
             printed[0] = quarter
             say(f"{label}: {25 * quarter}%")
 

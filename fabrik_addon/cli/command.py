@@ -86,7 +86,7 @@ def _bake(plans: Sequence[FilePlan], jobs: Sequence[AnyJob], request: Request) -
     results = []
     for index, plan in enumerate(plans, start=1):
         start = time.perf_counter()
-        results.append(bake_file(plan, jobs, progress=not request.child))
+        results.append(bake_file(plan, jobs))
         seconds = time.perf_counter() - start
         if request.child:  # the parent prints the file's line, numbered among all the files
             say(child_line(results[-1], seconds))

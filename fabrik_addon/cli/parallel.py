@@ -75,6 +75,11 @@ def bake_in_children(
             finished[0] += 1
             say(file_done(result, seconds, f"[{finished[0]}/{len(plans)}] "))
 
+    def passed_on(line: str) -> None:
+        """Print a child's line (its progress, a warning), whole among the other children's."""
+        with lock:
+            say(line)
+
     for plan in plans:  # the children bake only the files that can be baked
         if plan.problem is not None:
             done_line(FileResult.failed(plan.input, plan.problem), 0.0)
@@ -96,7 +101,7 @@ def bake_in_children(
                 if finished_file is not None:
                     done_line(*finished_file)
                 elif line.strip():
-                    say(line.rstrip())
+                    passed_on(line.rstrip())
             status = child.wait()
             try:
                 done = {result.input: result for result in read_report(report)}

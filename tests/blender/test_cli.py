@@ -73,7 +73,6 @@ def test_parallel_files_with_a_missing_armature_and_a_missing_input(tmp_path: Pa
     )
     numbered = sorted(line.split("]")[0] for line in lines if line.startswith("["))
     assert numbered == ["[1/4", "[2/4", "[3/4", "[4/4"]  # one line per file, numbered among all
-    assert not any(line.endswith(("%", ": baking")) for line in lines), run.stderr  # the children's progress
     assert sorted(p.name for p in shots.iterdir()) == [
         "bad.blend",
         "good1.blend",
@@ -86,6 +85,27 @@ def test_parallel_files_with_a_missing_armature_and_a_missing_input(tmp_path: Pa
         (chain,) = good["chains"]
         assert tip_errors(Path(good["output"])).max() == pytest.approx(chain["max_error"], abs=1e-6)
         assert chain["max_error"] <= TOLERANCE * 1.001
+
+
+def test_parallel_and_serial_bakes_print_the_same_lines(tmp_path: Path) -> None:
+    """The same lines, each whole: per chain (baking, every quarter), per file (numbered as files finish, the
+    -j children's in any order) and the summary; only the times differ."""
+    shots = tmp_path / "shots"
+    for name in ("good1", "good2", "good3"):
+        save_scene(shots / f"{name}.blend")
+    save_scene(shots / "bad.blend", armature="Other")
+
+    def lines(*options: object) -> list[str]:
+        run = run_cli(shots, tmp_path / "gone.blend", *CHAIN, "--output", tmp_path / "out", "--overwrite", *options)
+        assert run.returncode == 1, run.stderr
+        text = re.sub(r"\(\d+\.\d\d s\)|in \d+\.\d s", "(time)", run.stderr)
+        return sorted(re.sub(r"^\[\d/", "[n/", line) for line in text.splitlines())
+
+    serial = lines()
+    assert lines("-j", 2) == serial
+    assert sum(line.endswith(": Rig/bone.002: 100%") for line in serial) == 3
+    assert sum(line.startswith("[n/5] ") for line in serial) == 5
+    assert "[n/5] bad.blend: error (time): armature 'Rig' not found (armatures in the file: 'Other')" in serial
 
 
 def test_a_config_bakes_several_chains_per_file_with_options_passed_through(tmp_path: Path) -> None:
