@@ -8,17 +8,20 @@ Exit status: 0 when every file baked, 1 when any failed, 2 for a usage error (th
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from .files import FilePlan, check_report, plan_files
 from .jobs import AnyJob, UsageError
-from .options import PROGRAM, Request, load_jobs, parse_args
+from .options import PROGRAM, Request, in_blender_binary, load_jobs, parse_args, script_args
 from .report import STRICT_STATUS, FileResult, child_line, file_done, off_target, say, summary, write_report
 
-__all__ = ["PROGRAM", "execute", "main"]
+__all__ = ["PROGRAM", "execute", "main", "run_script"]
 
 USAGE_STATUS = 2
 #: The script a ``-j N`` child runs: it imports this package, whatever its name, from the folder it lies in.
@@ -28,6 +31,29 @@ CHILD = Path(__file__).with_name("child.py")
 def execute(args: list[str]) -> int:
     """``blender -c fabrik_bake ARGS``: Blender's entry for the command (``bpy.utils.register_cli_command``)."""
     return main(args)
+
+
+def run_script(argv: Sequence[str]) -> NoReturn:
+    """Run the command from a script (``scripts/fabrik_bake.py``, or ``child.py`` in a ``-j N`` child) with the
+    script's command line ``argv``, with the ``bpy`` module or inside a Blender binary (see
+    ``options.script_args``; there, with no input, the file Blender was started with is baked), and leave.
+
+    The process leaves at once with the command's status: Blender's teardown at interpreter exit can crash
+    (bpy 4.2 after Rigify), and inside a Blender binary a script's status would otherwise be lost. What that
+    teardown would remove, Blender's folder for the session's temporary files, is removed first.
+    """
+    inside_blender = in_blender_binary()
+    open_file = None
+    if inside_blender:
+        path: str = sys.modules["bpy"].data.filepath
+        open_file = Path(path) if path else None
+    status = main(script_args(argv, inside_blender=inside_blender), open_file=open_file)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    bpy = sys.modules.get("bpy")
+    if bpy is not None and Path(bpy.app.tempdir).name.startswith("blender_"):
+        shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
+    os._exit(status)
 
 
 def main(args: Sequence[str], *, open_file: Path | None = None) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,14 @@ class Request:
     processes: int
     strict: bool = False
     child: bool = False
+
+
+def in_blender_binary() -> bool:
+    """Whether this Python runs inside a Blender binary (``blender -b --python``) rather than with the ``bpy``
+    module: there Blender has imported ``bpy`` before any script, and knows its own executable (the module,
+    imported by anything, knows none)."""
+    bpy = sys.modules.get("bpy")
+    return bool(getattr(getattr(bpy, "app", None), "binary_path", ""))
 
 
 def script_args(argv: Sequence[str], *, inside_blender: bool) -> list[str]:

@@ -4,9 +4,10 @@ evaluation of what it wrote."""
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import bpy
@@ -41,16 +42,23 @@ def save_scene(
     return path
 
 
-def run_cli(*args: object, wrapper: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: object, wrapper: Sequence[str] = (), env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``python scripts/fabrik_bake.py ARGS`` with the bpy module, as a user runs it (after ``wrapper``, a
-    command that runs the rest)."""
+    command that runs the rest; ``env`` over this process's environment)."""
     return subprocess.run(
-        [*wrapper, sys.executable, str(SCRIPT), *map(str, args)],
+        cli_command(*args, wrapper=wrapper),
         capture_output=True,
         text=True,
         timeout=600,
         stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
+
+
+def cli_command(*args: object, wrapper: Sequence[str] = ()) -> list[str]:
+    return [*wrapper, sys.executable, str(SCRIPT), *map(str, args)]
 
 
 def digest(path: Path) -> str:

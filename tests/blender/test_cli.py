@@ -108,6 +108,20 @@ def test_parallel_and_serial_bakes_print_the_same_lines(tmp_path: Path) -> None:
     assert "[n/5] bad.blend: error (time): armature 'Rig' not found (armatures in the file: 'Other')" in serial
 
 
+def test_no_process_leaves_a_temporary_folder_behind(tmp_path: Path) -> None:
+    """Each process, the command and its -j children, leaves at once at the end (Blender's teardown can
+    crash): Blender's own folder for the session's temporary files goes with it."""
+    shots = tmp_path / "shots"
+    for name in ("one", "two"):
+        save_scene(shots / f"{name}.blend")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    for processes in (1, 2):
+        run = run_cli(shots, *CHAIN, "-j", processes, "--overwrite", env={"TMPDIR": str(temporary)})
+        assert run.returncode == 0, run.stderr
+        assert list(temporary.iterdir()) == []
+
+
 def test_a_config_bakes_several_chains_per_file_with_options_passed_through(tmp_path: Path) -> None:
     source = save_scene(tmp_path / "two.blend", second_chain=True)
     config = tmp_path / "chains.toml"

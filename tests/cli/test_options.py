@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fabrik_addon.cli.jobs import IKJob, Job, UsageError, baked_together
-from fabrik_addon.cli.options import load_jobs, parse_args, script_args
+from fabrik_addon.cli.options import in_blender_binary, load_jobs, parse_args, script_args
 from fabrik_addon.settings import BakeSettings
 
 CHAIN = ["--armature", "Rig", "--tip", "hand.L", "--target", "Empty"]
@@ -17,6 +17,7 @@ CHAIN = ["--armature", "Rig", "--tip", "hand.L", "--target", "Empty"]
 def test_module_run_reads_every_argument_after_the_script() -> None:
     argv = ["scripts/fabrik_bake.py", "a.blend", "--tip", "x", "--", "b.blend"]
     assert script_args(argv, inside_blender=False) == ["a.blend", "--tip", "x", "--", "b.blend"]
+    assert not in_blender_binary(), "the bpy module, imported or not, is no Blender binary"
 
 
 def test_blender_run_reads_only_the_arguments_after_the_double_dash() -> None:
