@@ -10,5 +10,7 @@ flows through one way.
   ``fabrik_addon.api``, save the result atomically. ``parallel`` runs files in child processes instead
   (each running ``child.py``).
 - ``report``: the per-file results, the JSON report and the lines printed on stderr. Pure Python.
+- ``cancel``: Ctrl+C and SIGTERM stop a bake (and its ``-j`` children), leaving no file half-written. Pure
+  Python.
 - ``command``: the command itself, from arguments to exit status.
 """

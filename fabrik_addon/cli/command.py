@@ -3,7 +3,8 @@
 Blender runs it as ``blender -c fabrik_bake ARGS`` once the extension is installed (it registers the command);
 ``scripts/fabrik_bake.py`` runs the same code with the ``bpy`` module or inside ``blender -b --python``.
 Exit status: 0 when every file baked, 1 when any failed, 2 for a usage error (then nothing is opened), 3 with
-``--strict`` when every file baked but a frame of a chain is off target.
+``--strict`` when every file baked but a frame of a chain is off target; 128 + the signal's number when
+stopped by one (130 for Ctrl+C, 143 for SIGTERM), the file being baked left unwritten.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from . import cancel
 from .files import FilePlan, check_report, plan_files
 from .jobs import AnyJob, UsageError
 from .options import PROGRAM, Request, in_blender_binary, load_jobs, parse_args, script_args
@@ -78,6 +80,20 @@ def main(args: Sequence[str], *, open_file: Path | None = None) -> int:
         return done.code if isinstance(done.code, int) else 0
 
     start = time.perf_counter()
+    try:
+        with cancel.stop_on_signals():
+            return _bake_and_report(plans, jobs, request, start)
+    except cancel.Cancelled as stop:
+        if not request.child:  # a child's parent says it
+            say(
+                f"{PROGRAM}: stopped by {stop} after {time.perf_counter() - start:.1f} s: the files reported ok "
+                "above are saved; nothing else was written (no report either)"
+            )
+        return stop.status
+
+
+def _bake_and_report(plans: Sequence[FilePlan], jobs: Sequence[AnyJob], request: Request, start: float) -> int:
+    """Bake the files, write the report and say how it went; the exit status."""
     results = _bake(plans, jobs, request)
     if any(r.status != "ok" for r in results):
         status = 1
@@ -111,6 +127,7 @@ def _bake(plans: Sequence[FilePlan], jobs: Sequence[AnyJob], request: Request) -
 
     results = []
     for index, plan in enumerate(plans, start=1):
+        cancel.check()
         start = time.perf_counter()
         results.append(bake_file(plan, jobs))
         seconds = time.perf_counter() - start

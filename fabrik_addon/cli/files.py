@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cancel
 from .jobs import UsageError
 
 #: Suffix of the default output's name: ``shot.blend`` bakes into ``shot_baked.blend`` beside it.
@@ -100,13 +101,14 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
     """Write ``path`` through a temporary file beside it (``temporary_path``), renamed into place only once
     complete.
 
-    ``write`` is called with the temporary path. If it fails, whatever was at ``path`` stays as it was and
-    the temporary file is removed.
+    ``write`` is called with the temporary path. If it fails, or the command is stopped meanwhile
+    (``cancel.Cancelled``), whatever was at ``path`` stays as it was and the temporary file is removed.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = temporary_path(path)
     try:
         write(temporary)
+        cancel.check()  # a stop that came while Blender saved, and ran Python of its own (a handler)
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
