@@ -252,9 +252,9 @@ def _parser() -> argparse.ArgumentParser:
         epilog=(
             "Exit status: 0 when every file baked, 1 when any file failed (the others are still baked and "
             "reported), 2 for a usage error (nothing is opened), 3 with --strict when every file baked but a frame "
-            "is off target. With the extension installed: "
-            "blender -c fabrik_bake ARGS; from the repository: python scripts/fabrik_bake.py ARGS, or "
-            "blender -b --python scripts/fabrik_bake.py -- ARGS."
+            "is off target, 130 or 143 when stopped by Ctrl+C or SIGTERM (the file being baked is not written). "
+            "With the extension installed: blender -c fabrik_bake ARGS; from the repository: python "
+            "scripts/fabrik_bake.py ARGS, or blender -b --python scripts/fabrik_bake.py -- ARGS."
         ),
     )
     parser.add_argument("inputs", nargs="*", metavar="INPUT", help=".blend files, or folders of them")
