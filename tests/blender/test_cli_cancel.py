@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,9 +91,8 @@ def started(tmp_path: Path, *args: object) -> Iterator[Run]:
     try:
         yield run
     finally:
-        for pid in [process.pid, *(int(path.name) for path in held.iterdir())]:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        with suppress(ProcessLookupError):  # the command and its children, whatever is left of them
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait()
 
 
