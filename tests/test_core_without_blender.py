@@ -1,5 +1,5 @@
-"""The pure core (the solver and the settings value) imports and works in a Python where bpy and mathutils
-cannot be imported."""
+"""The pure core (the solver and the settings value, and the command line's modules but the one that bakes a
+file) imports and works in a Python where bpy and mathutils cannot be imported."""
 
 from __future__ import annotations
 
@@ -39,6 +39,9 @@ BLOCKED_RUN = textwrap.dedent(
     assert result.reached, result
     frames = solve_frames([[0, 0, 0], [0, 0, 1], [0, 0, 2]], [[1, 0, 1], [0, 1, 1]])
     assert frames.reached.all(), frames
+    # The command line checks its arguments, plans its files and reports without Blender.
+    import fabrik_addon.cli.cancel, fabrik_addon.cli.command, fabrik_addon.cli.files, fabrik_addon.cli.jobs
+    import fabrik_addon.cli.options, fabrik_addon.cli.parallel, fabrik_addon.cli.report
     loaded = sorted(m for m in sys.modules if m.split(".")[0] in {"bpy", "mathutils"})
     assert not loaded, loaded
     print("core ok without blender")

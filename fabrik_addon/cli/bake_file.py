@@ -9,7 +9,7 @@ from pathlib import Path
 import bpy
 
 from .. import api
-from .files import FilePlan, write_atomically
+from .files import FilePlan, temporary_path, write_atomically
 from .jobs import AnyJob, IKJob, baked_together
 from .report import ChainResult, FileResult, quiet_stdout, say
 
@@ -38,10 +38,9 @@ def open_safely(path: Path) -> None:
         say(f"{path.name}: its scripts were not run ({bpy.app.autoexec_fail_message}); Python drivers stay still")
 
 
-def bake_file(plan: FilePlan, jobs: Sequence[AnyJob], *, progress: bool = True) -> FileResult:
-    """Bake every job that applies to the file and save the output; on any failure write nothing.
-
-    ``progress`` prints each job's start and quarters (a ``-j N`` child leaves that to its one line per file).
+def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
+    """Bake every job that applies to the file and save the output; on any failure write nothing. Each job's
+    start and quarters are printed as it goes.
 
     Returns
     -------
@@ -56,11 +55,12 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob], *, progress: bool = True) 
         if not applicable:
             raise FileError("no job of the config applies to this file (see the jobs' 'files' patterns)")
         open_safely(plan.input)
-        chains = tuple(
-            chain for job in baked_together(applicable) for chain in _bake_job(job, plan.input.name, progress)
-        )
+        chains = tuple(chain for job in baked_together(applicable) for chain in _bake_job(job, plan.input.name))
         output = plan.output
-        write_atomically(output, _save_copy)
+        try:
+            write_atomically(output, _save_copy)
+        except (OSError, RuntimeError) as error:
+            raise FileError(f"cannot save {output}: {_save_failure(error, output)}") from None
     except FileError as error:
         return FileResult.failed(plan.input, str(error))
     except Exception as error:  # a bug must not stop the other files; the traceback says where
@@ -69,17 +69,16 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob], *, progress: bool = True) 
     return FileResult(str(plan.input), str(output), "ok", None, chains)
 
 
-def _bake_job(job: AnyJob, file_name: str, progress: bool) -> tuple[ChainResult, ...]:
+def _bake_job(job: AnyJob, file_name: str) -> tuple[ChainResult, ...]:
     """Bake one job in the open file: its chain, or its armature's IK constraints (a result per chain)."""
     label = f"{file_name}: {job.label}"
-    if progress:
-        say(f"{label}: baking")
+    say(f"{label}: baking")
     try:
         if isinstance(job, IKJob):
             armature = _find_object(job.armature, "armature")
-            report = api.bake_ik_constraints(armature, progress=_progress(label, progress), **job.keywords)
+            report = api.bake_ik_constraints(armature, progress=_progress(label), **job.keywords)
         else:
-            report = api.bake_settings(job.settings.with_objects(_find_object), _progress(label, progress))
+            report = api.bake_settings(job.settings.with_objects(_find_object), _progress(label))
     except (ValueError, TypeError) as error:
         raise FileError(f"{job.label}: {error}") from None
     return tuple(
@@ -107,17 +106,28 @@ def _find_object(name: str, role: str) -> bpy.types.Object:
     return obj  # api.bake checks that Blender evaluates it (in the view layer, enabled)
 
 
-def _progress(label: str, shown: bool) -> Callable[[float], None]:
-    """Report a bake's progress at every quarter (if ``shown``)."""
+def _progress(label: str) -> Callable[[float], None]:
+    """Report a bake's progress at every quarter."""
     printed = [0]
 
     def progress(fraction: float) -> None:
         quarter = int(fraction * 4 + 1e-9)
-        if shown and quarter > printed[0]:
+        if quarter > printed[0]:
             printed[0] = quarter
             say(f"{label}: {25 * quarter}%")
 
     return progress
+
+
+def _save_failure(error: OSError | RuntimeError, output: Path) -> str:
+    """Why saving ``output`` failed, naming the output where Blender names the temporary file it wrote first."""
+    if isinstance(error, FileExistsError | NotADirectoryError):  # making the output's folder
+        return f"{error.filename} is not a folder"
+    if isinstance(error, OSError):
+        return f"{error.strerror or error} ({error.filename})" if error.filename else str(error.strerror or error)
+    temporary = str(temporary_path(output))
+    message = str(error).strip().removeprefix("Error: ")
+    return message.replace(f"{temporary}@", str(output)).replace(temporary, str(output))  # Blender writes NAME@
 
 
 def _save_copy(path: Path) -> None:

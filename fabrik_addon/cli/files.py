@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cancel
 from .jobs import UsageError
 
 #: Suffix of the default output's name: ``shot.blend`` bakes into ``shot_baked.blend`` beside it.
 BAKED_SUFFIX = "_baked"
+
+#: The suffixes of the backups Blender keeps of earlier saves (``shot.blend1``, ``shot.blend2``...).
+_BACKUP = re.compile(r"\.blend\d+")
+_BACKUP_PROBLEM = (
+    "a backup Blender keeps of an earlier save, not a .blend file: to bake it, copy it to a name ending in .blend"
+)
 
 
 @dataclass(frozen=True)
 class FilePlan:
     """One input file and where its bake is saved.
 
-    ``problem`` says why the input cannot be baked (it is missing, or not a .blend file); ``output`` is then
-    None and nothing is written for it.
+    ``problem`` says why the input cannot be baked (it is missing, not a .blend file, or its output exists or
+    cannot be written); nothing is written for it then, and ``output`` is where it would have gone (None if
+    the input itself is the problem).
     """
 
     input: Path
@@ -26,13 +35,17 @@ class FilePlan:
     problem: str | None = None
 
 
-def plan_files(inputs: Sequence[Path], output: Path | None, *, in_place: bool) -> list[FilePlan]:
+def plan_files(
+    inputs: Sequence[Path], output: Path | None, *, in_place: bool, overwrite: bool = False
+) -> list[FilePlan]:
     """Expand folders into their .blend files and give each file its output path (absolute).
 
     A folder stands for the .blend files directly in it, in name order, leaving out earlier outputs
     (``*_baked.blend``). With ``output`` ending in ``.blend`` the one input is saved there; any other
     ``output`` is a folder that receives each file under its own name; without it, each file is saved as
-    ``<name>_baked.blend`` beside it; ``in_place`` replaces the input.
+    ``<name>_baked.blend`` beside it; ``in_place`` replaces the input. A file whose output exists already
+    (unless ``overwrite``), or cannot be written there, is planned as a failure: found here, before any file
+    is opened.
 
     Raises
     ------
@@ -61,7 +74,7 @@ def plan_files(inputs: Sequence[Path], output: Path | None, *, in_place: bool) -
         if where in by_output:
             raise UsageError(f"{by_output[where]} and {plan.input} would both be saved as {plan.output}")
         by_output[where] = plan.input
-    return planned
+    return [_saveable(plan, in_place, overwrite) for plan in planned]
 
 
 def check_report(report: Path | None, plans: Sequence[FilePlan], config: Path | None) -> None:
@@ -85,18 +98,51 @@ def check_report(report: Path | None, plans: Sequence[FilePlan], config: Path | 
 
 
 def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
-    """Write ``path`` through a temporary file beside it, renamed into place only once complete.
+    """Write ``path`` through a temporary file beside it (``temporary_path``), renamed into place only once
+    complete.
 
-    ``write`` is called with the temporary path. If it fails, whatever was at ``path`` stays as it was and
-    the temporary file is removed.
+    ``write`` is called with the temporary path. If it fails, or the command is stopped meanwhile
+    (``cancel.Cancelled``), whatever was at ``path`` stays as it was and the temporary file is removed.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    temporary = temporary_path(path)
     try:
         write(temporary)
+        cancel.check()  # a stop that came while Blender saved, and ran Python of its own (a handler)
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def temporary_path(path: Path) -> Path:
+    """The hidden file beside ``path`` that this process writes first (``write_atomically``)."""
+    return path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+
+
+def _saveable(plan: FilePlan, in_place: bool, overwrite: bool) -> FilePlan:
+    """The plan, or a failed one if its output exists (and neither ``in_place`` nor ``overwrite`` say to replace
+    it) or its folder is a file or cannot be written, as far as can be told before the file is baked (folders
+    that are missing are made)."""
+    output = plan.output
+    if output is None:
+        return plan
+    folder = output.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    cannot = f"cannot save {output}:"
+    problem = None
+    if output.is_dir():
+        problem = f"{cannot} it is a folder"
+    elif os.path.lexists(output) and not (in_place or overwrite):
+        problem = f"its output {output} exists: pass --overwrite to replace it"
+    elif not folder.is_dir():
+        problem = f"{cannot} {folder} is a file, not a folder (give --output a folder, or FILE.blend for one input)"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        remedy = (
+            "bake to --output FOLDER instead of --in-place" if in_place else "give --output a folder you can write to"
+        )
+        problem = f"{cannot} the folder {folder} is read-only ({remedy})"
+    return plan if problem is None else FilePlan(plan.input, output, problem)
 
 
 def _expand(inputs: Sequence[Path]) -> list[tuple[Path, str | None]]:
@@ -110,6 +156,9 @@ def _expand(inputs: Sequence[Path]) -> list[tuple[Path, str | None]]:
                 found.append((path, "the folder holds no .blend file to bake"))
         elif not path.exists():
             found.append((path, "no such file or folder"))
+        elif _BACKUP.fullmatch(path.suffix.lower()):
+            restored = path.with_name(f"{path.stem}_restored.blend").name
+            found.append((path, f"{_BACKUP_PROBLEM} (e.g. {restored})"))
         elif path.suffix.lower() != ".blend":
             found.append((path, "not a .blend file"))
         else:

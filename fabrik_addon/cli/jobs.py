@@ -8,7 +8,7 @@ import difflib
 import fnmatch
 import json
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -100,56 +100,163 @@ AnyJob = Job | IKJob
 #: The keys of an IK job besides ``armature`` and ``files``: the settings ``api.bake_ik_constraints`` takes.
 IK_KEYWORDS = ("frame_start", "frame_end", "frame_step", "tolerance", "max_iterations", "after")
 
+#: TOML's whole numbers are 64-bit; a larger one (JSON has no limit) is no frame, length or count.
+_WHOLE_LIMIT = 2**63
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a job key holds, as a config file writes it: ``words`` for messages, ``holds`` to check a value."""
+
+    words: str
+    holds: Callable[[object], bool]
+
+
+def _is_number(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, float) or (isinstance(value, int) and abs(value) < _WHOLE_LIMIT)
+
+
+def _is_whole(value: object) -> bool:
+    if isinstance(value, float):
+        return value.is_integer()  # not NaN, nor infinity
+    return _is_number(value)
+
+
+_NAME = Kind("an object's name", lambda value: isinstance(value, str) and value != "")
+_TEXT = Kind("a string", lambda value: isinstance(value, str))
+_FLAG = Kind("true or false", lambda value: isinstance(value, bool))
+_WHOLE = Kind("a whole number", _is_whole)
+_NUMBER = Kind("a number", _is_number)
+_PATTERNS = Kind(
+    "a list of file name patterns (strings)",
+    lambda value: isinstance(value, str) or (isinstance(value, list) and all(isinstance(p, str) for p in value)),
+)
+
+#: The kind of every key a job may have: its shape is checked here, once, before the settings' own rules
+#: (ranges, names of methods) see the values.
+KINDS: Mapping[str, Kind] = {
+    **dict.fromkeys((*OBJECT_KEYS, *OBJECT_KEYWORDS), _NAME),
+    **dict.fromkeys(("tip_bone", "target_bone", "pole_bone", "method", "action_name", "after"), _TEXT),
+    **dict.fromkeys(("chain_length", "frame_start", "frame_end", "frame_step", "max_iterations"), _WHOLE),
+    **dict.fromkeys(("pole_angle", "rotation_weight", "weight", "tolerance"), _NUMBER),
+    **dict.fromkeys(("use_stretch", "use_rotation", "warm_start", "from_ik_constraints"), _FLAG),
+    "files": _PATTERNS,
+}
+
+
+def job(entry: object, where: str, defaults: Mapping[str, Any]) -> AnyJob:
+    """A config file's job: a chain, or an armature's IK constraints (``from_ik_constraints = true``)."""
+    if isinstance(entry, dict) and entry.get("from_ik_constraints") is True:
+        return ik_job(entry, where, defaults)
+    return chain_job(entry, where, defaults)
+
 
 def chain_job(entry: object, where: str, defaults: Mapping[str, Any]) -> Job:
     """A config file's job (or the command line's chain), its keys over the command line's ``defaults``."""
-    if not isinstance(entry, dict):
-        raise UsageError(f"{where}: must be a table of keys, got {entry!r}")
-    allowed = {*OBJECT_KEYS, "files", *KEYWORDS}
-    for key in entry:
-        if key not in allowed:
-            close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.5)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise UsageError(f"{where}: unknown key '{key}'{hint}; known keys: {', '.join(sorted(allowed))}")
+    not_keywords = {*OBJECT_KEYS, "files", "from_ik_constraints"}  # the last one false, or it is an IK job
+    allowed = {*not_keywords, *KEYWORDS}
+    entry = _checked(entry, where, allowed, lambda unknown: _unknown_key(unknown[0], allowed))
     missing = [key for key in ("armature", "tip_bone", "target") if key not in entry]
     if missing:
-        raise UsageError(f"{where}: missing {', '.join(map(repr, missing))}")
-    for key in (*OBJECT_KEYS, *OBJECT_KEYWORDS):
-        if key in entry and (not isinstance(entry[key], str) or not entry[key]):
-            raise UsageError(f"{where}: '{key}' must be an object's name, got {entry[key]!r}")
-    files = entry.get("files", [])
-    if isinstance(files, str):
-        files = [files]
-    if not isinstance(files, list) or not all(isinstance(p, str) for p in files):
-        raise UsageError(f"{where}: 'files' must be a list of file name patterns, got {files!r}")
-    keywords = {**defaults, **{key: value for key, value in entry.items() if key not in {*OBJECT_KEYS, "files"}}}
+        raise UsageError(_at(where, f"missing {', '.join(map(repr, missing))}"))
+    keywords = {**defaults, **{key: value for key, value in entry.items() if key not in not_keywords}}
     try:
         settings = BakeSettings.from_keywords(entry["armature"], entry["target"], **keywords)
     except (TypeError, ValueError) as error:
-        raise UsageError(f"{where}: {error}") from None
-    return Job(settings, tuple(files))
+        raise UsageError(_at(where, str(error))) from None
+    return Job(settings, _patterns(entry))
 
 
-def ik_job(entry: dict[str, Any], where: str, defaults: Mapping[str, Any]) -> IKJob:
+def ik_job(entry: object, where: str, defaults: Mapping[str, Any]) -> IKJob:
     """A job baking an armature's IK constraints: its keys over the command line's ``defaults``."""
     allowed = {"armature", "from_ik_constraints", "files", *IK_KEYWORDS}
-    unknown = sorted(set(entry) - allowed)
-    if unknown:
-        raise UsageError(f"{where}: an IK constraints job takes {', '.join(sorted(allowed))}; not {', '.join(unknown)}")
-    if not isinstance(entry.get("armature"), str) or not entry["armature"]:
-        raise UsageError(f"{where}: 'armature' must be an object's name, got {entry.get('armature')!r}")
+    entry = _checked(
+        entry,
+        where,
+        allowed,
+        lambda unknown: f"an IK constraints job takes {', '.join(sorted(allowed))}; not {', '.join(unknown)}",
+    )
+    if "armature" not in entry:
+        raise UsageError(_at(where, "missing 'armature'"))
     if defaults.get("method", "fabrik") != "fabrik":
-        raise UsageError(f"{where}: IK constraints are baked with FABRIK (leave out --method)")
+        raise UsageError(_at(where, "IK constraints are baked with FABRIK (leave out --method)"))
     keywords = {key: value for key, value in {**defaults, **entry}.items() if key in IK_KEYWORDS}
     try:
         FrameRange(keywords.get("frame_start"), keywords.get("frame_end"), keywords.get("frame_step", 1))
         SolverSettings(keywords.get("tolerance", DEFAULTS["tolerance"]), keywords.get("max_iterations", 1))
     except (TypeError, ValueError) as error:
-        raise UsageError(f"{where}: {error}") from None
+        raise UsageError(_at(where, str(error))) from None
     if keywords.get("after", "mute") not in IK_AFTER:
-        raise UsageError(f"{where}: 'after' must be one of {', '.join(IK_AFTER)}, got {keywords['after']!r}")
-    files = entry.get("files", [])
-    return IKJob(entry["armature"], keywords, tuple([files] if isinstance(files, str) else files))
+        raise UsageError(_at(where, f"'after' must be one of {', '.join(IK_AFTER)}, got {keywords['after']!r}"))
+    return IKJob(entry["armature"], keywords, _patterns(entry))
+
+
+def check_defaults(defaults: Mapping[str, Any]) -> None:
+    """The bake settings given for every job (the command line's options), by the settings' own rules, before
+    any job is read.
+
+    Raises
+    ------
+    UsageError
+        Naming the setting by its key (``frame_step``).
+    """
+    check_shape(defaults, "")
+    try:
+        BakeSettings.from_keywords(None, None, tip_bone="", **defaults)
+    except (TypeError, ValueError) as error:
+        raise UsageError(str(error)) from None
+
+
+def check_shape(values: Mapping[str, object], where: str) -> None:
+    """Each value is of its key's kind (see ``KINDS``): a string where a name belongs, a whole number that fits
+    in 64 bits, true or false.
+
+    Raises
+    ------
+    UsageError
+        In one line naming the first key whose value is of the wrong kind, the kind and the value.
+    """
+    for key, value in values.items():
+        kind = KINDS.get(key)
+        if kind is not None and not kind.holds(value):
+            raise UsageError(_at(where, f"'{key}' must be {kind.words}, got {_shown(value)}"))
+
+
+def _checked(entry: object, where: str, allowed: set[str], unknown_keys: Callable[[list[str]], str]) -> dict[str, Any]:
+    """A job's table of keys, its keys among ``allowed`` and each value of its key's kind."""
+    if not isinstance(entry, dict):
+        raise UsageError(_at(where, f"must be a table of keys, got {_shown(entry)}"))
+    unknown = sorted(set(entry) - allowed, key=list(entry).index)
+    if unknown:
+        raise UsageError(_at(where, unknown_keys(unknown)))
+    check_shape(entry, where)
+    return entry
+
+
+def _unknown_key(key: str, allowed: set[str]) -> str:
+    close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.5)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"unknown key '{key}'{hint}; known keys: {', '.join(sorted(allowed))}"
+
+
+def _patterns(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    files = entry.get("files", ())
+    return (files,) if isinstance(files, str) else tuple(files)
+
+
+def _at(where: str, message: str) -> str:
+    """A message about a job: ``where`` (``chains.toml: job 2``) first, if any."""
+    return f"{where}: {message}" if where else message
+
+
+def _shown(value: object) -> str:
+    """A value as a message shows it: a whole number too long to read by its first digits and its length."""
+    text = repr(value)
+    if isinstance(value, int) and len(text) > 40:
+        return f"{text[:20]}... ({len(text.lstrip('-'))} digits: too large)"
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def baked_together(jobs: Sequence[AnyJob]) -> list[AnyJob]:
@@ -174,11 +281,36 @@ def baked_together(jobs: Sequence[AnyJob]) -> list[AnyJob]:
     return merged
 
 
-def read_config(path: Path) -> dict[str, Any]:
+def config_jobs(path: Path, defaults: Mapping[str, Any]) -> tuple[AnyJob, ...]:
+    """The jobs a config file lists (``{"jobs": [...]}``), their keys over the command line's ``defaults``.
+
+    Raises
+    ------
+    UsageError
+        If the file cannot be read, is not UTF-8 TOML or JSON, or a job in it is wrong.
+    """
+    data = _read_config(path)
+    extra = sorted(set(data) - {"jobs"})
+    if extra:
+        raise UsageError(f"{path}: unknown top-level key {', '.join(map(repr, extra))}: list the chains in 'jobs'")
+    entries = data.get("jobs")
+    if not isinstance(entries, list) or not entries:
+        raise UsageError(f"{path}: 'jobs' must be a non-empty list of chains to bake")
+    return tuple(job(entry, f"{path}: job {i}", defaults) for i, entry in enumerate(entries, start=1))
+
+
+def _read_config(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as error:
         raise UsageError(f"cannot read the config file {path}: {error.strerror or error}") from None
+    try:
+        text = raw.decode("utf-8-sig")  # a byte order mark, as some editors write, is no mistake
+    except UnicodeDecodeError as error:
+        byte = raw[error.start]
+        raise UsageError(
+            f"{path} is not UTF-8 text (byte 0x{byte:02x} at offset {error.start}): save it as UTF-8"
+        ) from None
     try:
         if path.suffix.lower() == ".toml":
             return tomllib.loads(text)

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..settings import IK_AFTER, BakeSettings
+from ..settings import IK_AFTER
 from ..solver import METHODS
-from .jobs import AnyJob, IKJob, Job, UsageError, chain_job, ik_job, read_config
+from .jobs import AnyJob, IKJob, Job, UsageError, chain_job, check_defaults, config_jobs, ik_job
 
 #: The command's name, as Blender knows it (``blender -c fabrik_bake``) and as messages name it.
 PROGRAM = "fabrik_bake"
@@ -41,9 +42,19 @@ class Request:
     defaults: Mapping[str, Any]
     output: Path | None
     in_place: bool
+    overwrite: bool
     report: Path | None
     processes: int
+    strict: bool = False
     child: bool = False
+
+
+def in_blender_binary() -> bool:
+    """Whether this Python runs inside a Blender binary (``blender -b --python``) rather than with the ``bpy``
+    module: there Blender has imported ``bpy`` before any script, and knows its own executable (the module,
+    imported by anything, knows none)."""
+    bpy = sys.modules.get("bpy")
+    return bool(getattr(getattr(bpy, "app", None), "binary_path", ""))
 
 
 def script_args(argv: Sequence[str], *, inside_blender: bool) -> list[str]:
@@ -75,7 +86,7 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     UsageError
         Naming what is wrong.
     """
-    ns = _parser().parse_args(list(args))
+    ns = _parser().parse_args(_negative_values(args))
     inputs = tuple(Path(p) for p in ns.inputs) or ((open_file,) if open_file is not None else ())
     if not inputs:
         raise UsageError("no input: give .blend files or folders of them")
@@ -110,22 +121,30 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     ):
         if value is not None:
             defaults[key] = value
-    try:  # the options' own rules, before any job uses them
-        BakeSettings.from_keywords(None, None, tip_bone="", **defaults)
-    except (TypeError, ValueError) as error:
+    try:  # the jobs' words are the config's keys
+        check_defaults(defaults)
+        if ns.from_ik_constraints:
+            chain = ik_job({"armature": ns.armature, **({"after": ns.after} if ns.after else {})}, "", defaults)
+        elif ns.config is None:
+            options = {"chain_length": ns.chain_length} if ns.chain_length is not None else {}
+            chain = chain_job(
+                {"armature": ns.armature, "target": ns.target, "tip_bone": ns.tip, **options}, "", defaults
+            )
+    except UsageError as error:
         raise UsageError(_option_names(str(error))) from None
-    if ns.from_ik_constraints:
-        chain = ik_job(
-            {"armature": ns.armature, **({"after": ns.after} if ns.after else {})}, "the command line", defaults
-        )
-    elif ns.config is None:
-        options = {"chain_length": ns.chain_length} if ns.chain_length is not None else {}
-        entry = {"armature": ns.armature, "target": ns.target, "tip_bone": ns.tip, **options}
-        try:
-            chain = chain_job(entry, "", defaults)
-        except UsageError as error:
-            raise UsageError(_option_names(str(error).removeprefix(": "))) from None
-    return Request(inputs, chain, ns.config, defaults, ns.output, ns.in_place, ns.report, ns.processes, ns.child)
+    return Request(
+        inputs,
+        chain,
+        ns.config,
+        defaults,
+        ns.output,
+        ns.in_place,
+        ns.overwrite,
+        ns.report,
+        ns.processes,
+        ns.strict,
+        ns.child,
+    )
 
 
 def load_jobs(request: Request) -> tuple[AnyJob, ...]:
@@ -139,20 +158,25 @@ def load_jobs(request: Request) -> tuple[AnyJob, ...]:
     if request.chain is not None:
         return (request.chain,)
     assert request.config is not None
-    path = request.config
-    data = read_config(path)
-    extra = sorted(set(data) - {"jobs"})
-    if extra:
-        raise UsageError(f"{path}: unknown top-level key {', '.join(map(repr, extra))}: list the chains in 'jobs'")
-    entries = data.get("jobs")
-    if not isinstance(entries, list) or not entries:
-        raise UsageError(f"{path}: 'jobs' must be a non-empty list of chains to bake")
-    return tuple(
-        ik_job(entry, f"{path}: job {i}", request.defaults)
-        if isinstance(entry, dict) and entry.get("from_ik_constraints") is True
-        else chain_job(entry, f"{path}: job {i}", request.defaults)
-        for i, entry in enumerate(entries, start=1)
-    )
+    return config_jobs(request.config, request.defaults)
+
+
+def _negative_values(args: Sequence[str]) -> list[str]:
+    """The arguments with a negative value joined to its option, ``--frames -5--1`` as ``--frames=-5--1``:
+    argparse takes an argument starting with a dash for an option, unless it reads as a plain negative number
+    (``-5``, but not ``-5--1`` or ``-1e-3``)."""
+    joined: list[str] = []
+    for arg in args:
+        if joined and joined[-1] in _NUMBER_OPTIONS and _NEGATIVE.match(arg) and "--" not in joined:
+            joined[-1] = f"{joined[-1]}={arg}"
+        else:
+            joined.append(arg)
+    return joined
+
+
+#: The options whose value is a number or a frame range, which may start with a dash (``_NEGATIVE``).
+_NUMBER_OPTIONS = ("--frames", "--step", "--tolerance", "--max-iterations", "--chain-length")
+_NEGATIVE = re.compile(r"^-[\d.]")
 
 
 def _given(ns: argparse.Namespace, flag: str) -> bool:
@@ -160,19 +184,26 @@ def _given(ns: argparse.Namespace, flag: str) -> bool:
 
 
 def _option_names(message: str) -> str:
-    """A settings error in the command line's words: ``frame_step`` is ``--step`` there."""
-    for keyword, option in _OPTIONS.items():
-        message = message.replace(keyword, option)
-    return message
+    """A job's error in the command line's words: the key ``frame_step`` (or ``'frame_step'``) is ``--step``
+    there."""
+    return _KEYS.sub(lambda found: _OPTIONS[found[1]], message)
 
 
-#: The command line's name for each bake setting it sets.
+#: The command line's words for each job key it sets.
 _OPTIONS = {
+    "armature": "--armature",
+    "target": "--target",
+    "tip_bone": "--tip",
+    "chain_length": "--chain-length",
+    "frame_start": "the start of --frames",
+    "frame_end": "the end of --frames",
     "frame_step": "--step",
     "max_iterations": "--max-iterations",
     "tolerance": "--tolerance",
-    "chain_length": "--chain-length",
+    "method": "--method",
+    "after": "--after",
 }
+_KEYS = re.compile(rf"'?\b({'|'.join(_OPTIONS)})\b'?")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -220,9 +251,10 @@ def _parser() -> argparse.ArgumentParser:
         description="FABRIK IK: bake FABRIK inverse kinematics into bone rotation keys in .blend files.",
         epilog=(
             "Exit status: 0 when every file baked, 1 when any file failed (the others are still baked and "
-            "reported), 2 for a usage error (nothing is opened). With the extension installed: "
-            "blender -c fabrik_bake ARGS; from the repository: python scripts/fabrik_bake.py ARGS, or "
-            "blender -b --python scripts/fabrik_bake.py -- ARGS."
+            "reported), 2 for a usage error (nothing is opened), 3 with --strict when every file baked but a frame "
+            "is off target, 130 or 143 when stopped by Ctrl+C or SIGTERM (the file being baked is not written). "
+            "With the extension installed: blender -c fabrik_bake ARGS; from the repository: python "
+            "scripts/fabrik_bake.py ARGS, or blender -b --python scripts/fabrik_bake.py -- ARGS."
         ),
     )
     parser.add_argument("inputs", nargs="*", metavar="INPUT", help=".blend files, or folders of them")
@@ -244,7 +276,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     ik.add_argument("--after", choices=IK_AFTER, help="what becomes of the constraints: mute (default), remove, keep")
     bake = parser.add_argument_group("bake settings (for every chain; a config job's own keys win)")
-    bake.add_argument("--frames", type=_frames, metavar="A-B", help="frames to bake; default: the scene's range")
+    bake.add_argument(
+        "--frames", type=_frames, metavar="A-B", help="frames to bake (1-250, -5--1); default: the scene's range"
+    )
     bake.add_argument("--step", type=_whole(), metavar="N", help="key every N-th frame")
     bake.add_argument("--tolerance", type=_number, metavar="T", help="tip distance allowed, world units")
     bake.add_argument("--max-iterations", type=_whole(), metavar="N")
@@ -260,7 +294,17 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument(
         "--in-place", action="store_true", help="replace each input (atomically, only when its bake succeeds)"
     )
+    out.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace outputs that exist already (without it, such a file is not baked: an error, found first)",
+    )
     out.add_argument("--report", type=Path, metavar="FILE", help="write a JSON report of every file and chain")
+    out.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit with status 3 when a frame of any chain is off target or out of reach (once every file is saved)",
+    )
     out.add_argument(
         "-j", "--processes", type=_whole(low=1), default=1, metavar="N", help="bake files in N parallel processes"
     )

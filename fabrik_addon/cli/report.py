@@ -170,7 +170,26 @@ def quiet_stdout() -> Iterator[None]:
         os.close(saved)
 
 
-def summary(results: Sequence[FileResult], seconds: float) -> str:
+def off_target(results: Sequence[FileResult]) -> list[ChainResult]:
+    """The baked chains with a frame off target (or out of reach), what ``--strict`` fails on."""
+    return [c for r in results for c in r.chains if c.off_target_frames or c.unreachable_frames]
+
+
+def summary(results: Sequence[FileResult], seconds: float, *, strict: bool = False) -> str:
+    """The last line: files baked and failed, frames off target, and with ``strict`` that they make the exit
+    status 3 (when no file failed: then it is 1)."""
     failed = [r for r in results if r.status != "ok"]
     line = f"baked {len(results) - len(failed)} of {len(results)} file(s) in {seconds:.1f} s"
-    return line + (f"; {len(failed)} failed" if failed else "")
+    line += f"; {len(failed)} failed" if failed else ""
+    missed = off_target(results)
+    if missed:
+        frames = sum(len(set(c.off_target_frames) | set(c.unreachable_frames)) for c in missed)
+        unreachable = sum(len(c.unreachable_frames) for c in missed)
+        chains = f"{len(missed)} chain{'s' if len(missed) != 1 else ''}"
+        line += f"; {frames} frames off target ({unreachable} out of reach) in {chains}"
+        line += f" (--strict: exit status {STRICT_STATUS})" if strict and not failed else ""
+    return line
+
+
+#: The exit status of ``--strict`` when every file baked but a frame is off target.
+STRICT_STATUS = 3

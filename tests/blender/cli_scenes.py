@@ -4,8 +4,10 @@ evaluation of what it wrote."""
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import bpy
@@ -20,13 +22,15 @@ TOLERANCE = 1e-3
 CHAIN = ("--armature", "Rig", "--tip", "bone.002", "--target", "Target")
 
 
-def save_scene(path: Path, *, armature: str = "Rig", second_chain: bool = False, ik: bool = False) -> Path:
-    """A file with a 3-bone chain ``armature`` and an Empty "Target" looping within its reach (12 frames);
-    with ``second_chain`` also a 2-bone "Arm" and its "Target2"; with ``ik`` the chain's tip has an IK
-    constraint toward "Target"."""
+def save_scene(
+    path: Path, *, armature: str = "Rig", second_chain: bool = False, ik: bool = False, far: bool = False
+) -> Path:
+    """A file with a 3-bone chain ``armature`` and an Empty "Target" looping within its reach (12 frames; with
+    ``far``, out of it on some frames); with ``second_chain`` also a 2-bone "Arm" and its "Target2"; with
+    ``ik`` the chain's tip has an IK constraint toward "Target"."""
     rigs.new_file(FRAMES)
     rig, names = rigs.make_chain(3, name=armature)
-    target = rigs.keyed_empty("Target", rigs.loop_path(FRAMES, (0.5, 0.3, 2.0), (0.6, 0.5, 0.4)))
+    target = rigs.keyed_empty("Target", rigs.loop_path(FRAMES, (0.5, 0.3, 3.2 if far else 2.0), (0.6, 0.5, 0.4)))
     if ik:
         constraint = rig.pose.bones[names[-1]].constraints.new("IK")
         constraint.target, constraint.chain_count = target, 3
@@ -38,15 +42,23 @@ def save_scene(path: Path, *, armature: str = "Rig", second_chain: bool = False,
     return path
 
 
-def run_cli(*args: object) -> subprocess.CompletedProcess[str]:
-    """``python scripts/fabrik_bake.py ARGS`` with the bpy module, as a user runs it."""
+def run_cli(
+    *args: object, wrapper: Sequence[str] = (), env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python scripts/fabrik_bake.py ARGS`` with the bpy module, as a user runs it (after ``wrapper``, a
+    command that runs the rest; ``env`` over this process's environment)."""
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *map(str, args)],
+        cli_command(*args, wrapper=wrapper),
         capture_output=True,
         text=True,
         timeout=600,
         stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
+
+
+def cli_command(*args: object, wrapper: Sequence[str] = ()) -> list[str]:
+    return [*wrapper, sys.executable, str(SCRIPT), *map(str, args)]
 
 
 def digest(path: Path) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 import bpy
@@ -71,7 +73,6 @@ def test_parallel_files_with_a_missing_armature_and_a_missing_input(tmp_path: Pa
     )
     numbered = sorted(line.split("]")[0] for line in lines if line.startswith("["))
     assert numbered == ["[1/4", "[2/4", "[3/4", "[4/4"]  # one line per file, numbered among all
-    assert not any(line.endswith(("%", ": baking")) for line in lines), run.stderr  # the children's progress
     assert sorted(p.name for p in shots.iterdir()) == [
         "bad.blend",
         "good1.blend",
@@ -84,6 +85,41 @@ def test_parallel_files_with_a_missing_armature_and_a_missing_input(tmp_path: Pa
         (chain,) = good["chains"]
         assert tip_errors(Path(good["output"])).max() == pytest.approx(chain["max_error"], abs=1e-6)
         assert chain["max_error"] <= TOLERANCE * 1.001
+
+
+def test_parallel_and_serial_bakes_print_the_same_lines(tmp_path: Path) -> None:
+    """The same lines, each whole: per chain (baking, every quarter), per file (numbered as files finish, the
+    -j children's in any order) and the summary; only the times differ."""
+    shots = tmp_path / "shots"
+    for name in ("good1", "good2", "good3"):
+        save_scene(shots / f"{name}.blend")
+    save_scene(shots / "bad.blend", armature="Other")
+
+    def lines(*options: object) -> list[str]:
+        run = run_cli(shots, tmp_path / "gone.blend", *CHAIN, "--output", tmp_path / "out", "--overwrite", *options)
+        assert run.returncode == 1, run.stderr
+        text = re.sub(r"\(\d+\.\d\d s\)|in \d+\.\d s", "(time)", run.stderr)
+        return sorted(re.sub(r"^\[\d/", "[n/", line) for line in text.splitlines())
+
+    serial = lines()
+    assert lines("-j", 2) == serial
+    assert sum(line.endswith(": Rig/bone.002: 100%") for line in serial) == 3
+    assert sum(line.startswith("[n/5] ") for line in serial) == 5
+    assert "[n/5] bad.blend: error (time): armature 'Rig' not found (armatures in the file: 'Other')" in serial
+
+
+def test_no_process_leaves_a_temporary_folder_behind(tmp_path: Path) -> None:
+    """Each process, the command and its -j children, leaves at once at the end (Blender's teardown can
+    crash): Blender's own folder for the session's temporary files goes with it."""
+    shots = tmp_path / "shots"
+    for name in ("one", "two"):
+        save_scene(shots / f"{name}.blend")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    for processes in (1, 2):
+        run = run_cli(shots, *CHAIN, "-j", processes, "--overwrite", env={"TMPDIR": str(temporary)})
+        assert run.returncode == 0, run.stderr
+        assert list(temporary.iterdir()) == []
 
 
 def test_a_config_bakes_several_chains_per_file_with_options_passed_through(tmp_path: Path) -> None:
@@ -167,6 +203,81 @@ def test_usage_errors_exit_2_before_opening_anything(tmp_path: Path, args: list[
     assert message in run.stderr
     assert "Read blend" not in run.stdout, "nothing may be opened"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.toml", "shot.blend"], "nothing may be written"
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_strict_exits_3_when_a_frame_is_off_target_after_saving_every_file(tmp_path: Path, processes: int) -> None:
+    near, far = save_scene(tmp_path / "near.blend"), save_scene(tmp_path / "far.blend", far=True)
+    lenient = run_cli(near, far, *CHAIN, "-j", processes)
+    assert lenient.returncode == 0, lenient.stderr
+    missed = r"baked 2 of 2 file\(s\) in \d+\.\d s; \d+ frames off target \(\d+ out of reach\) in 1 chain"
+    assert re.fullmatch(missed, lenient.stderr.splitlines()[-1]), lenient.stderr
+
+    strict = run_cli(near, far, *CHAIN, "-j", processes, "--strict", "--overwrite", "--report", tmp_path / "r.json")
+    assert strict.returncode == 3, strict.stderr
+    assert re.fullmatch(missed + r" \(--strict: exit status 3\)", strict.stderr.splitlines()[-1]), strict.stderr
+    near_report, far_report = json.loads((tmp_path / "r.json").read_text())["files"]
+    assert (near_report["status"], near_report["chains"][0]["off_target_frames"]) == ("ok", [])
+    assert far_report["status"] == "ok"
+    assert far_report["chains"][0]["unreachable_frames"], "the far target is out of reach on some frames"
+    assert tip_errors(tmp_path / "near_baked.blend").max() <= TOLERANCE * 1.001, "every file is still saved"
+    assert tip_errors(tmp_path / "far_baked.blend").max() > TOLERANCE
+
+    assert run_cli(near, *CHAIN, "--strict", "--overwrite").returncode == 0, "on target: --strict changes nothing"
+    failed = run_cli(far, tmp_path / "gone.blend", *CHAIN, "-j", processes, "--strict", "--overwrite")
+    assert failed.returncode == 1, "a failed file says more than frames off target"
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_an_existing_output_fails_its_file_unless_overwrite_is_given(tmp_path: Path, processes: int) -> None:
+    first, second = save_scene(tmp_path / "first.blend"), save_scene(tmp_path / "second.blend")
+    (tmp_path / "first_baked.blend").write_bytes(b"an earlier bake")
+    run = run_cli(first, second, *CHAIN, "-j", processes)
+    assert run.returncode == 1, run.stderr
+    assert (
+        f"first.blend: error (0.00 s): its output {tmp_path / 'first_baked.blend'} exists: pass --overwrite to "
+        "replace it"
+    ) in run.stderr
+    assert (tmp_path / "first_baked.blend").read_bytes() == b"an earlier bake"
+    assert tip_errors(tmp_path / "second_baked.blend").max() <= TOLERANCE * 1.001, "the other file is baked"
+
+    again = run_cli(first, second, *CHAIN, "-j", processes, "--overwrite")
+    assert again.returncode == 0, again.stderr
+    assert tip_errors(tmp_path / "first_baked.blend").max() <= TOLERANCE * 1.001
+
+
+def test_a_read_only_output_folder_fails_the_file_naming_the_output_and_the_remedy(tmp_path: Path) -> None:
+    source = save_scene(tmp_path / "shot.blend")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    # A root user writes in read-only folders, unless it gives up that power (util-linux's setpriv).
+    wrapper = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    if wrapper and shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv to give up writing in read-only folders")
+    run = run_cli(source, *CHAIN, "--output", locked, wrapper=wrapper)
+    assert run.returncode == 1, run.stderr
+    assert (
+        f"shot.blend: error (0.00 s): cannot save {locked / 'shot.blend'}: the folder {locked} is read-only "
+        "(give --output a folder you can write to)"
+    ) in run.stderr
+    assert "Traceback" not in run.stderr
+    assert "Read blend" not in run.stdout, "found before opening the file"
+    assert list(locked.iterdir()) == []
+
+
+def test_a_save_that_fails_names_the_output_not_its_temporary_file(tmp_path: Path) -> None:
+    """What planning cannot foresee (a folder replaced by a file meanwhile, a full disk) fails the file with the
+    output's name, not the temporary file's, and no traceback."""
+    from fabrik_addon.cli.bake_file import bake_file
+    from fabrik_addon.cli.files import plan_files
+    from fabrik_addon.cli.options import load_jobs, parse_args
+
+    source = save_scene(tmp_path / "shot.blend")
+    (plan,) = plan_files([source], tmp_path / "out", in_place=False)
+    (tmp_path / "out").write_text("the folder became a file")
+    result = bake_file(plan, load_jobs(parse_args([str(source), *CHAIN])))
+    assert (result.status, result.output) == ("error", None)
+    assert result.error == f"cannot save {tmp_path / 'out/shot.blend'}: {tmp_path / 'out'} is not a folder"
 
 
 @pytest.mark.parametrize("clash", ["input", "output", "config"])

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from fabrik_addon.cli.files import FilePlan, check_report, plan_files, write_atomically
 from fabrik_addon.cli.jobs import UsageError
-from fabrik_addon.cli.report import ChainResult, FileResult, from_json, to_json
+from fabrik_addon.cli.report import ChainResult, FileResult, from_json, off_target, summary, to_json
 
 
 def blends(folder: Path, *names: str) -> list[Path]:
@@ -23,8 +24,8 @@ def blends(folder: Path, *names: str) -> list[Path]:
 def test_folders_expand_to_their_blend_files_and_outputs_go_beside_them(tmp_path: Path) -> None:
     b, a, _, _ = blends(tmp_path / "shots", "b.blend", "a.blend", "a_baked.blend", "notes.txt")
     (single,) = blends(tmp_path, "single.blend")
-    plans = plan_files([tmp_path / "shots", single], None, in_place=False)
-    # In name order, leaving out an earlier output (a_baked.blend) and other files.
+    plans = plan_files([tmp_path / "shots", single], None, in_place=False, overwrite=True)
+    # In name order, leaving out an earlier output (a_baked.blend, replaced with overwrite) and other files.
     assert plans == [
         FilePlan(a, tmp_path / "shots" / "a_baked.blend"),
         FilePlan(b, tmp_path / "shots" / "b_baked.blend"),
@@ -70,6 +71,61 @@ def test_missing_and_wrong_inputs_are_planned_as_failures(tmp_path: Path) -> Non
         (None, "not a .blend file"),
         (None, "the folder holds no .blend file to bake"),
     ]
+
+
+def test_a_blend_backup_is_refused_saying_how_to_bake_it(tmp_path: Path) -> None:
+    backup, older = blends(tmp_path, "shot.blend1", "shot.blend2")
+    problems = [plan.problem for plan in plan_files([backup, older], None, in_place=False)]
+    backup_problem = (
+        "a backup Blender keeps of an earlier save, not a .blend file: to bake it, copy it to a name ending in "
+        ".blend (e.g. shot_restored.blend)"
+    )
+    assert problems == [backup_problem, backup_problem]
+
+
+@pytest.mark.parametrize("output", ["notes.txt", "notes.txt/out"])
+def test_an_output_folder_that_is_a_file_is_refused_before_anything_opens(tmp_path: Path, output: str) -> None:
+    (shot,) = blends(tmp_path / "in", "shot.blend")
+    (tmp_path / "notes.txt").write_text("not a folder")
+    (plan,) = plan_files([shot], tmp_path / output, in_place=False)
+    assert plan.problem == (
+        f"cannot save {tmp_path / output / 'shot.blend'}: {tmp_path / 'notes.txt'} is a file, not a folder "
+        "(give --output a folder, or FILE.blend for one input)"
+    )
+    (tmp_path / "out.blend").mkdir()
+    assert plan_files([shot], tmp_path / "out.blend", in_place=False)[0].problem == (
+        f"cannot save {tmp_path / 'out.blend'}: it is a folder"
+    )
+
+
+def test_an_output_folder_that_cannot_be_written_is_refused_with_the_remedy(tmp_path: Path) -> None:
+    (shot,) = blends(tmp_path / "in", "shot.blend")
+    (tmp_path / "locked").mkdir(mode=0o555)
+    if os.access(tmp_path / "locked", os.W_OK):
+        pytest.skip("this user writes in read-only folders (root): tests/blender/test_cli.py runs it without that")
+    (plan,) = plan_files([shot], tmp_path / "locked" / "new", in_place=False)  # missing folders are made
+    assert plan.problem == (
+        f"cannot save {tmp_path / 'locked/new/shot.blend'}: the folder {tmp_path / 'locked'} is read-only "
+        "(give --output a folder you can write to)"
+    )
+
+
+def test_an_existing_output_is_replaced_only_with_overwrite(tmp_path: Path) -> None:
+    a, b, a_baked = blends(tmp_path, "a.blend", "b.blend", "a_baked.blend")
+    (tmp_path / "b_baked.blend").symlink_to(tmp_path / "gone.blend")  # a link to nothing is still in the way
+    plans = plan_files([a, b], None, in_place=False)
+    assert [plan.problem for plan in plans] == [
+        f"its output {a_baked} exists: pass --overwrite to replace it",
+        f"its output {tmp_path / 'b_baked.blend'} exists: pass --overwrite to replace it",
+    ]
+    assert plan_files([a, b], None, in_place=False, overwrite=True) == [
+        FilePlan(a, a_baked),
+        FilePlan(b, tmp_path / "b_baked.blend"),
+    ]
+    assert plan_files([a], tmp_path / "b.blend", in_place=False)[0].problem == (
+        f"its output {b} exists: pass --overwrite to replace it"
+    )
+    assert plan_files([a], None, in_place=True) == [FilePlan(a, a)]  # --in-place replaces the input anyway
 
 
 def test_output_folder_file_and_in_place(tmp_path: Path) -> None:
@@ -155,6 +211,27 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
         ]
     }
     assert from_json(data) == results
+
+
+def test_the_summary_counts_frames_off_target_and_says_why_strict_fails() -> None:
+    def chain(off: tuple[int, ...], out: tuple[int, ...] = ()) -> ChainResult:
+        return ChainResult("Rig", "hand.L", (1, 9), 0.5 if off else 1e-4, out, off, 0.1)
+
+    ok = FileResult("/a.blend", "/a_baked.blend", "ok", None, (chain(()), chain((2, 3, 4), (3,))))
+    other = FileResult("/b.blend", "/b_baked.blend", "ok", None, (chain((7,)),))
+    assert summary([ok], 1.0) == "baked 1 of 1 file(s) in 1.0 s; 3 frames off target (1 out of reach) in 1 chain"
+    assert summary([ok, other], 2.0, strict=True) == (
+        "baked 2 of 2 file(s) in 2.0 s; 4 frames off target (1 out of reach) in 2 chains (--strict: exit status 3)"
+    )
+    assert off_target([ok, other]) == [ok.chains[1], other.chains[0]]
+    clean = FileResult("/c.blend", "/c_baked.blend", "ok", None, (chain(()),))
+    assert summary([clean], 1.0, strict=True) == "baked 1 of 1 file(s) in 1.0 s"
+    assert off_target([clean]) == []
+    # A failed file is what the exit status (1) says first.
+    failed = FileResult.failed("/d.blend", "armature 'Rig' not found")
+    assert summary([ok, failed], 1.0, strict=True) == (
+        "baked 1 of 2 file(s) in 1.0 s; 1 failed; 3 frames off target (1 out of reach) in 1 chain"
+    )
 
 
 def test_parallel_children_share_the_files_by_size_and_keep_their_order(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fabrik_addon.cli.jobs import IKJob, Job, UsageError, baked_together
-from fabrik_addon.cli.options import load_jobs, parse_args, script_args
+from fabrik_addon.cli.options import in_blender_binary, load_jobs, parse_args, script_args
 from fabrik_addon.settings import BakeSettings
 
 CHAIN = ["--armature", "Rig", "--tip", "hand.L", "--target", "Empty"]
@@ -17,6 +17,7 @@ CHAIN = ["--armature", "Rig", "--tip", "hand.L", "--target", "Empty"]
 def test_module_run_reads_every_argument_after_the_script() -> None:
     argv = ["scripts/fabrik_bake.py", "a.blend", "--tip", "x", "--", "b.blend"]
     assert script_args(argv, inside_blender=False) == ["a.blend", "--tip", "x", "--", "b.blend"]
+    assert not in_blender_binary(), "the bpy module, imported or not, is no Blender binary"
 
 
 def test_blender_run_reads_only_the_arguments_after_the_double_dash() -> None:
@@ -49,6 +50,8 @@ def test_chain_options_become_one_job_with_the_bake_settings() -> None:
     assert request.inputs == (Path("a.blend"), Path("dir"))
     assert request.processes == 2
     assert request.report == Path("r.json")
+    assert not request.overwrite
+    assert parse_args(["a.blend", *CHAIN, "--overwrite"]).overwrite
     (job,) = load_jobs(request)
     assert job.label == "Rig/hand.L"
     assert job.settings == BakeSettings.from_keywords(
@@ -77,6 +80,21 @@ def test_frames_accept_blender_notation_and_a_single_frame() -> None:
 
 
 @pytest.mark.parametrize(
+    ("frames", "start", "end"), [("-5--1", -5, -1), ("-5..-1", -5, -1), ("-5-10", -5, 10), ("-3", -3, -3)]
+)
+def test_frames_may_be_negative_as_a_separate_argument(frames: str, start: int, end: int) -> None:
+    for args in (["--frames", frames], [f"--frames={frames}"]):
+        assert parse_args(["a.blend", *CHAIN, *args]).defaults == {"frame_start": start, "frame_end": end}
+
+
+def test_a_negative_number_in_scientific_notation_is_an_options_value() -> None:
+    with pytest.raises(UsageError, match=r"^--tolerance must be a positive finite number, got -0\.001$"):
+        parse_args(["a.blend", *CHAIN, "--tolerance", "-1e-3"])
+    # After "--" every argument is an input, whatever it looks like.
+    assert parse_args([*CHAIN, "--", "--frames", "-5--1.blend"]).inputs == (Path("--frames"), Path("-5--1.blend"))
+
+
+@pytest.mark.parametrize(
     ("args", "message"),
     [
         (["a.blend", *CHAIN, "--bogus"], "unrecognized arguments: --bogus"),
@@ -91,11 +109,14 @@ def test_frames_accept_blender_notation_and_a_single_frame() -> None:
         (["a.blend", *CHAIN, "--tolerance", "-1"], "--tolerance must be a positive finite number, got -1"),
         (["a.blend", *CHAIN, "--tolerance", "inf"], "--tolerance must be a positive finite number, got inf"),
         (["a.blend", *CHAIN, "--max-iterations", "0"], "--max-iterations must be a whole number >= 1"),
-        (["a.blend", *CHAIN, "--frames", "1-10000000"], "frame_end must be one of Blender's frames"),
+        (["a.blend", *CHAIN, "--frames", "1-10000000"], "the end of --frames must be one of Blender's frames"),
         (["a.blend", *CHAIN, "--chain-length", "-2"], "--chain-length must be a whole number >= 0"),
         (["a.blend", *CHAIN, "--method", "newton"], "invalid choice: 'newton'"),
         (["a.blend", *CHAIN, "--output", "o", "--in-place"], "not allowed with argument"),
         (["a.blend", *CHAIN, "-j", "0"], "must be 1 or more"),
+        (["a.blend", *CHAIN, "--chain-length", "1" + "0" * 400], "--chain-length must be a whole number, got 1000"),
+        (["a.blend", *CHAIN, "--step", "1" + "0" * 400], "--step must be a whole number, got 1000"),
+        (["a.blend", *CHAIN, "--max-iterations", "1" + "0" * 400], "--max-iterations must be a whole number, got 1"),
     ],
 )
 def test_usage_errors_name_the_problem(args: list[str], message: str) -> None:
@@ -174,11 +195,11 @@ def test_a_json_config_reads_as_the_toml_one_and_jobs_round_trip(tmp_path: Path)
         ('[[jobs]]\narmature = "R"\ntarget = "E"\n', "job 1: missing 'tip_bone'"),
         (
             '[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nchain_length = "3"\n',
-            "chain_length must be a whole number",
+            "'chain_length' must be a whole number, got '3'",
         ),
         (
             '[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nchain_length = true\n',
-            "chain_length must be a whole number",
+            "'chain_length' must be a whole number, got True",
         ),
         ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nframe_start = 9\nframe_end = 2\n', "is before"),
         ('[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\nmethod = "x"\n', "method must be one of"),
@@ -196,6 +217,54 @@ def test_config_mistakes_are_usage_errors(tmp_path: Path, text: str, message: st
     request = parse_args(["a.blend", "--config", str(write(tmp_path, "c.toml", text))])
     with pytest.raises(UsageError, match=message):
         load_jobs(request)
+
+
+JOB = '{"armature": "Rig", "tip_bone": "hand.L", "target": "Empty"'
+IK_JOB = '{"armature": "Rig", "from_ik_constraints": true'
+
+
+@pytest.mark.parametrize(
+    ("job", "message"),
+    [
+        (f'{JOB}, "files": 5}}', "'files' must be a list of file name patterns \\(strings\\), got 5$"),
+        (f'{JOB}, "files": [1, 2]}}', "'files' must be a list of file name patterns \\(strings\\), got \\[1, 2\\]$"),
+        (f'{IK_JOB}, "files": 5}}', "'files' must be a list of file name patterns \\(strings\\), got 5$"),
+        (f'{IK_JOB}, "files": [1]}}', "'files' must be a list of file name patterns \\(strings\\), got \\[1\\]$"),
+        (f'{JOB}, "chain_length": 1{"0" * 400}}}', "'chain_length' must be a whole number, got 1000000.*401 digits"),
+        (f'{JOB}, "tolerance": 1{"0" * 400}}}', "'tolerance' must be a number, got 1000000.*401 digits"),
+        (f'{IK_JOB}, "frame_end": 1{"0" * 400}}}', "'frame_end' must be a whole number, got 1000000.*401 digits"),
+        (f'{JOB}, "tolerance": "0.1"}}', "'tolerance' must be a number, got '0.1'$"),
+        (f'{JOB}, "use_stretch": 1}}', "'use_stretch' must be true or false, got 1$"),
+        (f'{JOB}, "tip_bone": 3}}', "'tip_bone' must be a string, got 3$"),
+        ('{"armature": "Rig", "from_ik_constraints": "yes"}', "'from_ik_constraints' must be true or false"),
+        (f'{IK_JOB}, "after": 1}}', "'after' must be a string, got 1$"),
+    ],
+)
+def test_a_config_value_of_the_wrong_type_is_one_line_naming_the_key_and_type(
+    tmp_path: Path, job: str, message: str
+) -> None:
+    config = write(tmp_path, "c.json", f'{{"jobs": [{job}]}}')
+    with pytest.raises(UsageError, match=f"^{config}: job 1: {message}") as raised:
+        load_jobs(parse_args(["a.blend", "--config", str(config)]))
+    assert "\n" not in str(raised.value)
+
+
+def test_a_config_file_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_bytes('[[jobs]]\narmature = "Rig"\ntip_bone = "hand.L"\ntarget = "Cible é"\n'.encode("latin-1"))
+    message = f"^{config} is not UTF-8 text \\(byte 0xe9 at offset 62\\): save it as UTF-8$"
+    with pytest.raises(UsageError, match=message):
+        load_jobs(parse_args(["a.blend", "--config", str(config)]))
+    # A byte order mark, as some editors write, is not a mistake.
+    config.write_bytes(b"\xef\xbb\xbf" + b'[[jobs]]\narmature = "Rig"\ntip_bone = "h"\ntarget = "E"\n')
+    assert load_jobs(parse_args(["a.blend", "--config", str(config)]))[0].label == "Rig/h"
+
+
+def test_every_bake_keyword_has_a_kind_a_config_checks() -> None:
+    from fabrik_addon.cli.jobs import KINDS
+    from fabrik_addon.settings import KEYWORDS
+
+    assert set(KEYWORDS) <= set(KINDS)
 
 
 def test_a_missing_or_unknown_kind_of_config_is_a_usage_error(tmp_path: Path) -> None:
