@@ -87,8 +87,13 @@ function compileJob(job) {
 }
 
 // The settings given, by key: those left alone (see the top of the file) are left out. Raises for a value
-// of the wrong kind, naming the setting.
+// of the wrong kind, naming the setting, and for a setting this job type does not have (a misspelt key).
 function givenSettings(submitted) {
+    const keys = JOB_TYPE.settings.map((setting) => setting.key);
+    const unknown = Object.keys(submitted).filter((key) => !keys.includes(key));
+    if (unknown.length > 0) {
+        throw `unknown setting ${unknown.join(", ")}: the settings are ${keys.join(", ")}`;
+    }
     const settings = {};
     for (const setting of JOB_TYPE.settings) {
         const value = submitted[setting.key];

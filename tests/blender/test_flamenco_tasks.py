@@ -52,7 +52,8 @@ def addon_form(settings: list[dict[str, Any]]) -> type[bpy.types.PropertyGroup]:
             keywords["subtype"] = setting["subtype"].upper()
         keywords.update(setting.get("propargs", {}))
         if "choices" in setting:
-            annotations[setting["key"]] = bpy.props.EnumProperty(items=[(c, c, "") for c in setting["choices"]])
+            items = [(choice, choice, "") for choice in setting["choices"]]
+            annotations[setting["key"]] = bpy.props.EnumProperty(items=items, **keywords)
         else:
             annotations[setting["key"]] = kinds[setting["type"]](**keywords)
     return type("FabrikBakeJobForm", (bpy.types.PropertyGroup,), {"__annotations__": annotations})

@@ -88,13 +88,14 @@ test("settings left alone in Blender, or left out of an API call, are not passed
     assert.deepEqual(args(compile({ ...given, method: "fabrik" })[0]).slice(-2), ["--method", "fabrik"]);
 });
 
-test("a setting of the wrong kind fails the submission, naming the setting", () => {
+test("a setting of the wrong kind, or one the job type lacks, fails the submission, naming the setting", () => {
     const given = { folder: "/shots", files: "a.blend", ...chain };
     throwsMessage(() => compile({ ...given, step: "2" }), /step must be a whole number, got "2"/);
     throwsMessage(() => compile({ ...given, tolerance: "small" }), /tolerance must be a number/);
     throwsMessage(() => compile({ ...given, method: "dls" }), /method must be one of default, fabrik, ccd, got "dls"/);
     throwsMessage(() => compile({ ...given, in_place: "yes" }), /in_place must be true or false/);
     throwsMessage(() => compile({ ...given, armature: 7 }), /armature must be text/);
+    throwsMessage(() => compile({ ...given, blendfiles: "/a.blend" }), /unknown setting blendfiles: the settings are folder,/);
 });
 
 test("wrong settings fail the submission with a message", () => {
