@@ -192,6 +192,12 @@ const SETTING_KEYS = [
     "key", "type", "subtype", "choices", "propargs", "description", "label", "default", "eval", "evalInfo",
     "visible", "required", "editable",
 ];
+// What the add-on's settings class (JobTypePropertyGroup) and Blender's PropertyGroup already have.
+const ADDON_NAMES = [
+    "job_type", "register_property_group", "unregister_property_group", "as_jobsettings", "label", "locals",
+    "eval_and_assign", "eval_setting", "eval_hidden_settings_of_job", "eval_visible_settings_if_no_value",
+    "last_n_dir_parts", "abspath", "name", "bl_rna", "rna_type",
+];
 // A value of each setting type, as the add-on's property of that type holds it.
 const VALUE_OF_TYPE = {
     string: (v) => typeof v === "string",
@@ -213,9 +219,11 @@ export function checkJobType(jobType) {
     jobType.settings.forEach((setting, index) => {
         const where = `setting ${setting.key ?? index}`;
         const fail = (message) => problems.push(`${where}: ${message}`);
-        // The add-on makes a Blender property of each setting, named by its key.
+        // The add-on makes a Blender property of each setting, named by its key, on a class of its own.
         if (typeof setting.key !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(setting.key)) {
             fail("key must be a Python identifier");
+        } else if (ADDON_NAMES.includes(setting.key)) {
+            fail("key is a name Flamenco's add-on uses on its settings class");
         } else if (seen.has(setting.key)) {
             fail("key is declared twice");
         }

@@ -49,6 +49,7 @@ test("the stand-in refuses what Flamenco would, and fills in no defaults", () =>
             { key: "a", type: "string", choices: [1] },
             { key: "b", type: "int32", choices: ["x"], default: 1.5 },
             { key: "c", type: "string", subtype: "path", evalInfo: {}, visible: "never", choice: ["x"] },
+            { key: "label", type: "string" },
         ],
     });
     assert.deepEqual(problems, [
@@ -61,6 +62,7 @@ test("the stand-in refuses what Flamenco would, and fills in no defaults", () =>
         "setting c: subtype must be one of file_path, dir_path, file_name, hashed_file_path, on a string",
         "setting c: visible must be one of visible, hidden, submission, web",
         "setting c: evalInfo needs showLinkButton (true or false) and description (text)",
+        "setting label: key is a name Flamenco's add-on uses on its settings class",
     ]);
     const jobWith = (parameters) => loadScript(`
         const JOB_TYPE = { label: "x", settings: [{ key: "n", type: "int32", default: 4 }] };
