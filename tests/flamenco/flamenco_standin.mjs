@@ -19,8 +19,8 @@ import vm from "node:vm";
 
 // --- The Manager's compiler globals -------------------------------------------------------------------------
 
-// Tasks and commands made by author.*: job.addTask and task.addDependency take only those, as the Manager's
-// Go methods do.
+// Tasks made by author.Task: job.addTask and task.addDependency take only those, as the Manager's Go methods
+// do.
 const authoredTasks = new WeakSet();
 
 const author = {
