@@ -2,18 +2,27 @@
 //
 // Flamenco job type "fabrik-bake": bake FABRIK inverse kinematics into bone rotation keys on a render farm,
 // with the fabrik_bake command of FABRIK IK, which the extension registers in Blender. One task per .blend
-// file; each task runs
+// file named in `files` (or one task for the whole folder); each task runs
 //
 //     {blender} {blenderArgs} --disable-autoexec -c fabrik_bake FILE OPTIONS...
 //
 // on a Worker whose Blender has the extension installed (see the README's "Render farms"). The file is an
 // argument of the command, not given to Blender itself, so the command opens it with its embedded Python
-// turned off (Flamenco's default blenderArgs, "-b -y", would let Blender run it). A task fails when its file
+// turned off (Flamenco's default blenderArgs, "-b -y", would let Blender run it). That needs Flamenco 3.5 or
+// newer: older Workers refuse a blender-render command without a blend file. A task fails when its file
 // fails to bake (exit status 1) or the options are wrong (exit status 2).
 //
-// The bake settings have no defaults here: a setting left empty is not passed, so the command's own default
-// applies (blender -c fabrik_bake --help), and the command checks every value it is given. Nothing is copied here
-// that could drift from the bake.
+// Settings left alone are not passed, so the command's own defaults apply (blender -c fabrik_bake --help),
+// and the command checks every value it is given: nothing is copied here that could drift from the bake.
+// Flamenco's Blender add-on sends every setting, those left alone as "", 0, 0.0, false or a setting's first
+// choice ("default"); an API call sends only the keys it gives. Both mean "not given" here: for each number
+// setting, 0 is a value the command refuses or its default anyway (chain_length 0: up to the root).
+//
+// Paths: each setting holds one path, because Flamenco's two-way variables (mixed-platform farms) replace the
+// start of a setting only; `files` holds names relative to `folder`, which need no translation. A path
+// starting with // is relative to the .blend file it was chosen in, as everywhere in Blender: the add-on
+// evaluates blend_dir in Blender at submission to resolve it. The job type has no setting named "blendfile":
+// the add-on would put the path of its packed copy of the open file there.
 //
 // Install: copy this file into the "scripts" folder next to the flamenco-manager executable. See the
 // README's "Render farms" section.
@@ -22,101 +31,180 @@ const JOB_TYPE = {
     label: "FABRIK Bake",
     description: "Bake FABRIK IK into bone rotation keys, one task per .blend file",
     settings: [
-        { key: "blendfiles", type: "string", description: "The .blend files to bake, separated by ';' (one task each)" },
         { key: "folder", type: "string", subtype: "dir_path",
-          description: "Or a folder: one task bakes every .blend file directly in it" },
+          description: "Folder of the .blend files to bake (//: relative to the open .blend file)" },
+        { key: "files", type: "string",
+          description: "Names of .blend files in the folder, separated by ';', one task each; empty: one task "
+              + "bakes every .blend file directly in the folder" },
         { key: "config", type: "string", subtype: "file_path",
           description: "A TOML or JSON file listing the chains to bake (instead of armature, tip and target)" },
         { key: "armature", type: "string", description: "The armature object" },
         { key: "tip", type: "string", description: "The chain's last bone, whose tail follows the target" },
-        { key: "chain_length", type: "int32", description: "Bones up from the tip; 0 or empty: to the root" },
+        { key: "chain_length", type: "int32", propargs: { min: 0 },
+          description: "Bones up from the tip; 0: to the root" },
         { key: "target", type: "string", description: "The object the tip follows" },
         { key: "frames", type: "string", description: "Frames to bake, START-END; empty: each scene's range" },
-        { key: "step", type: "int32", description: "Key every N-th frame; empty: every frame" },
-        { key: "tolerance", type: "float", description: "Tip distance allowed, in world units; empty: the default" },
-        { key: "max_iterations", type: "int32", description: "Solver iterations per frame at most; empty: the default" },
-        { key: "method", type: "string", choices: ["fabrik", "ccd"], description: "IK solver; empty: FABRIK" },
+        { key: "step", type: "int32", propargs: { min: 0 }, description: "Key every N-th frame; 0: every frame" },
+        { key: "tolerance", type: "float", propargs: { min: 0, precision: 6 },
+          description: "Tip distance allowed, in world units; 0: the command's default" },
+        { key: "max_iterations", type: "int32", propargs: { min: 0 },
+          description: "Solver iterations per frame at most; 0: the command's default" },
+        { key: "method", type: "string", choices: ["default", "fabrik", "ccd"],
+          description: "IK solver; default: the command's own" },
         { key: "output", type: "string", subtype: "dir_path",
           description: "Folder for the baked files; empty: <name>_baked.blend beside each file" },
         { key: "in_place", type: "bool", default: false,
           description: "Replace each file by its bake (atomically, and only if the bake succeeds)" },
         { key: "report_dir", type: "string", subtype: "dir_path", description: "Folder for one JSON report per task" },
-        { key: "processes", type: "int32", default: 1, description: "Parallel processes of a folder's task" },
+        { key: "processes", type: "int32", default: 1, propargs: { min: 1 },
+          description: "Parallel processes when one task bakes the whole folder" },
+        // Evaluated by the add-on in Blender when it submits: the folder of the open .blend file. An API call
+        // may leave it out (and then give no // paths).
+        { key: "blend_dir", type: "string", visible: "hidden", eval: "str(abspath('//'))",
+          description: "Folder of the .blend file the job was submitted from, which // paths are relative to" },
     ],
 };
 
 function compileJob(job) {
-    const settings = job.settings;
-    const options = bakeOptions(settings);
+    const settings = givenSettings(job.settings);
     const targets = bakeTargets(settings);
+    const options = bakeOptions(settings);
+    const reportDir = farmPath(settings, "report_dir");
     targets.forEach((target, index) => {
         const task = author.Task(`bake ${index + 1}/${targets.length}: ${path.basename(target.input)}`, "blender");
-        const report = given(settings.report_dir)
-            ? ["--report", path.join(settings.report_dir, `${path.stem(target.input)}.json`)]
-            : [];
+        const report = reportDir === undefined
+            ? []
+            : ["--report", path.join(reportDir, `${path.stem(target.input)}.json`)];
         task.addCommand(author.Command("blender-render", {
             exe: "{blender}",
             exeArgs: "{blenderArgs}",
             argsBefore: ["--disable-autoexec", "-c", "fabrik_bake"],
-            blendfile: "", // the command opens the file, with its Python off
+            blendfile: "", // the command opens the file, with its Python off (Flamenco 3.5+)
             args: [target.input, ...target.args, ...options, ...report],
         }));
         job.addTask(task);
     });
 }
 
-// What each task bakes: a file of the list, or a whole folder (the Manager cannot list a folder's files).
+// The settings given, by key: those left alone (see the top of the file) are left out. Raises for a value
+// of the wrong kind, naming the setting, and for a setting this job type does not have (a misspelt key).
+function givenSettings(submitted) {
+    const keys = JOB_TYPE.settings.map((setting) => setting.key);
+    const unknown = Object.keys(submitted).filter((key) => !keys.includes(key));
+    if (unknown.length > 0) {
+        throw `unknown setting ${unknown.join(", ")}: the settings are ${keys.join(", ")}`;
+    }
+    const settings = {};
+    for (const setting of JOB_TYPE.settings) {
+        const value = submitted[setting.key];
+        const choices = setting.choices || [];
+        const untouched = value === undefined || value === null || value === 0 || value === false
+            || (typeof value === "string" && value.trim() === "") || value === choices[0];
+        if (untouched) {
+            continue;
+        }
+        const [fits, kind] = KINDS[setting.type];
+        if (!fits(value) || (choices.length > 0 && !choices.includes(value))) {
+            const expected = choices.length > 0 ? `one of ${choices.join(", ")}` : kind;
+            throw `${setting.key} must be ${expected}, got ${JSON.stringify(value)}`;
+        }
+        settings[setting.key] = value;
+    }
+    return settings;
+}
+
+const KINDS = {
+    string: [(value) => typeof value === "string", "text"],
+    int32: [(value) => Number.isInteger(value), "a whole number"],
+    float: [(value) => typeof value === "number" && isFinite(value), "a number"],
+    bool: [(value) => typeof value === "boolean", "true or false"],
+};
+
+// What each task bakes: a file of the folder, or the whole folder (the Manager cannot list a folder's files).
 function bakeTargets(settings) {
-    const files = given(settings.blendfiles)
-        ? settings.blendfiles.split(";").map((file) => file.trim()).filter((file) => file !== "")
-        : [];
-    if (files.length > 0 && given(settings.folder)) {
-        throw "give either blendfiles or a folder, not both";
+    const folder = farmPath(settings, "folder");
+    if (folder === undefined) {
+        throw "nothing to bake: give a folder (and names of .blend files in it, or none to bake them all)";
     }
-    if (given(settings.folder)) {
-        return [{ input: settings.folder, args: ["-j", String(settings.processes || 1)] }];
+    const names = (settings.files || "").split(";").map((name) => name.trim()).filter((name) => name !== "");
+    if (names.length === 0) {
+        return [{ input: folder, args: ["-j", String(settings.processes || 1)] }];
     }
-    if (files.length === 0) {
-        throw "nothing to bake: give blendfiles (separated by ';') or a folder";
+    const targets = names.map((name) => {
+        if (ABSOLUTE.test(name)) {
+            throw `files holds names in the folder, relative to it: ${name} is a path of its own `
+                + "(give its folder as folder)";
+        }
+        return { input: path.join(folder, name), args: [] };
+    });
+    if (settings.output !== undefined || settings.report_dir !== undefined) {
+        const seen = {};
+        for (const { input } of targets) {
+            const stem = path.stem(input);
+            if (seen[stem] !== undefined) {
+                throw `${seen[stem]} and ${input} would overwrite each other's baked file or report `
+                    + `(both named ${stem})`;
+            }
+            seen[stem] = input;
+        }
     }
-    return files.map((file) => ({ input: file, args: [] }));
+    return targets;
 }
 
 // The command-line options every task shares.
 function bakeOptions(settings) {
-    const chain = ["armature", "tip", "target"].filter((key) => given(settings[key]));
-    let args;
-    if (given(settings.config)) {
+    const chain = ["armature", "tip", "target"].filter((key) => settings[key] !== undefined);
+    const args = [];
+    if (settings.config !== undefined) {
         if (chain.length > 0) {
             throw `the config file lists the chains: leave out ${chain.join(", ")}`;
         }
-        args = ["--config", settings.config];
+        args.push("--config", farmPath(settings, "config"));
     } else {
         if (chain.length < 3) {
             throw "give armature, tip and target (or a config file listing the chains)";
         }
-        args = ["--armature", settings.armature, "--tip", settings.tip, "--target", settings.target];
-        if (settings.chain_length) {
+        args.push("--armature", settings.armature, "--tip", settings.tip, "--target", settings.target);
+        if (settings.chain_length !== undefined) {
             args.push("--chain-length", String(settings.chain_length));
         }
     }
     for (const [key, flag] of [["frames", "--frames"], ["step", "--step"], ["tolerance", "--tolerance"],
                                ["max_iterations", "--max-iterations"], ["method", "--method"]]) {
-        if (given(settings[key])) {
+        if (settings[key] !== undefined) {
             args.push(flag, String(settings[key]));
         }
     }
-    if (settings.in_place && given(settings.output)) {
+    if (settings.in_place && settings.output !== undefined) {
         throw "give an output folder or in_place, not both";
     }
     if (settings.in_place) {
         args.push("--in-place");
-    } else if (given(settings.output)) {
-        args.push("--output", settings.output);
+    } else if (settings.output !== undefined) {
+        args.push("--output", farmPath(settings, "output"));
     }
     return args;
 }
 
-function given(value) {
-    return value !== undefined && value !== null && value !== "";
+// A path as it starts on any platform: /, \, a drive (C:\ or C:/) or a Flamenco variable ({storage}/...).
+const ABSOLUTE = /^([/\\]|[A-Za-z]:[/\\]|\{[^{}]+\})/;
+
+// The path setting `key` as the Workers are to read it (undefined when not given). A // path is joined to
+// blend_dir; any other path must be absolute: a Worker has no folder it could be relative to.
+function farmPath(settings, key) {
+    if (settings[key] === undefined) {
+        return undefined;
+    }
+    const value = settings[key].trim();
+    if (value.startsWith("//") && key !== "blend_dir") {
+        if (settings.blend_dir === undefined) {
+            throw `${key} ${value} is relative to a .blend file (//), which only Flamenco's Blender add-on `
+                + "resolves (it sets blend_dir): give an absolute path";
+        }
+        return path.join(farmPath(settings, "blend_dir"), value.slice(2));
+    }
+    if (!ABSOLUTE.test(value)) {
+        throw `${key} ${value} is a relative path: give an absolute path (or, in Blender, one starting with //)`;
+    }
+    return value;
 }
