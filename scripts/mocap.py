@@ -91,9 +91,11 @@ def import_clip(
     frame_start : int
         The scene frame of the clip's first frame (the importer raises anything below 1 to 1).
     rotate_mode : str
-        The importer's Rotation: "NATIVE" gives each pose bone an Euler mode named after its channels as they
-        are listed ("ZYX" for "Zrotation Yrotation Xrotation"; the importer reverses the name to build the
-        rotation, so the keyed angles are right); "QUATERNION" or an Euler order key every bone that way.
+        The importer's Rotation: "NATIVE" gives each pose bone the Euler mode spelt like its channel list
+        ("ZYX" for "Zrotation Yrotation Xrotation", though those channels compose as Blender's "XYZ"); the
+        keys are each frame's rotation turned into the bone's rest frame and written in that mode, so the
+        pose is the file's but the angles are not its numbers. "QUATERNION" or an Euler order keys every bone
+        that way.
     use_fps_scale : bool
         The importer's Scale FPS: spread the keys so the clip plays at its own speed at the scene's frame
         rate (keys then fall between frames); by default one BVH frame is one scene frame.
@@ -407,7 +409,8 @@ def foot_contacts(
 ) -> list[Contact]:
     """The contacts of a foot whose ball moves through ``ball`` (F, 3), one row a frame at ``fps``: runs of
     frames where the ball is within ``height`` leg lengths of the floor and its horizontal speed is below
-    ``speed`` leg lengths per second, lasting ``seconds`` or more.
+    ``speed`` leg lengths per second, lasting ``seconds`` or more (as many frames as that rounds to: a
+    frame rate of 120.0005, as the importer sets for a Frame Time of .0083333, still counts 12 frames).
 
     Parameters
     ----------
@@ -427,7 +430,7 @@ def foot_contacts(
     edges = np.flatnonzero(np.diff(np.concatenate([[0], planted.astype(np.int8), [0]])))
     contacts = []
     for start, stop in zip(edges[::2], edges[1::2], strict=True):
-        if (stop - start) / fps >= seconds:
+        if stop - start >= round(seconds * fps):
             skate = np.linalg.norm(ball[start:stop, :2] - ball[start, :2], axis=1).max()
             contacts.append(Contact(int(start), int(stop), float(skate)))
     return contacts

@@ -196,3 +196,5 @@ def test_foot_contacts_find_the_planted_runs_and_their_skate() -> None:
     # Creeping faster than 0.3 leg lengths per second is not a contact; nor is a still spell shorter than 0.1 s.
     assert mocap.foot_contacts(2.0 * creep, fps=fps, leg_length=1.0, floor=0.0) == []
     assert mocap.foot_contacts(still[:2], fps=fps, leg_length=1.0, floor=0.0) == []
+    # 0.1 s is 12 frames at the 120.0005 fps the importer sets for a Frame Time of .0083333.
+    assert len(mocap.foot_contacts(np.zeros((12, 3)), fps=120.0005, leg_length=1.0, floor=0.0)) == 1
