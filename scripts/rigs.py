@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import bpy
 import numpy as np
+from bpy_extras import anim_utils
 from mathutils import Euler, Vector
 from numpy.typing import NDArray
 
@@ -168,6 +169,13 @@ def keyed_empty(name: str, keys: Iterable[tuple[int, Sequence[float]]]) -> bpy.t
     for frame, location in keys:
         empty.location = location
         empty.keyframe_insert("location", frame=frame)
+    # keyframe_insert from Python keys Bezier whatever the preference says; 4.2 keeps F-curves on the Action.
+    animation, slot = empty.animation_data, getattr(empty.animation_data, "action_slot", None)
+    if animation is not None:
+        bag = animation.action if slot is None else anim_utils.action_get_channelbag_for_slot(animation.action, slot)  # type: ignore[func-returns-value]
+        for fcurve in bag.fcurves:
+            for key in fcurve.keyframe_points:
+                key.interpolation = "LINEAR"
     return empty
 
 
