@@ -86,6 +86,7 @@ def started(tmp_path: Path, *args: object) -> Iterator[Run]:
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             start_new_session=True,
+            preexec_fn=_as_from_a_terminal,
         )
     run = Run(process, held, temporary, log)
     try:
@@ -94,6 +95,12 @@ def started(tmp_path: Path, *args: object) -> Iterator[Run]:
         with suppress(ProcessLookupError):  # the command and its children, whatever is left of them
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+def _as_from_a_terminal() -> None:
+    """Ctrl+C reaches the command as from a terminal: a pytest-xdist worker ignores SIGINT, and a command
+    started with it ignored keeps ignoring it (as one started with "&" by a script)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def children(parent: int) -> set[int]:
