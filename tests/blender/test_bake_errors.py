@@ -145,11 +145,16 @@ def test_objects_hidden_with_the_eye_are_still_baked(
     assert report.max_error <= 1e-3
 
 
-def test_zero_length_offset_is_named() -> None:
-    armature, names = make_chain(3, connected=False, gap=(0.0, 0.0, -1.0))  # bone.001's head on bone.000's
-    target = keyed_empty("Target", [(1, (1.0, 0.0, 1.0))])
-    with pytest.raises(ValueError, match=r"bone 'bone\.000' cannot be part of the chain"):
-        api.bake(armature, target, tip_bone=names[-1])
+def test_a_bone_whose_child_sits_on_its_head_is_baked_and_keeps_its_rotation() -> None:
+    """As Blender's IK bakes such a chain (a BVH skeleton's spine): the bone turns nothing it carries, so the
+    bones after it reach the target and it keeps the rotation it had."""
+    armature, names = make_chain(3, connected=False, gap=(0.0, 0.0, -1.0))  # every bone's head on the root's
+    target = keyed_empty("Target", [(1, (0.6, 0.0, 0.8)), (2, (0.48, 0.36, 0.8)), (3, (0.0, 0.6, 0.8))])  # its reach: 1
+    report = api.bake(armature, target, tip_bone=names[-1], frame_start=1, frame_end=3)
+    assert report.max_error <= 1e-3
+    for frame in (1, 2, 3):
+        bpy.context.scene.frame_set(frame)
+        assert [armature.pose.bones[name].matrix_basis.to_quaternion().angle for name in names[:2]] == [0.0, 0.0]
 
 
 def test_constraint_on_a_chain_bone_is_named(

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabrik_addon.solver import ChainRest, JointLimits, forward_kinematics, solve, solve_pose
-from fabrik_addon.solver.bones import LENGTHENED, RESTART, SOLVED, TURNED_TO_POLE
+from fabrik_addon.solver.bones import LENGTHENED, RESTART, SOLVED, STRAIGHTENED, TURNED_TO_POLE
 from fabrik_addon.solver.core import inner_radius, quat_normalize
 from fabrik_addon.solver.points import BACK, LEAST_SQUARES, START, TOWARD
 
@@ -113,10 +113,15 @@ def test_pose_history_names_every_step_and_counts_the_iterations(
     assert names[0] == START
     assert names[-1] == SOLVED
     assert (names[1] == TURNED_TO_POLE) == with_pole
-    assert set(names[1:-1]) <= {TURNED_TO_POLE, TOWARD, BACK, LEAST_SQUARES, RESTART, LENGTHENED}
-    # FABRIK's two passes come in pairs; every iteration counted is one FABRIK or least-squares step.
+    assert set(names[1:-1]) <= {TURNED_TO_POLE, TOWARD, BACK, LEAST_SQUARES, RESTART, LENGTHENED, STRAIGHTENED}
+    # A target no pose reaches (beyond the chain's length, or inside the ball its longest bone leaves) is met in
+    # one step, the chain straightened (or folded) toward it; any other is iterated.
+    distance = float(np.linalg.norm(target))
+    assert (STRAIGHTENED in names) == (distance >= reach or distance < inner_radius(rest.lengths))
+    # FABRIK's two passes come in pairs; every iteration counted is one FABRIK or least-squares step, or the
+    # one step that straightens the chain.
     assert [n for n in names if n in (TOWARD, BACK)] == [TOWARD, BACK] * names.count(BACK)
-    assert names.count(BACK) + names.count(LEAST_SQUARES) == result.iterations[0]
+    assert names.count(BACK) + names.count(LEAST_SQUARES) + names.count(STRAIGHTENED) == result.iterations[0]
     _assert_lengths_kept(history[[n != TOWARD for n in names]], history[0])  # rebuilt from rotations
     for k, name in enumerate(names):
         if name == TOWARD:

@@ -332,3 +332,35 @@ def test_bad_input_is_named() -> None:
         solve_pose(rest, start, [[0, np.nan, 0]])
     with pytest.raises(ValueError, match="tolerance"):
         solve_pose(rest, start, [[0, 1, 0]], tolerance=0)
+
+
+def test_targets_no_pose_reaches_are_met_in_one_step_and_the_chain_points_at_them() -> None:
+    """A hinged knee with a pole, its targets beyond the leg's length: one step each, the leg straight along the
+    line to the target (the knee's range starts at straight), the miss the distance beyond its length; frames
+    it can reach are iterated as before."""
+    rest = ChainRest(np.stack([np.eye(3), np.eye(3)]), np.array([[0.0, 1.0, 0.0], [0.0, 0.9, 0.0]]))
+    knee = JointLimits.of(2, lock=[[0, 0, 0], [0, 1, 1]], use_limit=[[0, 0, 0], [1, 0, 0]], minimum=0.0, maximum=2.6)
+    rng = np.random.default_rng(3)
+    far = rng.normal(size=(20, 3))
+    far *= rng.uniform(1.05, 3.0, (20, 1)) * 1.9 / np.linalg.norm(far, axis=1, keepdims=True)
+    near = forward_kinematics(rest, knee.clamp(quat_normalize(rng.normal(size=(20, 2, 4)))))[0][:, -1]
+    goals = np.concatenate([far, near])
+    poles = goals + rng.normal(size=(40, 3))
+    solution = solve_pose(rest, [[1.0, 0, 0, 0]] * 2, goals, limits=knee, poles=poles, tolerance=1e-5)
+    np.testing.assert_array_equal(solution.iterations[:20], 1)
+    np.testing.assert_allclose(solution.error[:20], np.linalg.norm(far, axis=1) - 1.9, rtol=1e-9)
+    np.testing.assert_allclose(np.cross(solution.joints[:20, -1], far), 0.0, atol=1e-9)
+    assert solution.reached[20:].all()
+    assert knee.excess(solution.rotations).max() <= 1e-9
+
+
+def test_a_target_inside_the_ball_a_long_bone_leaves_is_met_in_one_step_folded_toward_it() -> None:
+    rest = ChainRest(np.stack([np.eye(3), np.eye(3)]), np.array([[0.0, 3.0, 0.0], [0.0, 1.0, 0.0]]))
+    goals = np.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5], [0.0, 0.0, -1.5]])
+    solution = solve_pose(
+        rest, [[1.0, 0, 0, 0]] * 2, goals, limits=JointLimits.free(2), poles=goals + np.array([0, 0, 3.0])
+    )
+    np.testing.assert_array_equal(solution.iterations, 1)
+    distance = np.linalg.norm(goals, axis=1)
+    np.testing.assert_allclose(solution.error, 2.0 - distance, atol=1e-5)  # folded back to 2 from the root, bent 1e-3
+    np.testing.assert_allclose(np.linalg.norm(solution.joints[:, -1], axis=1), 2.0, atol=1e-5)

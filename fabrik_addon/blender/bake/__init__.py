@@ -1,8 +1,9 @@
-"""The bake: every check it makes before writing (``plan``, with ``checks`` and ``conflicts``), the walks
-through the frames that read the scene and check the keys with Blender's own evaluation (``read``, in a
-``sandbox`` scene), the unit it solves, one chain or a tree of chains (``unit``, in each chain's
-``root_frame``), the keys it writes all or nothing (``run``: ``bake``, ``carry_out``) and what it reports
-(``report``); Blender's IK constraints as its input (``ik_constraints``), and Clear (``clear``).
+"""The bake: every check it makes before writing (``plan``, with ``checks`` and ``conflicts``), the walks through the
+frames that read the scene and check the keys with Blender's own evaluation (``read``, in a ``sandbox`` scene),
+the unit it solves, one chain or a tree of chains (``unit``, in each chain's ``root_frame``), upper units before
+the chains hanging below them (``order``), the keys it writes all or nothing (``run``: ``bake``, ``carry_out``)
+and what it reports (``report``); Blender's IK constraints as its input (``ik_constraints``), and Clear
+(``clear``).
 
 Imports ``rig``, ``compat``, and the solver's and settings' public names; the live preview, the operators
 and the API import only the names below.
@@ -10,6 +11,7 @@ and the API import only the names below.
 
 from .clear import clear
 from .ik_constraints import bake_ik_constraints
+from .order import Hang, moved_inputs, solve_order
 from .plan import BakePlan, plan
 from .read import Inputs, current_inputs, goal_matrix, walking_frames
 from .report import BakeReport, RigBakeReport
@@ -21,6 +23,7 @@ __all__ = [
     "SANDBOX_NAME",
     "BakePlan",
     "BakeReport",
+    "Hang",
     "Inputs",
     "PreparedChain",
     "RigBakeReport",
@@ -33,8 +36,10 @@ __all__ = [
     "current_inputs",
     "goal_matrix",
     "groups",
+    "moved_inputs",
     "plan",
     "prepare_chain",
+    "solve_order",
     "units",
     "walking_frames",
 ]

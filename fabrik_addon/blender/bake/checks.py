@@ -11,7 +11,6 @@ import difflib
 from collections.abc import Collection, Iterable
 
 import bpy
-import numpy as np
 
 from ...settings import ChainSettings
 from .. import compat
@@ -21,8 +20,6 @@ from ..rig import ROTATION_PATHS, ArmatureChain, armature_data, bone_path, check
 _BONE_KEYWORDS = {"target": "target_bone", "pole target": "pole_bone"}
 #: The channels a bake keys on a chain bone.
 _CHAIN_CHANNELS = (*ROTATION_PATHS, "scale")
-#: An offset shorter than this fraction of the bone's length counts as zero.
-_ZERO_OFFSET_FRACTION = 1e-6
 
 
 def current_scene() -> bpy.types.Scene:
@@ -120,16 +117,9 @@ def check_goals(
 
 
 def check_chain_bones(chain: ArmatureChain) -> None:
-    """Every bone of the chain moves the chain when it turns (its child's head is not on its own head), and
-    every bone but the root inherits its parent's rotation and scale, as the solver poses them."""
+    """Every bone but the chain's root inherits its parent's rotation and scale, as the solver poses them."""
     bones = armature_data(chain.armature).bones
     names = chain.bone_names
-    for name, offset, next_name in zip(names, chain.rest.offsets, (*names[1:], None), strict=True):
-        if np.linalg.norm(offset) <= _ZERO_OFFSET_FRACTION * bones[name].length:
-            raise ValueError(
-                f"bone '{name}' cannot be part of the chain: the head of its child '{next_name}' sits on its own "
-                "head, so turning it cannot move the chain"
-            )
     for name in names[1:]:
         bone = bones[name]
         if not bone.use_inherit_rotation:

@@ -3,7 +3,7 @@ pass. Nothing is written here."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import bpy
@@ -11,8 +11,9 @@ import bpy
 from ...settings import BakeSettings
 from ..rig import keyed_channels
 from .checks import check_action_switch, check_channels_unlocked, check_writable, current_scene
-from .conflicts import check_blending
-from .unit import PreparedChain, Unit, check_goals_apart, prepare_chain, units
+from .conflicts import check_blending, check_goal_independent
+from .order import Order, solve_order
+from .unit import PreparedChain, Unit, prepare_chain, units
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class BakePlan:
         The chains' bones on each armature.
     units : list of Unit
         The chains solved together: alone, or with the chains they share bones with (a tree).
+    order : Order
+        The order the units are solved in: a unit below another after it (``order``).
     """
 
     settings: BakeSettings[bpy.types.Object]
@@ -38,6 +41,7 @@ class BakePlan:
     chains: list[PreparedChain]
     chain_bones: dict[bpy.types.Object, set[str]]
     units: list[Unit]
+    order: Order
 
 
 def plan(
@@ -63,8 +67,9 @@ def plan(
     check_goals_apart(chains)
     chain_bones = _check_armatures(chains, settings.action_name)
     planned = units(chains, settings.solver)
+    order = solve_order(planned)
     _check_unlocked(planned, settings.action_name)
-    return BakePlan(settings, scene, frame_range, chains, chain_bones, planned)
+    return BakePlan(settings, scene, frame_range, chains, chain_bones, planned, order)
 
 
 def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> dict[bpy.types.Object, set[str]]:
@@ -95,3 +100,29 @@ def _check_unlocked(planned: list[Unit], action_name: str | None) -> None:
             )
     for armature, channels in keyed.items():
         check_channels_unlocked(armature, action_name, channels)
+
+
+def check_goals_apart(chains: Sequence[PreparedChain]) -> None:
+    """No goal moves with another chain of the same bake (``check_goal_independent``): goals are read before
+    any key is written, so such a goal would be solved toward where it was, not where the other chain's keys
+    take it, and the report (which measures against the goals read) would not see it. Nor does an armature
+    follow a chain of another armature of the bake (parented to one of its bones, say): its chains' root frames
+    are read before the keys are written too. (A chain below another chain of its own armature is solved after
+    it: ``order``.)
+
+    Raises
+    ------
+    ValueError
+        Naming the goal or armature, how it follows the other chain and that chain's tip.
+    """
+    for prepared in chains:
+        goals = [(prepared.target, "target", prepared.target_bone)]
+        if prepared.pole_target is not None:
+            goals.append((prepared.pole_target, "pole target", prepared.pole_bone))
+        for other in chains:
+            if other is not prepared:
+                owner = f"the chain of '{other.chain.bone_names[-1]}' of '{other.chain.armature.name}' (baked too)"
+                for goal, role, bone in goals:
+                    check_goal_independent(goal, other.chain, role, bone, owner)
+                if other.chain.armature != prepared.chain.armature:
+                    check_goal_independent(prepared.chain.armature, other.chain, "armature", "", owner)

@@ -1,6 +1,7 @@
-"""A chain's inputs in its root frame, where the solver works, and the checks of what the scene did on each
-frame read (a scaled or moved chain bone, a non-uniform scale above the chain, a number that is not finite),
-which can only be made once the frames are read."""
+"""A chain's inputs in its root frame, where the solver works; the checks of what the scene did on each frame
+read (a scaled or moved chain bone, a non-uniform scale above the chain, a number that is not finite), which
+can only be made once the frames are read; and how a solved unit moves the root frames of chains hanging below
+its bones (``Motion``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ...solver import FloatArray, matrix_to_quat
+from ...solver import (
+    ChainRest,
+    FloatArray,
+    TreeRest,
+    forward_kinematics,
+    matrix_to_quat,
+    tree_forward_kinematics,
+)
 from ..rig import ArmatureChain
 from .read import Inputs
 
@@ -52,6 +60,68 @@ class ChainFrame:
         """World orientations (F, 3, 3) into the root frame."""
         rotation = self.linear / self.scale[:, None, None]
         return np.asarray(np.swapaxes(rotation, 1, 2) @ world, dtype=np.float64)
+
+    @property
+    def matrices(self) -> FloatArray:
+        """The root frame as world matrices (F, 4, 4)."""
+        matrices = np.zeros((len(self.linear), 4, 4))
+        matrices[:, :3, :3], matrices[:, :3, 3], matrices[:, 3, 3] = self.linear, self.origin, 1.0
+        return matrices
+
+
+@dataclass(frozen=True)
+class Motion:
+    """How a solved unit moves its bones, on every frame: what hangs below one of them (another chain's root
+    frame) moves with it.
+
+    Attributes
+    ----------
+    base : ndarray, shape (F, 4, 4)
+        The unit's root frame in world space, where the poses below are.
+    bones : tuple of str
+    before, after : ndarray, shape (F or 1, b, 4, 4) and (F, b, 4, 4)
+        Each bone's posed matrix in the root frame, as read and as solved (without a stretched bone's scale:
+        nothing hangs below one, see ``order``).
+    """
+
+    base: FloatArray
+    bones: tuple[str, ...]
+    before: FloatArray
+    after: FloatArray
+
+    @classmethod
+    def of_chain(cls, root: ChainFrame, rest: ChainRest, bones: tuple[str, ...], solved: FloatArray) -> Motion:
+        """A chain solved to local rotations ``solved`` (F, m, 4) from ``root.rotations``."""
+        return cls(
+            root.matrices,
+            bones,
+            _posed(*forward_kinematics(rest, root.rotations)),
+            _posed(*forward_kinematics(rest, solved)),
+        )
+
+    @classmethod
+    def of_tree(
+        cls, root: ChainFrame, rest: TreeRest, bones: tuple[str, ...], start: FloatArray, solved: FloatArray
+    ) -> Motion:
+        """A tree solved to local rotations ``solved`` (F, b, 4) from ``start`` (F or 1, b, 4)."""
+        heads, _, before = tree_forward_kinematics(rest, start)
+        solved_heads, _, after = tree_forward_kinematics(rest, solved)
+        return cls(root.matrices, bones, _posed(heads, before), _posed(solved_heads, after))
+
+    def moved(self, bone: str) -> FloatArray:
+        """The world transform (F, 4, 4) that takes what hung below ``bone`` as read to where it hangs once
+        the unit is solved: ``base @ after @ before^-1 @ base^-1``."""
+        k = self.bones.index(bone)
+        change = self.after[:, k] @ np.linalg.inv(self.before[:, k])
+        return np.asarray(self.base @ change @ np.linalg.inv(self.base), dtype=np.float64)
+
+
+def _posed(heads: FloatArray, orientations: FloatArray) -> FloatArray:
+    """Bones' posed matrices (F, b, 4, 4) from their heads (F, b(+1), 3) and orientations (F, b, 3, 3)."""
+    frames, bones = orientations.shape[:2]
+    matrices = np.zeros((frames, bones, 4, 4))
+    matrices[..., :3, :3], matrices[..., :3, 3], matrices[..., 3, 3] = orientations, heads[:, :bones], 1.0
+    return matrices
 
 
 def chain_frame(

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from ...settings import BakeSettings
 from ..rig import KeyWriter, PoseSnapshot, animated_paths, bone_path, keyed_channels
+from .order import solve_in_order
 from .plan import BakePlan, plan
 from .read import sample_inputs, sample_tips
 from .report import RigBakeReport, chain_report
@@ -93,7 +94,7 @@ def carry_out(
             timings["read scene"] = time.perf_counter() - clock
 
             clock = time.perf_counter()
-            solved = [unit.solve([inputs[i] for i in unit.members], frames, solver) for unit in plan.units]
+            solved = solve_in_order(plan.units, plan.order, inputs, frames, solver)
             timings["solve"] = time.perf_counter() - clock
 
             with ExitStack() as undo:  # from here on, a failure undoes every key of every armature

@@ -50,7 +50,7 @@ from .checks import (
 )
 from .conflicts import check_chain_alone, check_goal_independent
 from .read import Inputs
-from .root_frame import ChainFrame, chain_frame
+from .root_frame import ChainFrame, Motion, chain_frame
 
 
 @dataclass(frozen=True)
@@ -130,27 +130,6 @@ def prepare_chain(
     return prepared
 
 
-def check_goals_apart(chains: Sequence[PreparedChain]) -> None:
-    """No goal moves with another chain of the same bake (``check_goal_independent``): goals are read before
-    any key is written, so such a goal would be solved toward where it was, not where the other chain's keys
-    take it, and the report (which measures against the goals read) would not see it.
-
-    Raises
-    ------
-    ValueError
-        Naming the goal, how it follows the other chain and that chain's tip.
-    """
-    for prepared in chains:
-        goals = [(prepared.target, "target", prepared.target_bone)]
-        if prepared.pole_target is not None:
-            goals.append((prepared.pole_target, "pole target", prepared.pole_bone))
-        for other in chains:
-            if other is not prepared:
-                owner = f"the chain of '{other.chain.bone_names[-1]}' of '{other.chain.armature.name}' (baked too)"
-                for goal, role, bone in goals:
-                    check_goal_independent(goal, other.chain, role, bone, owner)
-
-
 @dataclass(frozen=True)
 class Solved:
     """A solved unit as the keys to write.
@@ -165,6 +144,8 @@ class Solved:
         Y scales to key, with stretch.
     iterations, reached : list of ndarray, shape (F,)
         Per chain of the unit: solver iterations, and whether the solver brought its tip within tolerance.
+    motion : Motion
+        How the unit moves its bones, and so what hangs below them (``order``).
     """
 
     pose_bones: list[bpy.types.PoseBone]
@@ -172,6 +153,7 @@ class Solved:
     y_scales: FloatArray | None
     iterations: list[NDArray[np.int64]]
     reached: list[NDArray[np.bool_]]
+    motion: Motion
 
 
 @dataclass(frozen=True)
@@ -250,6 +232,11 @@ class Unit:
         return [pose.bones[name] for name in self._tree.bone_names]
 
     @property
+    def bone_names(self) -> tuple[str, ...]:
+        """The bones the unit turns (each once)."""
+        return self.chains[0].chain.bone_names if self._tree is None else self._tree.bone_names
+
+    @property
     def stretch(self) -> bool:
         """Whether the unit may key its bones' Y scales: some chain of it has Stretch on."""
         return any(prepared.settings.use_stretch for prepared in self.chains)
@@ -305,7 +292,9 @@ def _solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int
     if solution.scales is not None:
         rotations, y_scales = inherited_stretch(chain.rest, rotations, solution.scales)
     channels = bone_channels(rotations, [pb.rotation_mode for pb in chain.pose_bones], inputs.first_channels)
-    return Solved(chain.pose_bones, channels, y_scales, [solution.iterations], [solution.error <= root.tolerance])
+    motion = Motion.of_chain(root, chain.rest, chain.bone_names, solution.rotations)
+    reached = [solution.error <= root.tolerance]
+    return Solved(chain.pose_bones, channels, y_scales, [solution.iterations], reached, motion)
 
 
 def _tree_of(chains: Sequence[PreparedChain], solver: SolverSettings) -> _Tree:
@@ -368,7 +357,7 @@ def _solve_tree(
         rotations, y_scales = solution.rotations, None
     else:  # each bone turned from the twist it had only as far as its solved head, tail and children's heads need
         joints = solver_tree(tree.rest, start[0], tree.tips)
-        solved = np.empty((len(solution.heads), joints.tree.size, 3))
+        solved = np.empty((len(solution.heads), len(joints.points), 3))
         solved[:, joints.head] = solution.heads
         solved[:, joints.tail[tree.tips]] = solution.ends
         rotations, y_scales = tree_local_rotations(tree.rest, joints, solved, start), None
@@ -377,7 +366,9 @@ def _solve_tree(
     pose_bones = [pose.bones[name] for name in tree.bone_names]
     channels = bone_channels(rotations, [b.rotation_mode for b in pose_bones], [first[b.name] for b in pose_bones])
     iterations = [solution.iterations for _ in chains]
-    return Solved(pose_bones, channels, y_scales, iterations, [solution.reached[:, e] for e in range(len(chains))])
+    reached = [solution.reached[:, e] for e in range(len(chains))]
+    motion = Motion.of_tree(root, tree.rest, tree.bone_names, start, solution.rotations)
+    return Solved(pose_bones, channels, y_scales, iterations, reached, motion)
 
 
 def _union(tree: _Tree, chains: Sequence[PreparedChain], per_chain: list[FloatArray]) -> FloatArray:

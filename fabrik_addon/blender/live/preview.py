@@ -26,7 +26,17 @@ from bpy.app.handlers import persistent
 from ...settings import ChainSettings, SolverSettings
 from ...solver import FloatArray
 from .. import properties
-from ..bake import PreparedChain, Unit, current_inputs, goal_matrix, groups, prepare_chain
+from ..bake import (
+    PreparedChain,
+    Solved,
+    Unit,
+    current_inputs,
+    goal_matrix,
+    groups,
+    moved_inputs,
+    prepare_chain,
+    solve_order,
+)
 from ..properties import FABRIK_PG_chain, chain_settings, enabled_chains, settings_of, solver_settings
 from ..rig import chain_bone_names, rotation_property
 from .state import LIVE
@@ -109,17 +119,37 @@ def pose_chains(armature: bpy.types.Object, frame: int) -> Followed:
             ready.append((index, prepare_chain(chain, solver)))
         except (TypeError, ValueError) as error:
             found[index] = str(error)
-    changed = False
-    iterations: dict[int, int] = {}
     chains = [prepared for _, prepared in ready]
+    units: list[Unit] = []
     for group in groups(chains):
         try:
-            unit_changed, spent = _follow_unit(Unit.of(chains, group, solver), solver, frame)
+            units.append(Unit.of(chains, group, solver))
         except (TypeError, ValueError) as error:
             found.update((ready[i][0], str(error)) for i in group)
+    try:
+        order = solve_order(units)
+    except ValueError as error:
+        found.update((ready[i][0], str(error)) for unit in units for i in unit.members)
+        return Followed(False, {}, found)
+    changed = False
+    iterations: dict[int, int] = {}
+    solved: list[Solved | None] = [None] * len(units)
+    for u, hangs in order:
+        unit = units[u]
+        carried = any(solved[hang.upper] is not None for hang in hangs)  # moved by a unit above: not settled
+        if not carried and all(_settled(c.settings, solver) for c in unit.chains):
             continue
-        changed |= unit_changed
-        iterations.update((ready[i][0], count) for i, count in zip(group, spent, strict=True) if count >= 0)
+        try:
+            inputs = moved_inputs([current_inputs(prepared) for prepared in unit.chains], hangs, solved)
+            result = unit.solve(inputs, np.array([frame]), solver)
+        except (TypeError, ValueError) as error:
+            found.update((ready[i][0], str(error)) for i in unit.members)
+            continue
+        solved[u] = result
+        changed |= _pose(result)
+        iterations.update(
+            (ready[i][0], int(spent[0])) for i, spent in zip(unit.members, result.iterations, strict=True)
+        )
     return Followed(changed, iterations, found)
 
 
@@ -129,19 +159,15 @@ def _settled(chain: ChainSettings[bpy.types.Object], solver: SolverSettings) -> 
     return chain.pole_target is None and not chain.use_rotation and tip_distance(chain) <= solver.tolerance
 
 
-def _follow_unit(unit: Unit, solver: SolverSettings, frame: int) -> tuple[bool, list[int]]:
-    """Pose one unit (a chain, or chains that share bones as one tree); whether the pose changed, and the
-    iterations spent on each chain (-1 each when every chain is settled (``_settled``) and nothing is solved)."""
-    if all(_settled(c.settings, solver) for c in unit.chains):
-        return False, [-1] * len(unit.chains)
-    inputs = [current_inputs(prepared) for prepared in unit.chains]
-    solved = unit.solve(inputs, np.array([frame]), solver)
+def _pose(solved: Solved) -> bool:
+    """Pose a solved unit's bones (its first frame's rotations, and Y scales with stretch), writing only what
+    changes; whether anything did."""
     changed = False
     for k, (pose_bone, channels) in enumerate(zip(solved.pose_bones, solved.channels, strict=True)):
         changed |= _set(pose_bone, rotation_property(pose_bone.rotation_mode), channels[0])
         if solved.y_scales is not None:
             changed |= _set(pose_bone, "scale", np.array([1.0, solved.y_scales[0, k], 1.0]))
-    return changed, [int(spent[0]) for spent in solved.iterations]
+    return changed
 
 
 def _set(pose_bone: bpy.types.PoseBone, path: str, values: FloatArray) -> bool:

@@ -13,6 +13,10 @@ import numpy as np
 
 from ...solver import ChainRest, FloatArray, JointLimits, TreeRest
 
+#: A child's head this close to its parent's head (a fraction of the parent's length) is on it: float32
+#: rounding of a head stored from the parent's tail, for a joint the file puts there.
+_ON_THE_HEAD = 1e-6
+
 
 @dataclass(frozen=True)
 class ArmatureChain:
@@ -112,10 +116,14 @@ def read_chain(armature: bpy.types.Object, tip_bone: str, chain_length: int) -> 
 
 def hang(bone: bpy.types.Bone) -> FloatArray:
     """Where a bone's head is from its parent's head, in the parent's rest frame: along Y by the parent's
-    length to its tail, then on by the bone's own head (which Blender stores from the parent's tail)."""
+    length to its tail, then on by the bone's own head (which Blender stores from the parent's tail). A head
+    on the parent's head (as BVH skeletons put several joints) is exactly zero, not a float32 rounding off it:
+    the solver then knows the parent carries nothing there."""
     parent = bone.parent
     assert parent is not None
     offset: FloatArray = np.array(bone.head, dtype=np.float64) + np.array([0.0, parent.length, 0.0])
+    if np.linalg.norm(offset) <= _ON_THE_HEAD * parent.length:
+        return np.zeros(3)
     return offset
 
 

@@ -10,7 +10,7 @@ Imports only the public names of ``core`` and ``points``; other packages import 
 """
 
 from .chain import ChainRest, forward_kinematics, inherited_stretch, local_rotations
-from .chain_solve import LENGTHENED, RESTART, SOLVED, TURNED_TO_POLE, PoseSolution, solve_pose
+from .chain_solve import LENGTHENED, RESTART, SOLVED, STRAIGHTENED, TURNED_TO_POLE, PoseSolution, solve_pose
 from .solve import BonesSolution, needs_pose_solve, solve_bones
 from .tree import (
     TreeJoints,
@@ -26,6 +26,7 @@ __all__ = [
     "LENGTHENED",
     "RESTART",
     "SOLVED",
+    "STRAIGHTENED",
     "TURNED_TO_POLE",
     "BonesSolution",
     "ChainRest",

@@ -28,7 +28,9 @@ class ChainRest:
         frame is the root's rest frame).
     offsets : ndarray, shape (m, 3)
         From each bone's head to the next joint (the next bone's head, or the last bone's tail), in the
-        bone's own rest frame. Their lengths are the segment lengths the solver keeps.
+        bone's own rest frame. Their lengths are the segment lengths the solver keeps. An offset of exactly
+        zero (a bone whose child's head sits on its own head, as a BVH skeleton's joints often do) carries
+        nothing: turning the bone only turns what hangs from it.
     """
 
     rest_rotations: FloatArray
@@ -93,7 +95,8 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
 
     Each bone gets the smallest rotation (swing) that turns its rest offset onto its new segment, after the
     twist about that offset that its input rotation had (swing-twist decomposition about the offset), so
-    no bone rolls: the twist of the input pose is kept exactly.
+    no bone rolls: the twist of the input pose is kept exactly. A bone whose offset is zero (its next joint on
+    its own head) has no segment to point along: it keeps its input rotation.
 
     Parameters
     ----------
@@ -111,17 +114,24 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
     """
     frames, bones = joints.shape[0], joints.shape[1] - 1
     inputs = np.asarray(input_rotations).reshape(-1, bones, 4)  # (F or 1, m, 4)
-    axes = rest.offsets / rest.lengths[:, None]
+    lengths = rest.lengths
+    carried = lengths > 0
+    axes = rest.offsets / np.where(carried, lengths, 1.0)[:, None]
     # Bone by bone, every frame at once, in the layout (4 or 3, F): one contiguous row per component.
     twists = twist(inputs, axes).transpose(1, 2, 0)  # (m, 4, F or 1): the twists kept
     rest_frames = matrix_to_quat(rest.rest_rotations)
     segments = np.diff(joints, axis=1).transpose(1, 2, 0)  # (m, 3, F)
-    segments = segments / np.sqrt(np.einsum("mif,mif->mf", segments, segments))[:, None]
+    sizes = np.sqrt(np.einsum("mif,mif->mf", segments, segments))
+    segments = segments / np.where(carried[:, None], sizes, 1.0)[:, None]
     result = np.empty((bones, 4, frames))
     parent = np.zeros((4, frames))
     parent[0] = 1.0
     for k in range(bones):
         frame = _right_product(rest_frames[k]) @ parent  # the bone's rest frame under its posed parent
+        if not carried[k]:
+            result[k] = np.broadcast_to(inputs[:, k].T, (4, frames))
+            parent = _product(frame, result[k])
+            continue
         swing = _swing(axes[k], _rotate_back(frame, segments[k]))
         result[k] = _right_product(twists[k, :, 0]) @ swing if twists.shape[2] == 1 else _product(swing, twists[k])
         parent = _product(frame, result[k])

@@ -56,23 +56,31 @@ from ..core import (
     FloatArray,
     JointLimits,
     as_points,
+    inner_radius,
     positive_float,
     positive_int,
     sign_continuous,
 )
 from ..points import START, Recorder
-from .chain import ChainRest
+from .chain import ChainRest, forward_kinematics, local_rotations
 from .chain_steps import ChainPosed, ChainSteps, RecordingSteps
 from .iterate import Best, Steps, frames_first, rows_of
 from .solver import BoneSolver, as_limits, as_rotations
-from .turns import swivel_nearest, turn_toward
+from .turns import swivel_nearest, turn_toward, unit
 
+#: How far a chain folded back toward a goal inside the ball its longest bone leaves stays from a full half
+#: turn at each fold (radians): enough to bend it in the start's plane rather than about a fixed axis.
+_FOLD_BEND_RAD = 1e-3
+#: A direction in line with no axis: where the start does not bend, the fold bends about one square to the goal
+#: and to this.
+_ANY = np.array([0.4, 0.5, 0.6])
 #: Attempts from random poses within the limits on frames still short of a target within the chain's length,
 #: after the start pose and the bent one: limits can leave so few ways to a target that two starts miss a few
 #: (3 take targets known to be reachable from 97 % to 99 %).
 RESTARTS = 3
 #: The names of ``solve_pose``'s own steps in a history (see the module's notes).
 TURNED_TO_POLE = "turned to the pole"
+STRAIGHTENED = "straightened toward the target"
 RESTART = "restart from another pose"
 LENGTHENED = "bones lengthened"
 SOLVED = "solved"
@@ -194,7 +202,16 @@ def solve_pose(
     if pole_points is not None:
         first = solver.turn(first, np.ones((bones, frames)), goals, pole_points)
         solver.record(TURNED_TO_POLE, first, np.ones((bones, frames)))
-    best = solver.search(first, goals, pole_points, stretch)
+    stretching = stretch and bool(limits.stretch.any())
+    beyond = np.zeros(frames, dtype=bool) if stretching else solver.beyond_reach(goals)
+    if beyond.any():  # those frames directly, the others by the attempts
+        best = Best.start(first)
+        rows, within = np.flatnonzero(beyond), np.flatnonzero(~beyond)
+        best.place(rows, solver.directly(first[rows], goals[rows], solver.poles_of(pole_points, rows)))
+        if within.size:
+            best.place(within, solver.search(first[within], goals[within], solver.poles_of(pole_points, within), False))
+    else:
+        best = solver.search(first, goals, pole_points, stretch)
     solver.swivel_to(best, first, goals)
     posed = solver.steps.pose(best.quats, best.scales)
     quats = sign_continuous(frames_first(best.quats), reference=start[0])
@@ -265,7 +282,49 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         tips = frames_first(self.steps.pose(rows_of(quats), scales).joints[-1:])[:, 0]
         return turn_toward(self.rest, self.limits, quats, tips, goals, poles, self.pole_angle)
 
+    def beyond_reach(self, goals: FloatArray) -> NDArray[np.bool_]:
+        """Per frame, whether no pose of the chain reaches the goal (F, 3): it lies beyond the chain's length,
+        or inside the ball its longest bone leaves around the root when it is longer than all the others
+        together."""
+        distance = np.linalg.norm(goals, axis=1)
+        return np.asarray((distance >= self.reach) | (distance < inner_radius(self.rest.lengths)))
+
+    def directly(self, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> Best:
+        """The poses of frames whose goal no pose reaches (``beyond_reach``), made in one step rather than
+        iterated toward a goal they cannot reach: the chain straightened toward the goal (inside the ball its
+        longest bone leaves, that bone toward the goal and the others folded back along it, bent a little in
+        the plane the start bends in), each bone keeping the twist of ``first`` (F, m, 4), turned to the pole
+        with one, then every bone clamped to its limits."""
+        frames = len(goals)
+        lengths = self.rest.lengths
+        start = forward_kinematics(self.rest, first)[0]  # (F, m+1, 3)
+        toward = unit(goals, fallback=unit(start[:, -1], fallback=np.array([0.0, 1.0, 0.0])))
+        directions = np.repeat(toward[:, None], len(lengths), axis=1)  # (F, m, 3)
+        folded = np.linalg.norm(goals, axis=1) < self.reach
+        if folded.any():
+            bend = np.cross(start[folded, 1] - start[folded, 0], start[folded, -1] - start[folded, 0])
+            normal = unit(bend, fallback=unit(np.cross(toward[folded], _ANY), fallback=np.array([1.0, 0.0, 0.0])))
+            back = _turned(-toward[folded], normal, _FOLD_BEND_RAD)
+            longest = np.argmax(lengths)
+            others = np.arange(len(lengths)) != longest
+            directions[np.ix_(np.flatnonzero(folded), np.flatnonzero(others))] = back[:, None]
+        joints = np.concatenate([np.zeros((frames, 1, 3)), np.cumsum(lengths[:, None] * directions, axis=1)], axis=1)
+        quats = local_rotations(self.rest, joints, first)
+        scales = np.ones((len(lengths), frames))
+        if poles is not None:
+            quats = self.turn(quats, scales, goals, poles)
+        quats = self.limits.clamp(quats)
+        self.record(STRAIGHTENED, quats, scales)
+        rows = rows_of(quats)
+        error = self.steps.pose(rows, scales).error(np.ascontiguousarray(goals.T))
+        return Best(rows, scales, np.ones(frames, dtype=np.int64), error)
+
     def swiveled(self, best: Best, reference: FloatArray) -> FloatArray:
         """Turned about the root-to-tip line (``swivel_nearest``)."""
         tips = frames_first(self.steps.pose(best.quats, best.scales).joints[-1:])[:, 0]
         return rows_of(swivel_nearest(self.rest, self.limits, frames_first(best.quats), tips, reference))
+
+
+def _turned(vectors: FloatArray, axes: FloatArray, angle: float) -> FloatArray:
+    """Unit ``vectors`` (F, 3) turned by ``angle`` (radians) about unit ``axes`` (F, 3) square to them."""
+    return np.asarray(vectors * np.cos(angle) + np.cross(axes, vectors) * np.sin(angle), dtype=np.float64)

@@ -87,6 +87,11 @@ class Best:
         quats, scales = np.ascontiguousarray(self.quats[..., rows]), np.ascontiguousarray(self.scales[:, rows])
         return Best(quats, scales, self.iterations[rows], self.error[rows])
 
+    def place(self, rows: NDArray[np.intp], other: Best) -> None:
+        """Make ``other``'s poses (of as many frames as ``rows``) those of the frames ``rows``, iterations too."""
+        self.quats[..., rows], self.scales[:, rows] = other.quats, other.scales
+        self.iterations[rows], self.error[rows] = other.iterations, other.error
+
     def keep_better(self, rows: NDArray[np.intp], attempt: Best) -> None:
         """Count ``attempt``'s iterations on ``rows`` and keep its poses where they come closer."""
         self.iterations[rows] += attempt.iterations

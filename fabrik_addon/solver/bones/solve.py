@@ -73,7 +73,9 @@ def solve_bones(
     ----------
     rest : ChainRest
     rotations : array-like, shape (m, 4), (1, m, 4) or (F, m, 4)
-        The bones' local rotations to start from (each bone keeps its twist where only points are solved).
+        The bones' local rotations to start from: one pose for every frame, or each frame's own pose (an
+        animated chain's), every frame then solved from its own as Blender's IK does. Each bone keeps its
+        twist where only points are solved.
     targets : ndarray, shape (F, 3)
     limits : JointLimits
     poles, pole_angle, stretch
@@ -83,7 +85,8 @@ def solve_bones(
     orientation_weight : float
         How far the tip turns toward ``orientations`` from where it would be without them (0 to 1).
     tolerance, max_iterations, method, warm_start
-        As for ``solve_frames`` (``method`` "ccd" only where points are solved).
+        As for ``solve_frames`` (``method`` "ccd" only where points are solved; ``warm_start`` for one start
+        pose only).
 
     Returns
     -------
@@ -126,16 +129,20 @@ class _Solve:
             )
             scales = solution.scales if self.stretch else None
             return BonesSolution(solution.rotations, scales, solution.iterations, solution.error)
-        first, _ = forward_kinematics(rest, start[:1])
+        # Each frame from its own pose where there is one per frame, else the one pose (warm starting, if
+        # asked). A bone whose offset is zero adds a joint on top of the one before: left out of the points.
+        joints = forward_kinematics(rest, start)[0]
+        kept = np.concatenate([[True], rest.lengths > 0])
         points = solve_frames(
-            first[0],
+            joints[0, kept] if len(start) == 1 else joints[:, kept],
             targets,
             tolerance=self.tolerance,
             max_iterations=self.max_iterations,
             method=self.method,
             warm_start=self.warm_start,
         )
-        return BonesSolution(local_rotations(rest, points.joints, start), None, points.iterations, points.error)
+        solved = points.joints[:, np.cumsum(kept) - 1]  # every joint, those left out on the one before
+        return BonesSolution(local_rotations(rest, solved, start), None, points.iterations, points.error)
 
     def oriented(
         self,

@@ -10,6 +10,7 @@ body, carrying its children's heads and, if it is an end effector, its tail.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -95,12 +96,29 @@ def tree_inherited_stretch(rest: TreeRest, rotations: FloatArray, scales: FloatA
 
 @dataclass(frozen=True)
 class TreeJoints:
-    """Where the solver's ``Tree`` joints come from: for each bone, the joint at its head, and the joint at
-    its tail (-1 where the tail is no joint: bones that are not end effectors)."""
+    """The joints a tree of bones makes for the solver on points: where each is (in the pose it was made in),
+    which it hangs from and which bone carries it; for each bone, the joint at its head, and the joint at its
+    tail (-1 where the tail is no joint: bones that are not end effectors).
 
-    tree: Tree
+    Attributes
+    ----------
+    points : ndarray, shape (n, 3)
+    parents, bodies : ndarray of int, shape (n,)
+        As ``points.Tree`` takes them.
+    head, tail : ndarray of int, shape (b,)
+    """
+
+    points: FloatArray
+    parents: NDArray[np.int64]
+    bodies: NDArray[np.int64]
     head: NDArray[np.int64]
     tail: NDArray[np.int64]
+
+    @cached_property
+    def tree(self) -> Tree:
+        """The ``Tree`` the solver on points moves (checked then: it refuses two joints in one place, as a
+        child's head on its parent's head makes)."""
+        return Tree(self.parents, self.points, self.bodies)
 
 
 def solver_tree(rest: TreeRest, rotations: npt.ArrayLike, tips: npt.ArrayLike) -> TreeJoints:
@@ -132,13 +150,14 @@ def solver_tree(rest: TreeRest, rotations: npt.ArrayLike, tips: npt.ArrayLike) -
             bodies.append(k)
         elif not children[k]:
             raise ValueError(f"bone {k} has no children and is no end effector: nothing would turn it")
-    return TreeJoints(Tree(parents, points, bodies), head, tail)
+    return TreeJoints(np.array(points), np.array(parents, dtype=np.int64), np.array(bodies, dtype=np.int64), head, tail)
 
 
 def tree_local_rotations(rest: TreeRest, joints: TreeJoints, solved: FloatArray, start: FloatArray) -> FloatArray:
     """Each bone's local rotation (F, b, 4) that puts what it carries where the solver put it: the smallest
     turn onto a single carried joint, keeping the twist ``start`` (F or 1, b, 4) had; the best rigid fit
-    onto several, nearest ``start``. Signs continuous from frame to frame.
+    onto several, nearest ``start``. A bone whose carried points all sit on its head (children on its own
+    head) keeps its rotation. Signs continuous from frame to frame.
 
     Parameters
     ----------
@@ -160,6 +179,11 @@ def tree_local_rotations(rest: TreeRest, joints: TreeJoints, solved: FloatArray,
         carried = list({int(joints.head[c]): (rest.heads[c], joints.head[c]) for c in children[k]}.values())
         if joints.tail[k] >= 0:
             carried.append((np.array([0.0, rest.lengths[k], 0.0]), joints.tail[k]))
+        carried = [(offset, j) for offset, j in carried if np.any(offset != 0.0)]  # a point on the head: no aim
+        if not carried:  # only children on its own head: it turns nothing it carries, and keeps its rotation
+            result[:, k] = sign_continuous(inputs[:, k], reference=inputs[0, k])
+            orientations[:, k] = frame @ quat_to_matrix(result[:, k])
+            continue
         offsets = np.array([offset for offset, _ in carried])  # (p, 3) in the bone's rest frame
         aims = np.stack([solved[:, j] - solved[:, joints.head[k]] for _, j in carried], axis=1)  # (F, p, 3)
         local_aims = np.einsum("fji,fpj->fpi", frame, aims)  # into the bone's rest frame under its parent

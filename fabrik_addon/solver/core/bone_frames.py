@@ -24,6 +24,8 @@ from .validate import FloatArray
 #: the bone's head the direction is undefined and this keeps the bone's own; elsewhere it turns the aim by
 #: about 1e-12 of a radian or less (as FABRIK on points nudges its directions).
 _NUDGE = 1e-12
+#: The identity turn, as a row (4, 1).
+_NO_TURN = np.array([[1.0], [0.0], [0.0], [0.0]])
 #: The largest turn of one bone in one least-squares step, radians.
 MAX_STEP_RAD = 0.3
 
@@ -127,14 +129,16 @@ class Aims:
     Attributes
     ----------
     offsets : ndarray, shape (n, 3)
-        Non-zero.
+        An offset of exactly zero (a point on its bone's head) has no direction to aim: aiming it turns nothing.
     """
 
     offsets: FloatArray
 
     def turn(self, i: int, toward: FloatArray) -> FloatArray:
         """The smallest turn (4, F) taking offset ``i``'s direction onto ``toward`` (3, F), both in its bone's
-        frame."""
+        frame; no turn for an offset of zero."""
+        if self._zero[i]:
+            return np.broadcast_to(_NO_TURN, (4, toward.shape[-1]))
         return rows.turn_from(self._between[i], self._half_turns[i], toward + self._fallbacks[i])
 
     def rotated(self, i: int, orientation: FloatArray, scales: FloatArray | None = None) -> FloatArray:
@@ -147,8 +151,15 @@ class Aims:
         return rows.rotate(orientation, offset)
 
     @cached_property
+    def _zero(self) -> list[bool]:
+        return [bool(size == 0.0) for size in np.linalg.norm(self.offsets, axis=1)]
+
+    @cached_property
     def _directions(self) -> FloatArray:
-        return np.asarray(self.offsets / np.linalg.norm(self.offsets, axis=1, keepdims=True), dtype=np.float64)
+        """Unit offsets; an offset of zero stands in as Y (never aimed: see ``turn``)."""
+        sizes = np.linalg.norm(self.offsets, axis=1, keepdims=True)
+        directions = np.where(sizes > 0, self.offsets / np.where(sizes > 0, sizes, 1.0), [0.0, 1.0, 0.0])
+        return np.asarray(directions, dtype=np.float64)
 
     @cached_property
     def _tables(self) -> FloatArray:

@@ -176,46 +176,79 @@ def solve_frames(
 
     Parameters
     ----------
-    joints : array-like, shape (n+1, 3)
-        The chain's start pose, root first. The root stays here on every frame. Not modified.
+    joints : array-like, shape (n+1, 3) or (F, n+1, 3)
+        The chain's start pose, root first, the root staying there on every frame; or each frame's own start
+        pose (its root staying where that pose has it), every frame then solved from its own, as with
+        ``warm_start=False``. Not modified.
     targets : array-like, shape (F, 3)
         The end effector's target on each frame.
     tolerance, max_iterations, min_improvement, method
         As for ``solve``.
     warm_start : bool
-        If False, every frame starts from ``joints``: deterministic, independent of frame order, and each
-        frame equals ``solve(joints, targets[f])`` exactly. If True, frames start from earlier frames'
-        results, which follow a continuous motion with fewer iterations: the first frame starts from
-        ``joints``, then frames are solved in blocks of up to ``WARM_START_BLOCK`` consecutive frames, all of
-        a block at once, each starting from the result of the frame just before the block. A block ends
-        early at a frame where some joint moves more than ``JUMP_RATIO`` times as far as the target (plus
-        ``tolerance``) since the frame before: FABRIK from the block's start chose another solution there,
-        so that frame starts the next block, from the frame before it. So every frame either stays that
-        close to the frame before it or is exactly ``solve(result[f - 1], targets[f])``.
+        For one start pose only. If False, every frame starts from ``joints``: deterministic, independent of frame
+        order, and each frame equals ``solve(joints, targets[f])`` exactly. If True, frames start from earlier
+        frames' results, which follow a continuous motion with fewer iterations: the first frame starts from
+        ``joints``, then frames are solved in blocks of up to ``WARM_START_BLOCK`` consecutive frames, all of a
+        block at once, each starting from the result of the frame just before the block. A block ends early at a
+        frame where some joint moves more than ``JUMP_RATIO`` times as far as the target (plus ``tolerance``) since
+        the frame before: FABRIK from the block's start chose another solution there, so that frame starts the next
+        block, from the frame before it. So every frame either stays that close to the frame before it or is exactly
+        ``solve(result[f - 1], targets[f])``.
 
     Returns
     -------
     FramesSolution
     """
-    start = as_joints(joints)
     goals = as_points(targets, "targets").T  # (3, F)
     stopping = _stopping(method, tolerance, max_iterations, min_improvement)
-    lengths = segment_lengths(start)
+    starts = _start_poses(joints, goals.shape[1])
+    lengths = segment_lengths(starts[:, :, 0])
     iteration, accelerate = METHODS[method], method == "fabrik"
 
     def solve_block(P: FloatArray, aims: FloatArray) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
         return _solve_block(P, lengths, aims, iteration, stopping, accelerate)
 
-    if warm_start:
-        P, iterations, error = solve_warm(start, goals, solve_block, stopping.tolerance)
+    if starts.shape[2] > 1:  # each frame from its own pose
+        P, iterations, error = solve_block(starts, goals)
+    elif warm_start:
+        P, iterations, error = solve_warm(starts[:, :, 0], goals, solve_block, stopping.tolerance)
     else:
-        P, iterations, error = solve_block(np.repeat(start[:, :, None], goals.shape[1], axis=2), goals)
+        P, iterations, error = solve_block(np.repeat(starts, goals.shape[1], axis=2), goals)
     return FramesSolution(
         joints=np.ascontiguousarray(P.transpose(2, 0, 1)),
         iterations=iterations,
         error=error,
         reached=error <= stopping.tolerance,
     )
+
+
+def _start_poses(joints: npt.ArrayLike, frames: int) -> FloatArray:
+    """The start poses as the solver lays them out, (n+1, 3, 1) for one pose or (n+1, 3, F) for one per frame,
+    checked: every frame's pose a chain (``as_joints``) with the first frame's segment lengths (to a millionth:
+    poses made by turning bones keep their lengths to rounding).
+
+    Raises
+    ------
+    ValueError
+        Naming the problem and, for a pose per frame, the frame.
+    """
+    try:
+        array = np.asarray(joints, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = np.empty(0)  # not numbers: ``as_joints`` names the problem
+    if array.ndim != 3:
+        return as_joints(joints)[:, :, None]
+    if len(array) != frames:
+        raise ValueError(f"joints must be one pose, or one per target ({frames}), got {len(array)} poses")
+    poses = np.stack([as_joints(pose, f"joints of frame index {f}") for f, pose in enumerate(array)], axis=2)
+    lengths = norms(np.diff(poses, axis=0))  # (n, F)
+    bad = np.flatnonzero(np.abs(lengths - lengths[:, :1]).max(axis=0) > 1e-6 * lengths[:, :1].max())
+    if bad.size:
+        raise ValueError(
+            f"joints: the pose of frame index {int(bad[0])} has other segment lengths than the first frame's: "
+            "a chain keeps its lengths"
+        )
+    return poses
 
 
 def _stopping(method: str, tolerance: float, max_iterations: int, min_improvement: float) -> Stopping:
