@@ -48,7 +48,8 @@ class SolverSettings:
     method : {"fabrik", "ccd"}
         FABRIK, or Cyclic Coordinate Descent for comparison (chains without limits, pole or stretch only).
     warm_start : bool
-        Start each frame from the frames before it (see ``fabrik_addon.solver.solve_frames``).
+        For a chain with no animation of its own, start each frame from the frames before it (see
+        ``fabrik_addon.solver.solve_frames``); an animated chain starts every frame from its own pose.
     """
 
     tolerance: float = DEFAULT_TOLERANCE

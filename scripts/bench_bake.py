@@ -26,11 +26,16 @@ Blender's tree IK + Bake Action; the share of frames with every tip within the t
 joint a 25-degree cone and the hand with hinged fingers, the same IK limits on both sides, targets from poses
 within them; the table also shows how far each result breaks a limit.
 
+Motion capture (``bench_mocap.py``): the committed clips' legs toward their animated ankles (free, and with a
+pole before each knee), the feet pinned during contacts, and legs, arms and spine retargeted to 80 % of their
+lengths, against Blender's IK + Bake Action into the current Action; knees' distance from their animation, knee
+flips and frames on target.
+
 Both results are measured the same way, by Blender's own evaluation: step each frame and read the tip bone's
 tail (and the keyed local rotations, the knee's head).
 
-Run with the bpy module: ``.venv/bin/python scripts/bench_bake.py [--quick] [--section free|limited|scene|rig|trees]
-[--repeat N]``
+Run with the bpy module: ``.venv/bin/python scripts/bench_bake.py [--quick]
+[--section free|limited|scene|rig|trees|mocap] [--repeat N]``
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import bench_mocap
 import rigs
 
 from fabrik_addon import api
@@ -440,11 +446,11 @@ def main() -> None:
         "--repeat", type=int, default=1, help="scene cost: bake each row this many times, keep each side's fastest"
     )
     parser.add_argument(
-        "--section", choices=["free", "limited", "scene", "rig", "trees"], action="append", help="only these"
+        "--section", choices=["free", "limited", "scene", "rig", "trees", "mocap"], action="append", help="only these"
     )
     args = parser.parse_args(sys.argv[sys.argv.index("--") + 1 :] if "--" in sys.argv else sys.argv[1:])
     frame_counts = (250,) if args.quick else (250, 1000)
-    sections = args.section or ["free", "limited", "scene", "rig", "trees"]
+    sections = args.section or ["free", "limited", "scene", "rig", "trees", "mocap"]
     side_by_side(partial(free_chain, 4, 10))  # the first bake in a process pays for loading; not measured
     print(f"Blender {bpy.app.version_string}; tolerance {TOLERANCE}; times in ms per frame; errors in scene units")
     if "free" in sections:
@@ -462,6 +468,9 @@ def main() -> None:
     if "trees" in sections:
         print("\nTrees (F: FABRIK's tree, N: Blender's tree IK + Bake Action), 120 frames")
         tree_table(120)
+    if "mocap" in sections:
+        print("\nMotion capture (F: FABRIK, N: Blender's IK + Bake Action into the current Action; see bench_mocap.py)")
+        bench_mocap.mocap_table(args.repeat)
 
 
 if __name__ == "__main__":

@@ -258,7 +258,10 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
     )
     warm_start: BoolProperty(  # type: ignore[valid-type]
         name="Warm Start",
-        description="Start each frame from the frames before it: follows continuous motion with fewer iterations",
+        description=(
+            "For a chain with no animation of its own, start each frame from the frames before it: follows "
+            "continuous motion with fewer iterations (an animated chain starts every frame from its own pose)"
+        ),
         default=DEFAULTS["warm_start"],
         override=_OVERRIDABLE,
     )

@@ -18,7 +18,7 @@ from ...solver import (
     matrix_to_quat,
     tree_forward_kinematics,
 )
-from ..rig import ArmatureChain
+from ..rig import ArmatureChain, animated_paths, bone_path
 from .read import Inputs
 
 #: How far a matrix may be from a rotation times a uniform scale (Blender stores matrices in float32).
@@ -207,6 +207,13 @@ def _check_bone_bases(chain: ArmatureChain, bases: FloatArray, frames: NDArray[n
         if k == 0 or pose_bone.bone.use_connect:
             continue  # the root's location moves the whole chain; a connected bone ignores its location
         bad = np.flatnonzero(locations[:, k] > _MATRIX_TOLERANCE * pose_bone.bone.length)
+        if bad.size and f"{bone_path(pose_bone.name)}.location" in animated_paths(chain.armature):
+            raise ValueError(
+                f"bone '{pose_bone.name}' moves by its animated Location on frame {frames[bad[0]]} (root motion, "
+                f"as motion capture has): the chain can start at it but not run through it; shorten the chain to "
+                f"Chain Length {len(chain.bone_names) - k} so that it starts at '{pose_bone.name}', or to "
+                f"{len(chain.bone_names) - k - 1} to start below it"
+            )
         if bad.size:
             raise ValueError(
                 f"bone '{pose_bone.name}' is moved from its rest position by its Location on frame "

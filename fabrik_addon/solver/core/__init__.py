@@ -10,6 +10,7 @@ from .bone_frames import MAX_STEP_RAD, Aims, BoneFrames, cap_turns
 from .geometry import (
     FALLBACK_DIRECTION,
     LEAST_TURN,
+    arc_angle,
     bend,
     best_turn,
     chain_along,
@@ -66,6 +67,7 @@ __all__ = [
     "JointLimits",
     "RowClamp",
     "Stopping",
+    "arc_angle",
     "as_joints",
     "as_point",
     "as_points",

@@ -108,7 +108,7 @@ def is_straight_line(
     return straight
 
 
-def bend(P: FloatArray, total_angle_rad: float) -> FloatArray:
+def bend(P: FloatArray, total_angle_rad: float | FloatArray, toward: FloatArray | None = None) -> FloatArray:
     """Bend straight chains into a gentle arc, keeping the root and every segment length.
 
     Segment ``i`` (from 0) of ``n`` turns by ``total_angle_rad * (i + 1) / n`` about an axis perpendicular
@@ -119,16 +119,32 @@ def bend(P: FloatArray, total_angle_rad: float) -> FloatArray:
     ----------
     P : ndarray, shape (n+1, 3, m)
         Straight (possibly folded) chains.
+    total_angle_rad : float or ndarray, shape (m,)
+    toward : ndarray, shape (3, m), optional
+        Unit directions square to each chain that its arc bends toward; by default a fixed perpendicular.
     """
     segments = np.diff(P, axis=0)  # (n, 3, m)
     lengths = norms(segments)  # (n, m)
     axis_dir = unit_or(segments[0], FALLBACK_DIRECTION[:, None])
     # Segments folded back along the line keep pointing back: bend each by its own sign.
     signs = np.sign(dots(segments, axis_dir[None]))
-    normal = perpendicular(axis_dir)
-    turns = total_angle_rad * (np.arange(1, segments.shape[0] + 1) / segments.shape[0])[:, None]  # (n, 1)
+    normal = perpendicular(axis_dir) if toward is None else toward
+    fractions = (np.arange(1, segments.shape[0] + 1) / segments.shape[0])[:, None]
+    turns = np.asarray(total_angle_rad) * fractions  # (n, 1) or (n, m)
     directions = signs[:, None] * (np.cos(turns)[:, None] * axis_dir[None] + np.sin(turns)[:, None] * normal[None])
     return np.concatenate([P[:1], P[:1] + np.cumsum(lengths[:, None] * directions, axis=0)])
+
+
+def arc_angle(chord_ratio: FloatArray) -> FloatArray:
+    """The angle (radians, in [0, 2 pi)) an arc turns through whose chord is ``chord_ratio`` (in [0, 1]) of its
+    length: ``sin(a / 2) / (a / 2) == chord_ratio`` (bisection, to rounding)."""
+    ratio = np.clip(chord_ratio, 0.0, 1.0)
+    low, high = np.zeros_like(ratio), np.full_like(ratio, np.pi)
+    for _ in range(60):
+        middle = 0.5 * (low + high)
+        longer = np.sinc(middle / np.pi) > ratio  # sin(x)/x falls from 1 at 0 to 0 at pi
+        low, high = np.where(longer, middle, low), np.where(longer, high, middle)
+    return np.asarray(low + high, dtype=np.float64)
 
 
 def turn_about(P: FloatArray, pivot: int, from_dirs: FloatArray, to_dirs: FloatArray) -> None:

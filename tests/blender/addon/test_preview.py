@@ -9,7 +9,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 import pytest
-from rigs import keyed_empty, loop_path
+from rigs import keyed_empty, loop_path, y_rig
 
 from fabrik_addon import api
 from fabrik_addon.blender.live import preview
@@ -332,3 +332,24 @@ def test_moving_only_the_pole_swings_the_chain() -> None:
     assert preview.problems(armature) == {}
     assert sides[0] * sides[1] < 0  # the knee swung over to the other side with the pole
     assert min(abs(x) for x in sides) > 0.1
+
+
+def test_a_chain_hanging_below_another_follows_it_in_the_same_update() -> None:
+    """A Y's trunk is one chain and a branch hanging from its top another: when the trunk's target moves, the
+    branch is solved from where the trunk's new pose puts it, in the same update (it used to be solved against
+    the trunk's old pose, and catch up only at the next change)."""
+    armature, tips, _ = y_rig(trunk=3, branch=3)
+    trunk_target, branch_target = bpy.data.objects.new("Trunk", None), bpy.data.objects.new("Branch", None)
+    for empty, spot in ((trunk_target, (0.0, 0.0, 1.5)), (branch_target, (0.8, 0.0, 2.3))):
+        bpy.context.scene.collection.objects.link(empty)
+        empty.location = spot
+    add_chain(armature, target=trunk_target, tip_bone="trunk.002", chain_length=3)
+    add_chain(armature, target=branch_target, tip_bone=tips[0], chain_length=3)
+    settings_of(armature).live_preview = True
+    bpy.context.view_layer.update()
+    for spot in ((0.5, 0.2, 1.35), (0.2, -0.2, 1.4)):  # the branch target within reach of either
+        trunk_target.location = spot
+        bpy.context.view_layer.update()  # one update: the preview poses both chains, Blender evaluates them
+        for tip in ("trunk.002", tips[0]):
+            tip_point, goal = tip_and_target(armature, tip)
+            assert np.linalg.norm(tip_point - goal) <= TOLERANCE
