@@ -88,11 +88,11 @@ def test_after_removes_or_keeps_the_constraints(after: str) -> None:
     armature, names = make_chain(3)
     target = keyed_empty("Target", [(1, (0.6, 0.2, 2.0)), (5, (-0.4, 0.5, 2.2))])
     ik = armature.pose.bones[names[-1]].constraints.new("IK")
-    ik.target, ik.chain_count, ik.influence = target, 3, 0.9  # an influence below 1 is still "on"
+    ik.target, ik.chain_count = target, 3
     report = api.bake_ik_constraints(armature, frame_start=1, frame_end=5, after=after)
     assert report.chains[0].bones == tuple(names)
-    left = [(c.name, c.mute, round(c.influence, 6)) for c in armature.pose.bones[names[-1]].constraints]
-    assert left == ([] if after == "remove" else [("IK", False, 0.9)])
+    left = [(c.name, c.mute, c.influence) for c in armature.pose.bones[names[-1]].constraints]
+    assert left == ([] if after == "remove" else [("IK", False, 1.0)])
 
 
 def test_a_failure_gives_the_constraints_back_and_writes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,6 +139,11 @@ REFUSED: dict[str, tuple[Callable[..., object], str]] = {
     "animated influence": (
         lambda a, n, ik: ik.keyframe_insert("influence", frame=1),
         "the IK constraint 'IK' of bone 'bone.003' has an animated or driven influence",
+    ),
+    "static influence below 1": (
+        lambda a, n, ik: setattr(ik, "influence", 0.5),
+        r"the IK constraint 'IK' of bone 'bone.003' has Influence 0.5: Blender shows a blend of the IK's pose with "
+        r"the pose beneath, FABRIK bakes the IK's own; set its Influence to 1 to bake it \(or mute it\)",
     ),
     "no target": (lambda a, n, ik: setattr(ik, "target", None), "has no target"),
     "rotation only": (lambda a, n, ik: setattr(ik, "use_location", False), "solves for rotation only"),

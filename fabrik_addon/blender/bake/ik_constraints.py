@@ -6,9 +6,9 @@ muted (or removed, or kept), so that the keys show.
 Which constraints are on is read as Blender evaluates them at the scene's current frame. A driver on a
 constraint's mute (Rigify switches between an IK with a pole and one without this way) is followed as it
 stands now, provided nothing it reads is animated: the bake cannot tell on which frames an animated switch
-would turn the constraint on. A constraint whose influence is animated or driven is refused (FABRIK bakes the
-IK's pose, not a blend with what lies under it), and so are what FABRIK cannot honour: IK by distance, IK
-without a target, rotation-only IK, and the iTaSC solver's simulation mode. While the bake runs, the
+would turn the constraint on. A constraint whose influence is below 1, animated or driven is refused (FABRIK
+bakes the IK's pose, not a blend with what lies under it), and so are what FABRIK cannot honour: IK by
+distance, IK without a target, rotation-only IK, and the iTaSC solver's simulation mode. While the bake runs, the
 constraints are switched off by their influence (a driver would undo a mute), and whatever happens they are
 left as they were unless the bake succeeded and ``after`` says otherwise.
 """
@@ -89,6 +89,11 @@ def read_ik_constraints(armature: bpy.types.Object) -> tuple[list[IKSource], lis
             if constraint.mute or constraint.influence <= 0.0:
                 off.append((pose_bone.name, constraint.name))
                 continue
+            if constraint.influence < 1.0:
+                raise ValueError(
+                    f"{label} has Influence {constraint.influence:.3g}: Blender shows a blend of the IK's pose with "
+                    "the pose beneath, FABRIK bakes the IK's own; set its Influence to 1 to bake it (or mute it)"
+                )
             chain = _chain(armature, pose_bone, constraint, label)
             sources.append(IKSource(pose_bone.name, constraint.name, chain, driven_mute))
             iterations = max(iterations, constraint.iterations)
