@@ -89,6 +89,26 @@ def test_a_constraint_whose_influence_is_animated_is_refused_even_when_off_now(r
     )
 
 
+def test_an_ik_constraint_at_influence_0_is_refused_where_itasc_still_applies_it(rig: Rig) -> None:
+    """iTaSC holds the chain of an IK constraint at Influence 0 near its rest pose, over the keys."""
+    armature, names, target = rig
+    ik = armature.pose.bones[names[-1]].constraints.new("IK")
+    ik.target, ik.chain_count, ik.influence = keyed_empty("Elsewhere", [(1, (2.0, 0.0, 1.0))]), 2, 0.0
+    muted = armature.pose.bones[names[-1]].constraints.new("IK")  # off with either solver
+    muted.target, muted.influence, muted.mute = ik.target, 0.0, True
+    assert api.bake(armature, target, tip_bone=names[-1], chain_length=3).bones == tuple(names[1:])
+    armature.pose.ik_solver = "ITASC"
+    refused(
+        r"bone 'bone.003' has constraints that would override the baked rotation \(IK\) \(iTaSC, the armature's IK "
+        r"Solver, applies IK even at Influence 0\); disable or remove them",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+    refused(
+        r"the IK constraint 'IK' of bone 'bone.003' turns the chain's bones 'bone.002'",
+        lambda: api.bake(armature, target, tip_bone=names[-2]),
+    )
+
+
 def test_a_target_that_follows_a_chain_bone_through_a_constraint_or_a_driver_is_refused(rig: Rig) -> None:
     armature, names, target = rig
     child_of = target.constraints.new("CHILD_OF")

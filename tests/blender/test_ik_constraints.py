@@ -10,7 +10,7 @@ from typing import Any
 import bpy
 import numpy as np
 import pytest
-from rigs import CREATURE_CHAINS, creature_rig, keyed_empty, make_chain, rigify_metarig
+from rigs import CREATURE_CHAINS, creature_rig, keyed_empty, loop_path, make_chain, rigify_metarig, tip_errors
 
 from fabrik_addon import api
 from fabrik_addon.blender.rig import keys
@@ -173,6 +173,51 @@ def test_itascs_simulation_mode_is_refused() -> None:
         "solves its IK with iTaSC in Simulation mode",
         file_summary,
     )
+
+
+def test_itasc_bakes_its_constraints_switched_off_by_their_mute() -> None:
+    """iTaSC still applies an IK constraint whose Influence is 0 (it holds the chain near its rest pose): the
+    bake switches the constraints off by their mute, so the report measures what the muted rig plays."""
+    frames = range(1, 11)
+    armature, names = make_chain(4)
+    target = keyed_empty("Target", loop_path(frames, (0.5, 0.0, 2.2), (0.8, 0.6, 0.5)))
+    ik = armature.pose.bones[names[-1]].constraints.new("IK")
+    ik.target, ik.chain_count = target, 3
+    armature.pose.ik_solver = "ITASC"
+    report = api.bake_ik_constraints(armature, frame_start=frames.start, frame_end=frames.stop - 1)
+    assert ik.mute
+    errors = tip_errors(armature, names[-1], target, frames)
+    np.testing.assert_allclose(errors, report.chains[0].error, atol=1e-6)
+    assert report.chains[0].on_target
+
+
+def _driven_mute(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
+    armature["pole"] = 0.0
+    variable = ik.driver_add("mute").driver.variables.new()
+    variable.targets[0].id, variable.targets[0].data_path = armature, '["pole"]'
+
+
+ITASC_REFUSED: dict[str, tuple[Callable[..., object], str]] = {
+    "driven mute": (
+        _driven_mute,
+        r"armature 'Rig' solves its IK with iTaSC, which applies an IK constraint even at Influence 0, and "
+        r"the mute of the IK constraint 'IK' of bone 'bone.003' is driven \(its driver would undo a mute\): the "
+        r"keys would not show; set the armature's IK Solver to Standard \(Armature properties, Inverse "
+        r"Kinematics panel\) to bake",
+    ),
+    "influence 0": (
+        lambda a, n, ik: setattr(ik, "influence", 0.0),
+        r"the IK constraint 'IK' of bone 'bone.003' has Influence 0, which iTaSC \(the armature's IK Solver\) "
+        r"still applies: mute it to leave it "
+        r"out, or set its Influence to 1 to bake it",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", ITASC_REFUSED.keys())
+def test_what_itasc_would_undo_is_refused_naming_itasc(case: str) -> None:
+    make, message = ITASC_REFUSED[case]
+    _refuse(lambda a, n, ik: (setattr(a.pose, "ik_solver", "ITASC"), make(a, n, ik)), message, file_summary)
 
 
 def test_a_bad_after_is_refused() -> None:

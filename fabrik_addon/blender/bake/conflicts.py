@@ -39,11 +39,13 @@ def check_chain_alone(chain: ArmatureChain, use_stretch: bool, replaced: Collect
     for name in chain.bone_names:
         pose_bone = pose.bones[name]
         constraints = [c for c in pose_bone.constraints if (name, c.name) not in replaced]
-        active = [c.name for c in constraints if c.enabled and c.influence > 0]
+        active = [c for c in constraints if applies(c, armature)]
         if active:
+            at_zero = any(c.influence <= 0 for c in active)
+            itasc = " (iTaSC, the armature's IK Solver, applies IK even at Influence 0)" if at_zero else ""
             raise ValueError(
-                f"bone '{name}' has constraints that would override the baked rotation ({', '.join(active)}); "
-                "disable or remove them before baking"
+                f"bone '{name}' has constraints that would override the baked rotation "
+                f"({', '.join(c.name for c in active)}){itasc}; disable or remove them before baking"
             )
         switched = [c.name for c in constraints if _switched(pose_bone, c, animated)]
         if switched:
@@ -64,7 +66,7 @@ def check_chain_alone(chain: ArmatureChain, use_stretch: bool, replaced: Collect
             kind = _CHAIN_CONSTRAINTS.get(constraint.type)
             if kind is None or pose_bone.name in inside or (pose_bone.name, constraint.name) in replaced:
                 continue
-            if not (constraint.enabled and constraint.influence > 0) and not _switched(pose_bone, constraint, animated):
+            if not applies(constraint, armature) and not _switched(pose_bone, constraint, animated):
                 continue
             reached = [b for b in _constraint_chain(pose_bone, constraint) if b in inside]
             if reached:
@@ -72,6 +74,16 @@ def check_chain_alone(chain: ArmatureChain, use_stretch: bool, replaced: Collect
                     f"the {kind} constraint '{constraint.name}' of bone '{pose_bone.name}' turns the chain's bones "
                     f"{', '.join(map(repr, reached))} and would override the baked keys: mute it before baking"
                 )
+
+
+def applies(constraint: bpy.types.Constraint, armature: bpy.types.Object) -> bool:
+    """Whether Blender applies the constraint now: it is not muted and its influence is above 0, but for an IK
+    constraint solved by iTaSC, which applies one even at Influence 0 (it holds the chain near its rest pose)."""
+    if not constraint.enabled:
+        return False
+    pose = armature.pose
+    itasc = constraint.type == "IK" and pose is not None and pose.ik_solver == "ITASC"
+    return constraint.influence > 0 or itasc
 
 
 def check_goal_independent(
