@@ -18,7 +18,7 @@ from fabrik_addon.blender.bake import bake
 from fabrik_addon.settings import FRAME_MAX, BakeSettings, ChainSettings
 
 from .addon.scenes import activate
-from .oracle import data_snapshot, evaluated, fcurve_keys, file_digest
+from .oracle import data_snapshot, evaluated, fcurve_keys, file_digest, file_summary
 
 FRAMES = range(1, 21)
 TOLERANCE = 1e-3
@@ -34,12 +34,17 @@ def rig() -> tuple[bpy.types.Object, list[str], bpy.types.Object]:
     return armature, names, target
 
 
-def refused(message: str, bake: Callable[[], object], error: type[Exception] = ValueError) -> None:
-    """``bake`` raises ``error`` matching ``message``, and the file is as it was."""
-    before = file_digest()
+def refused(
+    message: str,
+    bake: Callable[[], object],
+    error: type[Exception] = ValueError,
+    state: Callable[[], object] = file_digest,
+) -> None:
+    """``bake`` raises ``error`` matching ``message``, and the file (its ``state``) is as it was."""
+    before = state()
     with pytest.raises(error, match=message):
         bake()
-    assert file_digest() == before
+    assert state() == before
 
 
 Rig = tuple[bpy.types.Object, list[str], bpy.types.Object]
@@ -90,7 +95,8 @@ def test_a_constraint_whose_influence_is_animated_is_refused_even_when_off_now(r
 
 
 def test_an_ik_constraint_at_influence_0_is_refused_where_itasc_still_applies_it(rig: Rig) -> None:
-    """iTaSC holds the chain of an IK constraint at Influence 0 near its rest pose, over the keys."""
+    """iTaSC holds the chain of an IK constraint at Influence 0 near its rest pose, over the keys. (It keeps a
+    state from one evaluation to the next, saved in the file: the file is compared value by value.)"""
     armature, names, target = rig
     ik = armature.pose.bones[names[-1]].constraints.new("IK")
     ik.target, ik.chain_count, ik.influence = keyed_empty("Elsewhere", [(1, (2.0, 0.0, 1.0))]), 2, 0.0
@@ -102,10 +108,12 @@ def test_an_ik_constraint_at_influence_0_is_refused_where_itasc_still_applies_it
         r"bone 'bone.003' has constraints that would override the baked rotation \(IK\) \(iTaSC, the armature's IK "
         r"Solver, applies IK even at Influence 0\); disable or remove them",
         lambda: api.bake(armature, target, tip_bone=names[-1]),
+        state=file_summary,
     )
     refused(
         r"the IK constraint 'IK' of bone 'bone.003' turns the chain's bones 'bone.002'",
         lambda: api.bake(armature, target, tip_bone=names[-2]),
+        state=file_summary,
     )
 
 
@@ -220,6 +228,52 @@ def test_a_locked_f_curve_takes_no_keys_and_loses_none(rig: Rig, what: str) -> N
     assert api.clear(armature, tip_bone=names[-1], frame_start=10) == 0  # no key of it to lose there
     fcurve.lock = fcurve.group.lock = False
     assert api.bake(armature, target, tip_bone=names[-1]).max_error <= TOLERANCE
+
+
+def _keyed_fcurve(armature: bpy.types.Object) -> bpy.types.FCurve:
+    """The F-curve of bone.001's rotation_quaternion[1], keyed by the ``rig`` fixture."""
+    path = 'pose.bones["bone.001"].rotation_quaternion'
+    return next(c for c in compat.assigned_fcurves(armature) if (c.data_path, c.array_index) == (path, 1))
+
+
+def test_an_f_curve_modifier_or_mute_on_a_channel_the_keys_go_into_is_refused_naming_it(rig: Rig) -> None:
+    """A Noise modifier would shake the baked keys, and a muted F-curve would not play them; a muted modifier
+    leaves the keys as they are, and so does Cycles (it repeats the keys outside their range, and the bake
+    keys every frame of its range)."""
+    armature, names, target = rig
+    fcurve = _keyed_fcurve(armature)
+    channel = re.escape("the F-curve pose.bones[\"bone.001\"].rotation_quaternion[1] of 'Rig'")
+    noise = fcurve.modifiers.new("NOISE")
+    refused(
+        f"{channel} has a Noise modifier, which would change the baked keys: remove it, or mute it, before baking",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+    noise.mute = True
+    fcurve.modifiers.new("CYCLES")
+    fcurve.mute = True
+    refused(
+        f"{channel} is muted, so the baked keys would not play: unmute it before baking",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+    fcurve.mute = False
+    assert api.bake(armature, target, tip_bone=names[-1]).on_target
+
+
+def test_a_keyed_rotation_mode_is_refused_naming_the_bone(rig: Rig) -> None:
+    """The keys go into the channels of each bone's rotation mode now; where keys switch the mode, they do
+    not play."""
+    armature, names, target = rig
+    bone = armature.pose.bones[names[2]]
+    bone.keyframe_insert("rotation_mode", frame=1)
+    bone.rotation_mode = "XYZ"
+    bone.keyframe_insert("rotation_mode", frame=10)
+    bone.rotation_mode = "QUATERNION"
+    refused(
+        r"bone 'bone.002' has its Rotation Mode animated \(keys or NLA strips on rotation_mode\): the baked keys go "
+        r"into the channels of the mode it has now, Quaternion \(WXYZ\), which do not play on frames in another mode; "
+        r"remove the keys on its Rotation Mode before baking",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
 
 
 def test_a_goal_that_follows_another_chain_of_the_bake_is_refused() -> None:

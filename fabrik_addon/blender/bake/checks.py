@@ -189,11 +189,13 @@ def check_writable(
         )
 
 
-def check_channels_unlocked(
+def check_channel_fcurves(
     armature: bpy.types.Object, action_name: str | None, channels: Collection[tuple[str, int]]
 ) -> None:
-    """None of the F-curves that the keys of ``channels`` (data path, index) go into is locked (see
-    ``rig.check_unlocked``): checked before anything is written."""
+    """The F-curves that the keys of ``channels`` (data path, index) go into take them and play them: none is
+    locked (see ``rig.check_unlocked``) or muted, or has a modifier that changes its values (Cycles is
+    allowed: it repeats the keys outside their range only, and the bake keys every frame of its own).
+    Checked before anything is written."""
     anim = armature.animation_data
     current = anim.action if anim is not None else None
     action = bpy.data.actions.get(action_name) if action_name else current
@@ -201,8 +203,25 @@ def check_channels_unlocked(
         return
     fcurves = compat.assigned_fcurves(armature) if action == current else compat.fcurves_on_assignment(armature, action)
     for fcurve in fcurves:
-        if (fcurve.data_path, fcurve.array_index) in channels:
-            check_unlocked(armature, fcurve)
+        if (fcurve.data_path, fcurve.array_index) not in channels:
+            continue
+        check_unlocked(armature, fcurve)
+        name = f"the F-curve {fcurve.data_path}[{fcurve.array_index}] of '{armature.name}'"
+        if fcurve.mute:
+            raise ValueError(f"{name} is muted, so the baked keys would not play: unmute it before baking")
+        for modifier in fcurve.modifiers:
+            if not modifier.mute and modifier.type != "CYCLES":
+                raise ValueError(
+                    f"{name} has a {enum_name(modifier, 'type')} modifier, which would change the baked keys: "
+                    "remove it, or mute it, before baking"
+                )
+
+
+def enum_name(struct: bpy.types.bpy_struct, prop: str) -> str:
+    """The name Blender's interface shows for the value of ``struct``'s enum property ``prop`` ("Noise")."""
+    rna = struct.bl_rna.properties[prop]
+    assert isinstance(rna, bpy.types.EnumProperty)
+    return str(rna.enum_items[getattr(struct, prop)].name)
 
 
 def check_action_switch(armature: bpy.types.Object, action_name: str | None, chain_bones: Collection[str]) -> None:

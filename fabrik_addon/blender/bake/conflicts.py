@@ -1,10 +1,10 @@
 """What would override a chain's baked keys, or move its goals with it: refused before anything is written.
 
 A chain's keys decide its pose only if nothing else does: no constraint on its bones (on any frame: one whose
-influence or mute is animated counts), no driver on their rotation, no IK constraint lower down whose chain
-reaches into them, no NLA blending that mixes the Action with strips beneath it. And a goal (target, pole)
-must not follow the chain's bones: through parents, constraints or drivers, of objects and of bones, however
-indirectly; it would run away from the bones following it.
+influence or mute is animated counts), no driver on their rotation, no animated rotation mode, no IK
+constraint lower down whose chain reaches into them, no NLA blending that mixes the Action with strips
+beneath it. And a goal (target, pole) must not follow the chain's bones: through parents, constraints or
+drivers, of objects and of bones, however indirectly; it would run away from the bones following it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Collection
 import bpy
 
 from ..rig import ROTATION_PATHS, ArmatureChain, Node, animated_paths, path_to
+from .checks import enum_name
 
 #: The constraint properties whose animation can switch a constraint on (on some frame).
 _SWITCHES = ("influence", "mute", "enabled")
@@ -60,6 +61,12 @@ def check_chain_alone(chain: ArmatureChain, use_stretch: bool, replaced: Collect
                     f"bone '{name}' has a driver on its {driver.data_path.rsplit('.', 1)[1]}[{driver.array_index}], "
                     "which would override the baked keys: remove the driver before baking"
                 )
+        if pose_bone.path_from_id("rotation_mode") in animated:
+            raise ValueError(
+                f"bone '{name}' has its Rotation Mode animated (keys or NLA strips on rotation_mode): the baked keys "
+                f"go into the channels of the mode it has now, {enum_name(pose_bone, 'rotation_mode')}, which do not "
+                "play on frames in another mode; remove the keys on its Rotation Mode before baking"
+            )
     inside = set(chain.bone_names)
     for pose_bone in pose.bones:
         for constraint in pose_bone.constraints:

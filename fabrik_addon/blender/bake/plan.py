@@ -10,7 +10,7 @@ import bpy
 
 from ...settings import BakeSettings
 from ..rig import keyed_channels
-from .checks import check_action_switch, check_channels_unlocked, check_writable, current_scene
+from .checks import check_action_switch, check_channel_fcurves, check_writable, current_scene
 from .conflicts import check_blending
 from .unit import PreparedChain, Unit, check_goals_apart, prepare_chain, units
 
@@ -63,7 +63,7 @@ def plan(
     check_goals_apart(chains)
     chain_bones = _check_armatures(chains, settings.action_name)
     planned = units(chains, settings.solver)
-    _check_unlocked(planned, settings.action_name)
+    _check_fcurves(planned, settings.action_name)
     return BakePlan(settings, scene, frame_range, chains, chain_bones, planned)
 
 
@@ -83,9 +83,10 @@ def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> 
     return chain_bones
 
 
-def _check_unlocked(planned: list[Unit], action_name: str | None) -> None:
-    """No F-curve the keys could go into is locked (``checks.check_channels_unlocked``): each unit's bones'
-    rotations, and their Y scales where a chain of the unit stretches (a tree with stretch keys every bone's)."""
+def _check_fcurves(planned: list[Unit], action_name: str | None) -> None:
+    """The F-curves the keys could go into take them and play them (``checks.check_channel_fcurves``): each
+    unit's bones' rotations, and their Y scales where a chain of the unit stretches (a tree with stretch keys
+    every bone's)."""
     keyed: dict[bpy.types.Object, set[tuple[str, int]]] = {}
     for unit in planned:
         channels = keyed.setdefault(unit.armature, set())
@@ -94,4 +95,4 @@ def _check_unlocked(planned: list[Unit], action_name: str | None) -> None:
                 c for pose_bone in prepared.chain.pose_bones for c in keyed_channels(pose_bone, unit.stretch)
             )
     for armature, channels in keyed.items():
-        check_channels_unlocked(armature, action_name, channels)
+        check_channel_fcurves(armature, action_name, channels)
