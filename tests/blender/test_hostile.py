@@ -276,6 +276,21 @@ def test_a_keyed_rotation_mode_is_refused_naming_the_bone(rig: Rig) -> None:
     )
 
 
+def test_a_scene_that_remaps_time_is_refused_naming_the_setting(rig: Rig) -> None:
+    """Time Stretching plays the animation of frame f at another frame: keys solved for the targets at each
+    frame would play elsewhere."""
+    armature, names, target = rig
+    render = bpy.context.scene.render
+    render.frame_map_old, render.frame_map_new = 100, 200
+    refused(
+        r"the scene 'Scene' remaps time \(Time Stretching, in the Output properties' Frame Range: Old 100, New 200\), "
+        r"so its animation plays at other frames than it is keyed on: set Old and New to the same value to bake",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+    render.frame_map_old = render.frame_map_new = 50
+    assert api.bake(armature, target, tip_bone=names[-1]).on_target
+
+
 def test_a_goal_that_follows_another_chain_of_the_bake_is_refused() -> None:
     """Goals are read before any key is written: a target riding on another chain of the same bake would be
     solved toward where it was, and measured there."""

@@ -33,6 +33,18 @@ def current_scene() -> bpy.types.Scene:
     return scene
 
 
+def check_time_unmapped(scene: bpy.types.Scene) -> None:
+    """The scene plays each frame's animation at that frame: Time Stretching (``frame_map_old`` and
+    ``_new``) would play the keys solved for one frame at another."""
+    render = scene.render
+    if render.frame_map_old != render.frame_map_new:
+        raise ValueError(
+            f"the scene '{scene.name}' remaps time (Time Stretching, in the Output properties' Frame Range: Old "
+            f"{render.frame_map_old}, New {render.frame_map_new}), so its animation plays at other frames than it "
+            "is keyed on: set Old and New to the same value to bake"
+        )
+
+
 def check_armature(armature: object) -> bpy.types.Object:
     """An armature object whose pose and animation can be edited."""
     data = armature_data(armature)

@@ -10,7 +10,13 @@ import bpy
 
 from ...settings import BakeSettings
 from ..rig import keyed_channels
-from .checks import check_action_switch, check_channel_fcurves, check_writable, current_scene
+from .checks import (
+    check_action_switch,
+    check_channel_fcurves,
+    check_time_unmapped,
+    check_writable,
+    current_scene,
+)
 from .conflicts import check_blending
 from .unit import PreparedChain, Unit, check_goals_apart, prepare_chain, units
 
@@ -55,6 +61,7 @@ def plan(
         Naming what is wrong.
     """
     scene = current_scene()
+    check_time_unmapped(scene)
     frame_range = settings.frames.resolved(scene.frame_start, scene.frame_end)
     chains = []
     for chain in settings.chains:
