@@ -36,7 +36,7 @@ def show_step(step: int) -> None:
     if session is None:
         return
     if not session.alive():
-        leave(restore=False)
+        leave()
         return
     LIVE.step = min(max(int(step), 0), len(session.steps.names) - 1)
     session.pose(LIVE.step)
@@ -45,8 +45,8 @@ def show_step(step: int) -> None:
 
 def leave(restore: bool = True) -> None:
     """Stop stepping: stop playing, remove the overlay and (``restore``) put back the pose the chain's bones
-    had (the other bones keep whatever the user did meanwhile). The state is cleared first, so that an
-    armature deleted meanwhile (or bones added to it) ends the session too."""
+    had, where they still are, renamed or not (the other bones keep whatever the user did meanwhile). The
+    state is cleared first, so that an armature deleted meanwhile ends the session too."""
     if bpy.app.timers.is_registered(advance):
         bpy.app.timers.unregister(advance)
     show_overlay(False)
@@ -54,7 +54,7 @@ def leave(restore: bool = True) -> None:
     if ended is not None:
         preview.pause(ended.armature_uid, False)
         if restore:
-            with contextlib.suppress(ReferenceError, ValueError):
+            with contextlib.suppress(ReferenceError):  # the armature was deleted
                 if ended.put_back():
                     ended.armature.update_tag()
     _redraw()
@@ -84,7 +84,7 @@ def advance() -> float | None:
     if session is None:
         return None
     if not session.alive():
-        leave(restore=False)
+        leave()
         return None
     show_step(LIVE.step + 1)
     if LIVE.step >= len(session.steps.names) - 1:
@@ -105,7 +105,7 @@ def _put_back() -> None:
         return
     try:
         LIVE.session.put_back()
-    except (ReferenceError, ValueError):
+    except ReferenceError:  # the armature was deleted
         leave(restore=False)
 
 
