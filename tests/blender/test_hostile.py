@@ -312,6 +312,30 @@ def test_a_goal_that_follows_another_chain_of_the_bake_is_refused() -> None:
     assert len(api.bake(carried, prop, tip_bone="bone.002").frames) == len(FRAMES)  # alone, it may follow it
 
 
+def test_a_chain_longer_than_the_armatures_is_refused_saying_how_long_it_may_be(rig: Rig) -> None:
+    armature, names, target = rig
+    refused(
+        r"chain_length 9 is longer than the chain from 'bone.003' up to its root bone 'bone.000' \(4 bones\): set "
+        r"it to 4 or less \(0: up to the root\)",
+        lambda: api.bake(armature, target, tip_bone=names[-1], chain_length=9),
+    )
+
+
+def test_two_chains_ending_at_one_bone_are_refused_naming_the_bone_and_their_targets(rig: Rig) -> None:
+    armature, names, target = rig
+    other = keyed_empty("Other", [(1, (-0.5, 0.0, 2.0))])
+    chains = (
+        ChainSettings(armature, target, names[-1], 3),
+        ChainSettings(armature, other, names[-1], 2),
+        ChainSettings(armature, armature, names[-1], 3, target_bone=names[0]),
+    )
+    refused(
+        r"3 chains end at bone 'bone.003' of armature 'Rig', toward 'Target', 'Other' and 'Rig/bone.000': a bone's "
+        r"tail follows one target; disable or remove all but one of them, or end them at other bones",
+        lambda: api.bake_settings(BakeSettings(chains)),
+    )
+
+
 def test_a_failed_bake_that_stepped_the_scene_puts_back_the_pose_set_by_hand() -> None:
     """Stepping the scene itself (here asked for; also the fallback for a Python driver) writes the new keys
     over the pose; a failure takes the keys back and must put the pose back too."""

@@ -131,6 +131,27 @@ def check_goals(
     return target, pole
 
 
+def check_tips_apart(chains: Iterable[ChainSettings[bpy.types.Object]]) -> None:
+    """No two chains end at the same bone: its tail follows one target (chains given, their targets checked)."""
+    by_tip: dict[tuple[bpy.types.Object, str], list[str]] = {}
+    for chain in chains:
+        assert chain.target is not None
+        by_tip.setdefault((chain.armature, chain.tip_bone), []).append(
+            f"'{_goal_name(chain.target, chain.target_bone)}'"
+        )
+    for (armature, tip), targets in by_tip.items():
+        if len(targets) > 1:
+            raise ValueError(
+                f"{len(targets)} chains end at bone '{tip}' of armature '{armature.name}', toward {joined(targets)}: "
+                "a bone's tail follows one target; disable or remove all but one of them, or end them at other bones"
+            )
+
+
+def joined(items: list[str]) -> str:
+    """``items`` listed in words: "a, b and c"."""
+    return f"{', '.join(items[:-1])} and {items[-1]}" if len(items) > 1 else "".join(items)
+
+
 def check_chain_bones(chain: ArmatureChain) -> None:
     """Every bone of the chain moves the chain when it turns (its child's head is not on its own head), and
     every bone but the root inherits its parent's rotation and scale, as the solver poses them."""

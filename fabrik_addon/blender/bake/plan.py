@@ -14,6 +14,7 @@ from .checks import (
     check_action_switch,
     check_channel_fcurves,
     check_time_unmapped,
+    check_tips_apart,
     check_writable,
     current_scene,
 )
@@ -67,6 +68,7 @@ def plan(
     for chain in settings.chains:
         theirs = {(bone, name) for owner, bone, name in replaced if owner == chain.armature}
         chains.append(prepare_chain(chain, settings.solver, theirs))
+    check_tips_apart(settings.chains)
     check_goals_apart(chains)
     chain_bones = _check_armatures(chains, settings.action_name)
     planned = units(chains, settings.solver)
