@@ -128,6 +128,13 @@ def _second_ik_with_rotation(armature: bpy.types.Object, names: list[str], ik: b
     other.target, other.chain_count, other.use_rotation = ik.target, 2, True
 
 
+def _parent_to_none(armature: bpy.types.Object, bone: str) -> None:
+    bpy.context.view_layer.objects.active = armature
+    bpy.ops.object.mode_set(mode="EDIT")
+    armature.data.edit_bones[bone].parent = None
+    bpy.ops.object.mode_set(mode="OBJECT")
+
+
 def _driven_mute_reading_keys(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
     armature["pole"] = 0.0
     armature.keyframe_insert('["pole"]', frame=1)
@@ -150,6 +157,11 @@ REFUSED: dict[str, tuple[Callable[..., object], str]] = {
     "target bone in the chain": (
         lambda a, n, ik: (setattr(ik, "target", a), setattr(ik, "subtarget", "bone.002")),
         r"the IK constraint 'IK' of bone 'bone.003': the target bone 'bone.002' is a bone of the chain",
+    ),
+    "use tail off on a root bone": (
+        lambda a, n, ik: (setattr(ik, "use_tail", False), setattr(ik, "chain_count", 1), _parent_to_none(a, n[-1])),
+        r"the IK constraint 'IK' of bone 'bone.003' has Use Tail off on a bone without a parent: its chain would "
+        r"have no bone; turn Use Tail on to bake",
     ),
     "a tree turning a tip": (
         _second_ik_with_rotation,
@@ -218,6 +230,77 @@ ITASC_REFUSED: dict[str, tuple[Callable[..., object], str]] = {
 def test_what_itasc_would_undo_is_refused_naming_itasc(case: str) -> None:
     make, message = ITASC_REFUSED[case]
     _refuse(lambda a, n, ik: (setattr(a.pose, "ik_solver", "ITASC"), make(a, n, ik)), message, file_summary)
+
+
+def _second_ik_on_the_tip(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
+    other = armature.pose.bones[names[-1]].constraints.new("IK")
+    other.target, other.chain_count = keyed_empty("Other", [(1, (-0.6, 0.2, 2.0))]), 2
+
+
+TIP_SHARED = {
+    "STANDARD": r"Blender's IK follows only the first, 'IK' \(the others would take over once it is muted\)",
+    "ITASC": "iTaSC puts the tail between their targets",
+}
+
+
+@pytest.mark.parametrize("solver", TIP_SHARED.keys())
+def test_two_ik_constraints_on_one_tip_are_refused_saying_which_blender_follows(solver: str) -> None:
+    def make(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
+        _second_ik_on_the_tip(armature, names, ik)
+        armature.pose.ik_solver = "LEGACY" if solver == "STANDARD" else "ITASC"
+
+    _refuse(
+        make,
+        r"the IK constraints 'IK' and 'IK.001' of bone 'bone.003' all end at the tail of bone 'bone.003': "
+        f"{TIP_SHARED[solver]}; a bake follows one target per tip: mute or remove all but one of them to bake",
+        file_summary,
+    )
+
+
+def test_use_tail_off_on_a_child_of_another_tip_is_refused_naming_both() -> None:
+    def make(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
+        ik.chain_count = 2
+        other = armature.pose.bones[names[-2]].constraints.new("IK")
+        other.target, other.chain_count = keyed_empty("Other", [(1, (-0.6, 0.2, 2.0))]), 2
+        ik.use_tail = False
+
+    _refuse(
+        make,
+        r"the IK constraints 'IK' of bone 'bone.002' and 'IK' of bone 'bone.003' \(Use Tail off\) all end at the "
+        r"tail of bone 'bone.002'; a bake follows one target per tip: mute or remove all but one of them to bake",
+    )
+
+
+def test_a_chain_length_beyond_the_root_stops_at_the_root_as_blender_does() -> None:
+    frames = range(1, 6)
+    armature, names = make_chain(3)
+    target = keyed_empty("Target", loop_path(frames, (0.4, 0.0, 2.0), (0.5, 0.4, 0.3)))
+    ik = armature.pose.bones[names[-1]].constraints.new("IK")
+    ik.target, ik.chain_count = target, 9
+    report = api.bake_ik_constraints(armature, frame_start=frames.start, frame_end=frames.stop - 1)
+    assert report.chains[0].bones == tuple(names)
+    np.testing.assert_allclose(tip_errors(armature, names[-1], target, frames), report.chains[0].error, atol=1e-6)
+    assert report.chains[0].on_target
+
+
+def test_use_tail_off_on_an_unconnected_bone_puts_its_parents_tail_on_the_target_as_blender_does() -> None:
+    """Without Use Tail the chain ends at the owner's parent, whose tail Blender's IK puts on the target, even
+    where the owner's head is elsewhere (not connected)."""
+    frames = range(1, 6)
+    armature, names = make_chain(4, connected=False, gap=(0.2, 0.0, 0.1))
+    target = keyed_empty("Target", loop_path(frames, (0.4, 0.0, 2.5), (0.5, 0.4, 0.3)))
+    ik = armature.pose.bones[names[-1]].constraints.new("IK")
+    ik.target, ik.chain_count, ik.use_tail = target, 2, False
+    scene = bpy.context.scene
+    blender = []
+    for frame in frames:
+        scene.frame_set(frame)
+        blender.append((armature.matrix_world @ armature.pose.bones[names[-2]].tail - target.location).length)
+    assert max(blender) < TOLERANCE  # Blender's IK: the parent's tail on the target
+    report = api.bake_ik_constraints(armature, frame_start=frames.start, frame_end=frames.stop - 1)
+    assert report.chains[0].bones == tuple(names[1:3])
+    np.testing.assert_allclose(tip_errors(armature, names[-2], target, frames), report.chains[0].error, atol=1e-6)
+    assert report.chains[0].on_target
 
 
 def test_a_bad_after_is_refused() -> None:

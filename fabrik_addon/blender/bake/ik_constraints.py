@@ -1,7 +1,9 @@
 """Blender's own IK constraints as the input of a bake: every IK constraint of an armature that is on is read
 as a chain (target and bone, pole and bone, pole angle, chain length, tail, stretch, rotation and its
 weight, iterations), all of them are baked with FABRIK in one walk through the frames, and then they are
-muted (or removed, or kept), so that the keys show.
+muted (or removed, or kept), so that the keys show. As in Blender's IK, a chain length beyond the root stops
+there, and without Use Tail the chain ends at the owner's parent, whose tail goes to the target (connected or
+not). Constraints that end at the same bone's tail are refused: a bake follows one target per tip.
 
 Which constraints are on is read as Blender evaluates them at the scene's current frame. A driver on a
 constraint's mute (Rigify switches between an IK with a pole and one without this way) is followed as it
@@ -25,7 +27,7 @@ import bpy
 
 from ...settings import IK_AFTER, BakeSettings, ChainSettings, FrameRange, SolverSettings
 from ..rig import animated_paths, bone_path
-from .checks import check_armature
+from .checks import check_armature, joined
 from .conflicts import applies
 from .plan import plan
 from .report import RigBakeReport
@@ -97,9 +99,41 @@ def read_ik_constraints(armature: bpy.types.Object) -> tuple[list[IKSource], lis
             chain = _chain(armature, pose_bone, constraint, label)
             sources.append(IKSource(pose_bone.name, constraint.name, chain, driven_mute))
             iterations = max(iterations, constraint.iterations)
+    _check_tips_apart(armature, sources)
     if pose.ik_solver == "ITASC":
         _check_itasc(armature, sources)
     return sources, off, iterations
+
+
+def _check_tips_apart(armature: bpy.types.Object, sources: list[IKSource]) -> None:
+    """No two constraints that are on end at the same bone's tail: a bake follows one target per tip."""
+    by_tip: dict[str, list[IKSource]] = {}
+    for source in sources:
+        by_tip.setdefault(source.chain.tip_bone, []).append(source)
+    for tip, sharing in by_tip.items():
+        if len(sharing) < 2:
+            continue
+        if len({source.bone for source in sharing}) == 1:  # on one bone: what Blender does with them
+            listed = f"{joined([repr(s.constraint) for s in sharing])} of bone '{sharing[0].bone}'"
+            itasc = armature.pose is not None and armature.pose.ik_solver == "ITASC"
+            how = (
+                ": iTaSC puts the tail between their targets"
+                if itasc
+                else f": Blender's IK follows only the first, '{sharing[0].constraint}' (the others would take "
+                "over once it is muted)"
+            )
+        else:
+            listed = joined([f"'{s.constraint}' of bone '{s.bone}'{_tail_off(s, tip)}" for s in sharing])
+            how = ""
+        raise ValueError(
+            f"the IK constraints {listed} all end at the tail of bone '{tip}'{how}; a bake follows one target per "
+            "tip: mute or remove all but one of them to bake"
+        )
+
+
+def _tail_off(source: IKSource, tip: str) -> str:
+    """Says that a constraint's chain ends at its owner's parent, where it does."""
+    return " (Use Tail off)" if source.bone != tip else ""
 
 
 def _blend_text(label: str, influence: float) -> str:
@@ -193,19 +227,20 @@ def _chain(
     if constraint.target is None:
         raise ValueError(f"{label} has no target (a targetless IK for posing): give it a target to bake")
     tip = owner
-    if not constraint.use_tail:  # the chain ends at the owner's head: its parent's tail, if connected
-        if owner.parent is None or not owner.bone.use_connect:
+    if not constraint.use_tail:  # the chain ends at the owner's parent: Blender's IK puts its tail on the target
+        if owner.parent is None:
             raise ValueError(
-                f"{label} has Use Tail off on a bone not connected to its parent: the chain's end, the bone's "
-                "head, is no bone's tail; turn Use Tail on, or connect the bone"
+                f"{label} has Use Tail off on a bone without a parent: its chain would have no bone; turn Use Tail "
+                "on to bake"
             )
         tip = owner.parent
+    depth = len(tip.parent_recursive) + 1  # a Chain Length beyond the root stops there, as in Blender's IK
     pole = constraint.pole_target
     return ChainSettings(
         armature,
         constraint.target,
         tip.name,
-        constraint.chain_count,
+        min(constraint.chain_count, depth),
         pole_target=pole,
         pole_angle=constraint.pole_angle if pole is not None else 0.0,
         use_stretch=constraint.use_stretch,
