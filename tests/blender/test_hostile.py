@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import bpy
 import numpy as np
@@ -334,6 +335,25 @@ def test_two_chains_ending_at_one_bone_are_refused_naming_the_bone_and_their_tar
         r"tail follows one target; disable or remove all but one of them, or end them at other bones",
         lambda: api.bake_settings(BakeSettings(chains)),
     )
+
+
+def test_a_library_override_beside_its_linked_original_of_the_same_name_is_baked_toward(
+    rig: Rig, tmp_path: Path
+) -> None:
+    """Both are in the view layer under one name: each is told apart by what it is, not looked up by name."""
+    armature, names, _ = rig
+    library = tmp_path / "props.blend"
+    bpy.data.libraries.write(str(library), {keyed_empty("Prop", loop_path(FRAMES, (0.4, 0, 2.2), (0.3, 0.2, 0.2)))})
+    bpy.data.objects.remove(bpy.data.objects["Prop"])
+    with bpy.data.libraries.load(str(library), link=True) as (_, into):
+        into.objects = ["Prop"]
+    linked = into.objects[0]
+    override = linked.override_create(remap_local_usages=False)
+    for obj in (linked, override):
+        bpy.context.scene.collection.objects.link(obj)
+    assert (linked.name, override.name, linked.library is not None, override.library) == ("Prop", "Prop", True, None)
+    for goal in (override, linked):
+        assert api.bake(armature, goal, tip_bone=names[-1]).on_target
 
 
 def test_a_failed_bake_that_stepped_the_scene_puts_back_the_pose_set_by_hand() -> None:

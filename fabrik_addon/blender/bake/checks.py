@@ -109,7 +109,8 @@ def check_evaluated(obj: bpy.types.Object, role: str) -> None:
     # Asking for visibility first brings the view layer up to date with its collections: an object linked
     # since the last update is not in ``view_layer.objects`` until then.
     visible = obj.visible_get() or obj.hide_get()
-    in_layer = view_layer.objects.get(obj.name) == obj
+    # Not looked up by name: a library override and its linked original share one.
+    in_layer = any(other == obj for other in view_layer.objects)
     if not in_layer or obj.hide_viewport or not visible:
         raise ValueError(
             f"the {role} '{obj.name}' is not evaluated in the view layer '{view_layer.name}': it is not in it, "
