@@ -1,8 +1,8 @@
 """Step Through Iterations while it runs: the chain posed at a step (``show_step``), played at a pace (a
 ``bpy.app.timers`` timer), drawn in the viewport (a ``SpaceView3D`` draw handler, added only where a screen is
 drawn: headless, stepping only poses), and left (``leave``), which puts back the chain's pose. The session and
-its step live in ``LIVE``. A new frame, loading a file and unregistering end it; saving keeps the pose found in
-the file, not the step. (Its operators and slider: ``ui.live_operators``.)
+its step live in ``LIVE``. A new frame, loading a file, an undo or redo and unregistering end it; saving keeps
+the pose found in the file, not the step. (Its operators and slider: ``ui.live_operators``.)
 """
 
 from __future__ import annotations
@@ -161,6 +161,13 @@ def _on_load(*_: object) -> None:
 
 
 @persistent  # type: ignore[untyped-decorator]
+def _on_undo(*_: object) -> None:
+    """An undo or redo reads the file anew from an undo step, the armature too: stepping ends first, the
+    chain's pose put back while the session's armature is still the one in memory."""
+    leave()
+
+
+@persistent  # type: ignore[untyped-decorator]
 def _on_frame_change(*_: object) -> None:
     """A new frame ends stepping (the steps are the old frame's), the chain's pose put back before the new frame
     is evaluated, so its animation shows."""
@@ -182,6 +189,8 @@ def _on_save_post(*_: object) -> None:
 #: The handler lists stepping needs, and its function on each.
 _HANDLERS = (
     (bpy.app.handlers.load_pre, _on_load),
+    (bpy.app.handlers.undo_pre, _on_undo),
+    (bpy.app.handlers.redo_pre, _on_undo),
     (bpy.app.handlers.frame_change_pre, _on_frame_change),
     (bpy.app.handlers.save_pre, _on_save_pre),
     (bpy.app.handlers.save_post, _on_save_post),

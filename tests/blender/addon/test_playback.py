@@ -265,7 +265,7 @@ def test_unregistering_while_stepping_leaves_nothing_behind() -> None:
     assert not player.overlay_shown()
     assert not bpy.app.timers.is_registered(player.advance)
     assert not hasattr(bpy.context.window_manager, "fabrik_playback")
-    for handlers in ("load_pre", "frame_change_pre", "save_pre", "save_post"):
+    for handlers in ("load_pre", "undo_pre", "redo_pre", "frame_change_pre", "save_pre", "save_post"):
         assert not any(
             getattr(h, "__module__", "").startswith("fabrik_addon") for h in getattr(bpy.app.handlers, handlers)
         )
