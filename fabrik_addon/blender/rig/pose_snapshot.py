@@ -91,10 +91,10 @@ class PoseSnapshot:
         rows = [by_name.get(name, -1) for name in names]
         given = set(rows)
         for k, bone in enumerate(bones):
-            row = by_pointer.get(bone.as_pointer(), -1)
-            if rows[k] < 0 and row not in given:
-                rows[k] = row
-                given.add(row)
+            renamed = by_pointer.get(bone.as_pointer(), -1) if rows[k] < 0 else -1
+            if renamed >= 0 and renamed not in given:
+                rows[k] = renamed
+                given.add(renamed)
         return np.array(rows, dtype=np.int64)
 
 
