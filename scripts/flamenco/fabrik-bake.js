@@ -10,7 +10,8 @@
 // argument of the command, not given to Blender itself, so the command opens it with its embedded Python
 // turned off (Flamenco's default blenderArgs, "-b -y", would let Blender run it). That needs Flamenco 3.5 or
 // newer: older Workers refuse a blender-render command without a blend file. A task fails when its file
-// fails to bake (exit status 1) or the options are wrong (exit status 2).
+// fails to bake (exit status 1), the options are wrong (exit status 2) or, with `strict`, a frame of a chain
+// is off target (exit status 3).
 //
 // Settings left alone are not passed, so the command's own defaults apply (blender -c fabrik_bake --help),
 // and the command checks every value it is given: nothing is copied here that could drift from the bake.
@@ -55,6 +56,12 @@ const JOB_TYPE = {
           description: "Folder for the baked files; empty: <name>_baked.blend beside each file" },
         { key: "in_place", type: "bool", default: false,
           description: "Replace each file by its bake (atomically, and only if the bake succeeds)" },
+        { key: "overwrite", type: "bool", default: false,
+          description: "Replace baked files that exist already (without it, a task run again fails on its own "
+              + "output, and a file whose output exists is not baked)" },
+        { key: "strict", type: "bool", default: false,
+          description: "Fail a task (exit status 3) when a frame of any chain is off target or out of reach, "
+              + "once its files are baked and saved" },
         { key: "report_dir", type: "string", subtype: "dir_path", description: "Folder for one JSON report per task" },
         { key: "processes", type: "int32", default: 1, propargs: { min: 1 },
           description: "Parallel processes when one task bakes the whole folder" },
@@ -182,6 +189,11 @@ function bakeOptions(settings) {
         args.push("--in-place");
     } else if (settings.output !== undefined) {
         args.push("--output", farmPath(settings, "output"));
+    }
+    for (const [key, flag] of [["overwrite", "--overwrite"], ["strict", "--strict"]]) {
+        if (settings[key]) {
+            args.push(flag);
+        }
     }
     return args;
 }

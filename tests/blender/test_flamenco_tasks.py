@@ -38,6 +38,18 @@ def test_each_task_bakes_its_file_through_the_command_line(tmp_path: Path) -> No
         assert tip_errors(tmp_path / "baked" / source.name)[1:11].max() <= TOLERANCE * 1.001  # frames 2-11
 
 
+def test_a_task_run_again_replaces_its_baked_file_with_overwrite(tmp_path: Path) -> None:
+    """A re-queued task finds the file it baked before: without overwrite it fails, naming the option."""
+    save_scene(tmp_path / "shots" / "a.blend")
+    settings = {"folder": str(tmp_path / "shots"), "files": "a.blend", "frames": "2-11", **CHAIN}
+    bake(compile_job(settings))
+    again = run_cli(*compile_job(settings)[0]["argv"][6:])
+    assert again.returncode == 1
+    assert "--overwrite" in again.stderr
+    bake(compile_job({**settings, "overwrite": True}))
+    assert tip_errors(tmp_path / "shots" / "a_baked.blend")[1:11].max() <= TOLERANCE * 1.001
+
+
 def addon_form(settings: list[dict[str, Any]]) -> type[bpy.types.PropertyGroup]:
     """The form Flamenco's Blender add-on makes of a job type's settings (its job_types_propgroup.py): a
     property per setting, of its type (an enum for text with choices), with the setting's description,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import bpy
 import numpy as np
@@ -18,7 +19,7 @@ from fabrik_addon.blender.bake import bake
 from fabrik_addon.settings import FRAME_MAX, BakeSettings, ChainSettings
 
 from .addon.scenes import activate
-from .oracle import data_snapshot, evaluated, fcurve_keys, file_digest
+from .oracle import data_snapshot, evaluated, fcurve_keys, file_digest, file_summary
 
 FRAMES = range(1, 21)
 TOLERANCE = 1e-3
@@ -34,12 +35,17 @@ def rig() -> tuple[bpy.types.Object, list[str], bpy.types.Object]:
     return armature, names, target
 
 
-def refused(message: str, bake: Callable[[], object], error: type[Exception] = ValueError) -> None:
-    """``bake`` raises ``error`` matching ``message``, and the file is as it was."""
-    before = file_digest()
+def refused(
+    message: str,
+    bake: Callable[[], object],
+    error: type[Exception] = ValueError,
+    state: Callable[[], object] = file_digest,
+) -> None:
+    """``bake`` raises ``error`` matching ``message``, and the file (its ``state``) is as it was."""
+    before = state()
     with pytest.raises(error, match=message):
         bake()
-    assert file_digest() == before
+    assert state() == before
 
 
 Rig = tuple[bpy.types.Object, list[str], bpy.types.Object]
@@ -86,6 +92,29 @@ def test_a_constraint_whose_influence_is_animated_is_refused_even_when_off_now(r
     refused(
         r"bone 'bone.001' has constraints switched on by animation or drivers on some frames \(Copy Rotation",
         lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+
+
+def test_an_ik_constraint_at_influence_0_is_refused_where_itasc_still_applies_it(rig: Rig) -> None:
+    """iTaSC holds the chain of an IK constraint at Influence 0 near its rest pose, over the keys. (It keeps a
+    state from one evaluation to the next, saved in the file: the file is compared value by value.)"""
+    armature, names, target = rig
+    ik = armature.pose.bones[names[-1]].constraints.new("IK")
+    ik.target, ik.chain_count, ik.influence = keyed_empty("Elsewhere", [(1, (2.0, 0.0, 1.0))]), 2, 0.0
+    muted = armature.pose.bones[names[-1]].constraints.new("IK")  # off with either solver
+    muted.target, muted.influence, muted.mute = ik.target, 0.0, True
+    assert api.bake(armature, target, tip_bone=names[-1], chain_length=3).bones == tuple(names[1:])
+    armature.pose.ik_solver = "ITASC"
+    refused(
+        r"bone 'bone.003' has constraints that would override the baked rotation \(IK\) \(iTaSC, the armature's IK "
+        r"Solver, applies IK even at Influence 0\); disable or remove them",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+        state=file_summary,
+    )
+    refused(
+        r"the IK constraint 'IK' of bone 'bone.003' turns the chain's bones 'bone.002'",
+        lambda: api.bake(armature, target, tip_bone=names[-2]),
+        state=file_summary,
     )
 
 
@@ -202,6 +231,67 @@ def test_a_locked_f_curve_takes_no_keys_and_loses_none(rig: Rig, what: str) -> N
     assert api.bake(armature, target, tip_bone=names[-1]).max_error <= TOLERANCE
 
 
+def _keyed_fcurve(armature: bpy.types.Object) -> bpy.types.FCurve:
+    """The F-curve of bone.001's rotation_quaternion[1], keyed by the ``rig`` fixture."""
+    path = 'pose.bones["bone.001"].rotation_quaternion'
+    return next(c for c in compat.assigned_fcurves(armature) if (c.data_path, c.array_index) == (path, 1))
+
+
+def test_an_f_curve_modifier_or_mute_on_a_channel_the_keys_go_into_is_refused_naming_it(rig: Rig) -> None:
+    """A Noise modifier would shake the baked keys, and a muted F-curve would not play them; a muted modifier
+    leaves the keys as they are, and so does Cycles (it repeats the keys outside their range, and the bake
+    keys every frame of its range)."""
+    armature, names, target = rig
+    fcurve = _keyed_fcurve(armature)
+    channel = re.escape("the F-curve pose.bones[\"bone.001\"].rotation_quaternion[1] of 'Rig'")
+    noise = fcurve.modifiers.new("NOISE")
+    refused(
+        f"{channel} has a Noise modifier, which would change the baked keys: remove it, or mute it, before baking",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+    noise.mute = True
+    fcurve.modifiers.new("CYCLES")
+    fcurve.mute = True
+    refused(
+        f"{channel} is muted, so the baked keys would not play: unmute it before baking",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+    fcurve.mute = False
+    assert api.bake(armature, target, tip_bone=names[-1]).on_target
+
+
+def test_a_keyed_rotation_mode_is_refused_naming_the_bone(rig: Rig) -> None:
+    """The keys go into the channels of each bone's rotation mode now; where keys switch the mode, they do
+    not play."""
+    armature, names, target = rig
+    bone = armature.pose.bones[names[2]]
+    bone.keyframe_insert("rotation_mode", frame=1)
+    bone.rotation_mode = "XYZ"
+    bone.keyframe_insert("rotation_mode", frame=10)
+    bone.rotation_mode = "QUATERNION"
+    refused(
+        r"bone 'bone.002' has its Rotation Mode animated \(keys or NLA strips on rotation_mode\): the baked keys go "
+        r"into the channels of the mode it has now, Quaternion \(WXYZ\), which do not play on frames in another mode; "
+        r"remove the keys on its Rotation Mode before baking",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+
+
+def test_a_scene_that_remaps_time_is_refused_naming_the_setting(rig: Rig) -> None:
+    """Time Stretching plays the animation of frame f at another frame: keys solved for the targets at each
+    frame would play elsewhere."""
+    armature, names, target = rig
+    render = bpy.context.scene.render
+    render.frame_map_old, render.frame_map_new = 100, 200
+    refused(
+        r"the scene 'Scene' remaps time \(Time Stretching, in the Output properties' Frame Range: Old 100, New 200\), "
+        r"so its animation plays at other frames than it is keyed on: set Old and New to the same value to bake",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+    render.frame_map_old = render.frame_map_new = 50
+    assert api.bake(armature, target, tip_bone=names[-1]).on_target
+
+
 def test_a_goal_that_follows_another_chain_of_the_bake_is_refused() -> None:
     """Goals are read before any key is written: a target riding on another chain of the same bake would be
     solved toward where it was, and measured there."""
@@ -221,6 +311,49 @@ def test_a_goal_that_follows_another_chain_of_the_bake_is_refused() -> None:
         lambda: api.bake_settings(BakeSettings(tuple(chains))),
     )
     assert len(api.bake(carried, prop, tip_bone="bone.002").frames) == len(FRAMES)  # alone, it may follow it
+
+
+def test_a_chain_longer_than_the_armatures_is_refused_saying_how_long_it_may_be(rig: Rig) -> None:
+    armature, names, target = rig
+    refused(
+        r"chain_length 9 is longer than the chain from 'bone.003' up to its root bone 'bone.000' \(4 bones\): set "
+        r"it to 4 or less \(0: up to the root\)",
+        lambda: api.bake(armature, target, tip_bone=names[-1], chain_length=9),
+    )
+
+
+def test_two_chains_ending_at_one_bone_are_refused_naming_the_bone_and_their_targets(rig: Rig) -> None:
+    armature, names, target = rig
+    other = keyed_empty("Other", [(1, (-0.5, 0.0, 2.0))])
+    chains = (
+        ChainSettings(armature, target, names[-1], 3),
+        ChainSettings(armature, other, names[-1], 2),
+        ChainSettings(armature, armature, names[-1], 3, target_bone=names[0]),
+    )
+    refused(
+        r"3 chains end at bone 'bone.003' of armature 'Rig', toward 'Target', 'Other' and 'Rig/bone.000': a bone's "
+        r"tail follows one target; disable or remove all but one of them, or end them at other bones",
+        lambda: api.bake_settings(BakeSettings(chains)),
+    )
+
+
+def test_a_library_override_beside_its_linked_original_of_the_same_name_is_baked_toward(
+    rig: Rig, tmp_path: Path
+) -> None:
+    """Both are in the view layer under one name: each is told apart by what it is, not looked up by name."""
+    armature, names, _ = rig
+    library = tmp_path / "props.blend"
+    bpy.data.libraries.write(str(library), {keyed_empty("Prop", loop_path(FRAMES, (0.4, 0, 2.2), (0.3, 0.2, 0.2)))})
+    bpy.data.objects.remove(bpy.data.objects["Prop"])
+    with bpy.data.libraries.load(str(library), link=True) as (_, into):
+        into.objects = ["Prop"]
+    linked = into.objects[0]
+    override = linked.override_create(remap_local_usages=False)
+    for obj in (linked, override):
+        bpy.context.scene.collection.objects.link(obj)
+    assert (linked.name, override.name, linked.library is not None, override.library) == ("Prop", "Prop", True, None)
+    for goal in (override, linked):
+        assert api.bake(armature, goal, tip_bone=names[-1]).on_target
 
 
 def test_a_failed_bake_that_stepped_the_scene_puts_back_the_pose_set_by_hand() -> None:

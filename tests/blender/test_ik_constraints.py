@@ -10,7 +10,7 @@ from typing import Any
 import bpy
 import numpy as np
 import pytest
-from rigs import CREATURE_CHAINS, creature_rig, keyed_empty, make_chain, rigify_metarig
+from rigs import CREATURE_CHAINS, creature_rig, keyed_empty, loop_path, make_chain, rigify_metarig, tip_errors
 
 from fabrik_addon import api
 from fabrik_addon.blender.rig import keys
@@ -88,11 +88,11 @@ def test_after_removes_or_keeps_the_constraints(after: str) -> None:
     armature, names = make_chain(3)
     target = keyed_empty("Target", [(1, (0.6, 0.2, 2.0)), (5, (-0.4, 0.5, 2.2))])
     ik = armature.pose.bones[names[-1]].constraints.new("IK")
-    ik.target, ik.chain_count, ik.influence = target, 3, 0.9  # an influence below 1 is still "on"
+    ik.target, ik.chain_count = target, 3
     report = api.bake_ik_constraints(armature, frame_start=1, frame_end=5, after=after)
     assert report.chains[0].bones == tuple(names)
-    left = [(c.name, c.mute, round(c.influence, 6)) for c in armature.pose.bones[names[-1]].constraints]
-    assert left == ([] if after == "remove" else [("IK", False, 0.9)])
+    left = [(c.name, c.mute, c.influence) for c in armature.pose.bones[names[-1]].constraints]
+    assert left == ([] if after == "remove" else [("IK", False, 1.0)])
 
 
 def test_a_failure_gives_the_constraints_back_and_writes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -128,6 +128,13 @@ def _second_ik_with_rotation(armature: bpy.types.Object, names: list[str], ik: b
     other.target, other.chain_count, other.use_rotation = ik.target, 2, True
 
 
+def _parent_to_none(armature: bpy.types.Object, bone: str) -> None:
+    bpy.context.view_layer.objects.active = armature
+    bpy.ops.object.mode_set(mode="EDIT")
+    armature.data.edit_bones[bone].parent = None
+    bpy.ops.object.mode_set(mode="OBJECT")
+
+
 def _driven_mute_reading_keys(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
     armature["pole"] = 0.0
     armature.keyframe_insert('["pole"]', frame=1)
@@ -140,11 +147,21 @@ REFUSED: dict[str, tuple[Callable[..., object], str]] = {
         lambda a, n, ik: ik.keyframe_insert("influence", frame=1),
         "the IK constraint 'IK' of bone 'bone.003' has an animated or driven influence",
     ),
+    "static influence below 1": (
+        lambda a, n, ik: setattr(ik, "influence", 0.5),
+        r"the IK constraint 'IK' of bone 'bone.003' has Influence 0.5: Blender shows a blend of the IK's pose with "
+        r"the pose beneath, FABRIK bakes the IK's own; set its Influence to 1 to bake it \(or mute it\)",
+    ),
     "no target": (lambda a, n, ik: setattr(ik, "target", None), "has no target"),
     "rotation only": (lambda a, n, ik: setattr(ik, "use_location", False), "solves for rotation only"),
     "target bone in the chain": (
         lambda a, n, ik: (setattr(ik, "target", a), setattr(ik, "subtarget", "bone.002")),
         r"the IK constraint 'IK' of bone 'bone.003': the target bone 'bone.002' is a bone of the chain",
+    ),
+    "use tail off on a root bone": (
+        lambda a, n, ik: (setattr(ik, "use_tail", False), setattr(ik, "chain_count", 1), _parent_to_none(a, n[-1])),
+        r"the IK constraint 'IK' of bone 'bone.003' has Use Tail off on a bone without a parent: its chain would "
+        r"have no bone; turn Use Tail on to bake",
     ),
     "a tree turning a tip": (
         _second_ik_with_rotation,
@@ -168,6 +185,122 @@ def test_itascs_simulation_mode_is_refused() -> None:
         "solves its IK with iTaSC in Simulation mode",
         file_summary,
     )
+
+
+def test_itasc_bakes_its_constraints_switched_off_by_their_mute() -> None:
+    """iTaSC still applies an IK constraint whose Influence is 0 (it holds the chain near its rest pose): the
+    bake switches the constraints off by their mute, so the report measures what the muted rig plays."""
+    frames = range(1, 11)
+    armature, names = make_chain(4)
+    target = keyed_empty("Target", loop_path(frames, (0.5, 0.0, 2.2), (0.8, 0.6, 0.5)))
+    ik = armature.pose.bones[names[-1]].constraints.new("IK")
+    ik.target, ik.chain_count = target, 3
+    armature.pose.ik_solver = "ITASC"
+    report = api.bake_ik_constraints(armature, frame_start=frames.start, frame_end=frames.stop - 1)
+    assert ik.mute
+    errors = tip_errors(armature, names[-1], target, frames)
+    np.testing.assert_allclose(errors, report.chains[0].error, atol=1e-6)
+    assert report.chains[0].on_target
+
+
+def _driven_mute(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
+    armature["pole"] = 0.0
+    variable = ik.driver_add("mute").driver.variables.new()
+    variable.targets[0].id, variable.targets[0].data_path = armature, '["pole"]'
+
+
+ITASC_REFUSED: dict[str, tuple[Callable[..., object], str]] = {
+    "driven mute": (
+        _driven_mute,
+        r"armature 'Rig' solves its IK with iTaSC, which applies an IK constraint even at Influence 0, and "
+        r"the mute of the IK constraint 'IK' of bone 'bone.003' is driven \(its driver would undo a mute\): the "
+        r"keys would not show; set the armature's IK Solver to Standard \(Armature properties, Inverse "
+        r"Kinematics panel\) to bake",
+    ),
+    "influence 0": (
+        lambda a, n, ik: setattr(ik, "influence", 0.0),
+        r"the IK constraint 'IK' of bone 'bone.003' has Influence 0, which iTaSC \(the armature's IK Solver\) "
+        r"still applies: mute it to leave it "
+        r"out, or set its Influence to 1 to bake it",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", ITASC_REFUSED.keys())
+def test_what_itasc_would_undo_is_refused_naming_itasc(case: str) -> None:
+    make, message = ITASC_REFUSED[case]
+    _refuse(lambda a, n, ik: (setattr(a.pose, "ik_solver", "ITASC"), make(a, n, ik)), message, file_summary)
+
+
+def _second_ik_on_the_tip(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
+    other = armature.pose.bones[names[-1]].constraints.new("IK")
+    other.target, other.chain_count = keyed_empty("Other", [(1, (-0.6, 0.2, 2.0))]), 2
+
+
+TIP_SHARED = {
+    "STANDARD": r"Blender's IK follows only the first, 'IK' \(the others would take over once it is muted\)",
+    "ITASC": "iTaSC puts the tail between their targets",
+}
+
+
+@pytest.mark.parametrize("solver", TIP_SHARED.keys())
+def test_two_ik_constraints_on_one_tip_are_refused_saying_which_blender_follows(solver: str) -> None:
+    def make(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
+        _second_ik_on_the_tip(armature, names, ik)
+        armature.pose.ik_solver = "LEGACY" if solver == "STANDARD" else "ITASC"
+
+    _refuse(
+        make,
+        r"the IK constraints 'IK' and 'IK.001' of bone 'bone.003' all end at the tail of bone 'bone.003': "
+        f"{TIP_SHARED[solver]}; a bake follows one target per tip: mute or remove all but one of them to bake",
+        file_summary,
+    )
+
+
+def test_use_tail_off_on_a_child_of_another_tip_is_refused_naming_both() -> None:
+    def make(armature: bpy.types.Object, names: list[str], ik: bpy.types.KinematicConstraint) -> None:
+        ik.chain_count = 2
+        other = armature.pose.bones[names[-2]].constraints.new("IK")
+        other.target, other.chain_count = keyed_empty("Other", [(1, (-0.6, 0.2, 2.0))]), 2
+        ik.use_tail = False
+
+    _refuse(
+        make,
+        r"the IK constraints 'IK' of bone 'bone.002' and 'IK' of bone 'bone.003' \(Use Tail off\) all end at the "
+        r"tail of bone 'bone.002'; a bake follows one target per tip: mute or remove all but one of them to bake",
+    )
+
+
+def test_a_chain_length_beyond_the_root_stops_at_the_root_as_blender_does() -> None:
+    frames = range(1, 6)
+    armature, names = make_chain(3)
+    target = keyed_empty("Target", loop_path(frames, (0.4, 0.0, 2.0), (0.5, 0.4, 0.3)))
+    ik = armature.pose.bones[names[-1]].constraints.new("IK")
+    ik.target, ik.chain_count = target, 9
+    report = api.bake_ik_constraints(armature, frame_start=frames.start, frame_end=frames.stop - 1)
+    assert report.chains[0].bones == tuple(names)
+    np.testing.assert_allclose(tip_errors(armature, names[-1], target, frames), report.chains[0].error, atol=1e-6)
+    assert report.chains[0].on_target
+
+
+def test_use_tail_off_on_an_unconnected_bone_puts_its_parents_tail_on_the_target_as_blender_does() -> None:
+    """Without Use Tail the chain ends at the owner's parent, whose tail Blender's IK puts on the target, even
+    where the owner's head is elsewhere (not connected)."""
+    frames = range(1, 6)
+    armature, names = make_chain(4, connected=False, gap=(0.2, 0.0, 0.1))
+    target = keyed_empty("Target", loop_path(frames, (0.4, 0.0, 2.5), (0.5, 0.4, 0.3)))
+    ik = armature.pose.bones[names[-1]].constraints.new("IK")
+    ik.target, ik.chain_count, ik.use_tail = target, 2, False
+    scene = bpy.context.scene
+    blender = []
+    for frame in frames:
+        scene.frame_set(frame)
+        blender.append((armature.matrix_world @ armature.pose.bones[names[-2]].tail - target.location).length)
+    assert max(blender) < TOLERANCE  # Blender's IK: the parent's tail on the target
+    report = api.bake_ik_constraints(armature, frame_start=frames.start, frame_end=frames.stop - 1)
+    assert report.chains[0].bones == tuple(names[1:3])
+    np.testing.assert_allclose(tip_errors(armature, names[-2], target, frames), report.chains[0].error, atol=1e-6)
+    assert report.chains[0].on_target
 
 
 def test_a_bad_after_is_refused() -> None:

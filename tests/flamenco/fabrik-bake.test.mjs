@@ -56,6 +56,18 @@ test("a folder without file names is one task baking it in parallel processes; i
     assert.deepEqual(args(compile({ folder: "/shots", ...chain })[0]).slice(0, 3), ["/shots", "-j", "1"]);
 });
 
+test("overwrite and strict pass their options; left alone, they are not passed", () => {
+    const given = { folder: "/shots", files: "a.blend", output: "/out", ...chain };
+    const bare = ["/shots/a.blend", "--armature", "Rig", "--tip", "hand.L", "--target", "Hand.IK", "--output", "/out"];
+    assert.deepEqual(args(compile({ ...given, overwrite: true, strict: true })[0]), [...bare, "--overwrite", "--strict"]);
+    assert.deepEqual(args(fromAddon({ ...given, overwrite: true })[0]), [...bare, "--overwrite"]);
+    assert.deepEqual(args(fromAddon({ ...given, strict: true })[0]), [...bare, "--strict"]);
+    assert.deepEqual(args(fromAddon(given)[0]), bare);
+    assert.deepEqual(args(compile({ ...given, overwrite: false, strict: false })[0]), bare);
+    const [folderTask] = compile({ folder: "/shots", processes: 2, in_place: true, overwrite: true, ...chain });
+    assert.deepEqual(args(folderTask).slice(-2), ["--in-place", "--overwrite"]);
+});
+
 test("a config file, an output folder and a report per task", () => {
     const [task] = compile({
         folder: "/shots", files: "a.blend", config: "/farm/chains.toml", output: "/out", report_dir: "/reports",
@@ -71,8 +83,8 @@ test("settings left alone in Blender, or left out of an API call, are not passed
     const submitted = addonSettings(jobType, given);
     assert.deepEqual( // what the add-on sends for the bake settings left alone
         [submitted.chain_length, submitted.frames, submitted.step, submitted.tolerance, submitted.max_iterations,
-         submitted.method, submitted.in_place, submitted.processes],
-        [0, "", 0, 0, 0, "default", false, 1],
+         submitted.method, submitted.in_place, submitted.overwrite, submitted.strict, submitted.processes],
+        [0, "", 0, 0, 0, "default", false, false, false, 1],
     );
     assert.deepEqual(args(compile(submitted)[0]), bare);
     assert.deepEqual(args(compile(given)[0]), bare);
@@ -94,6 +106,7 @@ test("a setting of the wrong kind, or one the job type lacks, fails the submissi
     throwsMessage(() => compile({ ...given, tolerance: "small" }), /tolerance must be a number/);
     throwsMessage(() => compile({ ...given, method: "dls" }), /method must be one of default, fabrik, ccd, got "dls"/);
     throwsMessage(() => compile({ ...given, in_place: "yes" }), /in_place must be true or false/);
+    throwsMessage(() => compile({ ...given, overwrite: 1 }), /overwrite must be true or false, got 1/);
     throwsMessage(() => compile({ ...given, armature: 7 }), /armature must be text/);
     throwsMessage(() => compile({ ...given, blendfiles: "/a.blend" }), /unknown setting blendfiles: the settings are folder,/);
 });

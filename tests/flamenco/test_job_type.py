@@ -24,7 +24,7 @@ def test_the_job_type_and_the_stand_in_of_flamenco_pass_their_node_tests() -> No
     failed = re.search(r"^# fail (\d+)$", run.stdout, re.MULTILINE)
     assert passed is not None, run.stdout
     assert failed is not None, run.stdout
-    assert (int(passed[1]), int(failed[1])) == (15, 0), run.stdout
+    assert (int(passed[1]), int(failed[1])) == (16, 0), run.stdout
 
 
 def command_requests(settings: dict[str, Any], *, addon: bool) -> list[Request]:
@@ -66,6 +66,15 @@ def test_bake_settings_given_reach_the_command(addon: bool) -> None:
     }
     assert request.chain is not None
     assert request.chain.settings.chains[0].chain_length == 2
+
+
+@pytest.mark.parametrize("addon", [True, False], ids=["from-blender", "from-the-api"])
+def test_overwrite_and_strict_reach_the_command(addon: bool) -> None:
+    given = {"folder": "/shots", "files": "a.blend", **CHAIN}
+    (request,) = command_requests({**given, "overwrite": True, "strict": True}, addon=addon)
+    assert (request.overwrite, request.strict) == (True, True)
+    (request,) = command_requests(given, addon=addon)
+    assert (request.overwrite, request.strict) == (False, False)
 
 
 @pytest.mark.parametrize("addon", [True, False], ids=["from-blender", "from-the-api"])

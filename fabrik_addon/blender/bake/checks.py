@@ -30,6 +30,18 @@ def current_scene() -> bpy.types.Scene:
     return scene
 
 
+def check_time_unmapped(scene: bpy.types.Scene) -> None:
+    """The scene plays each frame's animation at that frame: Time Stretching (``frame_map_old`` and
+    ``_new``) would play the keys solved for one frame at another."""
+    render = scene.render
+    if render.frame_map_old != render.frame_map_new:
+        raise ValueError(
+            f"the scene '{scene.name}' remaps time (Time Stretching, in the Output properties' Frame Range: Old "
+            f"{render.frame_map_old}, New {render.frame_map_new}), so its animation plays at other frames than it "
+            "is keyed on: set Old and New to the same value to bake"
+        )
+
+
 def check_armature(armature: object) -> bpy.types.Object:
     """An armature object whose pose and animation can be edited."""
     data = armature_data(armature)
@@ -94,7 +106,8 @@ def check_evaluated(obj: bpy.types.Object, role: str) -> None:
     # Asking for visibility first brings the view layer up to date with its collections: an object linked
     # since the last update is not in ``view_layer.objects`` until then.
     visible = obj.visible_get() or obj.hide_get()
-    in_layer = view_layer.objects.get(obj.name) == obj
+    # Not looked up by name: a library override and its linked original share one.
+    in_layer = any(other == obj for other in view_layer.objects)
     if not in_layer or obj.hide_viewport or not visible:
         raise ValueError(
             f"the {role} '{obj.name}' is not evaluated in the view layer '{view_layer.name}': it is not in it, "
@@ -114,6 +127,27 @@ def check_goals(
     elif settings.pole_bone:
         raise ValueError(f"pole_bone '{settings.pole_bone}' names a bone of no pole target: pick the pole_target")
     return target, pole
+
+
+def check_tips_apart(chains: Iterable[ChainSettings[bpy.types.Object]]) -> None:
+    """No two chains end at the same bone: its tail follows one target (chains given, their targets checked)."""
+    by_tip: dict[tuple[bpy.types.Object, str], list[str]] = {}
+    for chain in chains:
+        assert chain.target is not None
+        by_tip.setdefault((chain.armature, chain.tip_bone), []).append(
+            f"'{_goal_name(chain.target, chain.target_bone)}'"
+        )
+    for (armature, tip), targets in by_tip.items():
+        if len(targets) > 1:
+            raise ValueError(
+                f"{len(targets)} chains end at bone '{tip}' of armature '{armature.name}', toward {joined(targets)}: "
+                "a bone's tail follows one target; disable or remove all but one of them, or end them at other bones"
+            )
+
+
+def joined(items: list[str]) -> str:
+    """``items`` listed in words: "a, b and c"."""
+    return f"{', '.join(items[:-1])} and {items[-1]}" if len(items) > 1 else "".join(items)
 
 
 def check_chain_bones(chain: ArmatureChain) -> None:
@@ -179,11 +213,13 @@ def check_writable(
         )
 
 
-def check_channels_unlocked(
+def check_channel_fcurves(
     armature: bpy.types.Object, action_name: str | None, channels: Collection[tuple[str, int]]
 ) -> None:
-    """None of the F-curves that the keys of ``channels`` (data path, index) go into is locked (see
-    ``rig.check_unlocked``): checked before anything is written."""
+    """The F-curves that the keys of ``channels`` (data path, index) go into take them and play them: none is
+    locked (see ``rig.check_unlocked``) or muted, or has a modifier that changes its values (Cycles is
+    allowed: it repeats the keys outside their range only, and the bake keys every frame of its own).
+    Checked before anything is written."""
     anim = armature.animation_data
     current = anim.action if anim is not None else None
     action = bpy.data.actions.get(action_name) if action_name else current
@@ -191,8 +227,25 @@ def check_channels_unlocked(
         return
     fcurves = compat.assigned_fcurves(armature) if action == current else compat.fcurves_on_assignment(armature, action)
     for fcurve in fcurves:
-        if (fcurve.data_path, fcurve.array_index) in channels:
-            check_unlocked(armature, fcurve)
+        if (fcurve.data_path, fcurve.array_index) not in channels:
+            continue
+        check_unlocked(armature, fcurve)
+        name = f"the F-curve {fcurve.data_path}[{fcurve.array_index}] of '{armature.name}'"
+        if fcurve.mute:
+            raise ValueError(f"{name} is muted, so the baked keys would not play: unmute it before baking")
+        for modifier in fcurve.modifiers:
+            if not modifier.mute and modifier.type != "CYCLES":
+                raise ValueError(
+                    f"{name} has a {enum_name(modifier, 'type')} modifier, which would change the baked keys: "
+                    "remove it, or mute it, before baking"
+                )
+
+
+def enum_name(struct: bpy.types.bpy_struct, prop: str) -> str:
+    """The name Blender's interface shows for the value of ``struct``'s enum property ``prop`` ("Noise")."""
+    rna = struct.bl_rna.properties[prop]
+    assert isinstance(rna, bpy.types.EnumProperty)
+    return str(rna.enum_items[getattr(struct, prop)].name)
 
 
 def check_action_switch(armature: bpy.types.Object, action_name: str | None, chain_bones: Collection[str]) -> None:

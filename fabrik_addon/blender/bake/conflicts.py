@@ -1,10 +1,10 @@
 """What would override a chain's baked keys, or move its goals with it: refused before anything is written.
 
 A chain's keys decide its pose only if nothing else does: no constraint on its bones (on any frame: one whose
-influence or mute is animated counts), no driver on their rotation, no IK constraint lower down whose chain
-reaches into them, no NLA blending that mixes the Action with strips beneath it. And a goal (target, pole)
-must not follow the chain's bones: through parents, constraints or drivers, of objects and of bones, however
-indirectly; it would run away from the bones following it.
+influence or mute is animated counts), no driver on their rotation, no animated rotation mode, no IK
+constraint lower down whose chain reaches into them, no NLA blending that mixes the Action with strips
+beneath it. And a goal (target, pole) must not follow the chain's bones: through parents, constraints or
+drivers, of objects and of bones, however indirectly; it would run away from the bones following it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Collection
 import bpy
 
 from ..rig import ROTATION_PATHS, ArmatureChain, Node, animated_paths, path_to
+from .checks import enum_name
 
 #: The constraint properties whose animation can switch a constraint on (on some frame).
 _SWITCHES = ("influence", "mute", "enabled")
@@ -39,11 +40,13 @@ def check_chain_alone(chain: ArmatureChain, use_stretch: bool, replaced: Collect
     for name in chain.bone_names:
         pose_bone = pose.bones[name]
         constraints = [c for c in pose_bone.constraints if (name, c.name) not in replaced]
-        active = [c.name for c in constraints if c.enabled and c.influence > 0]
+        active = [c for c in constraints if applies(c, armature)]
         if active:
+            at_zero = any(c.influence <= 0 for c in active)
+            itasc = " (iTaSC, the armature's IK Solver, applies IK even at Influence 0)" if at_zero else ""
             raise ValueError(
-                f"bone '{name}' has constraints that would override the baked rotation ({', '.join(active)}); "
-                "disable or remove them before baking"
+                f"bone '{name}' has constraints that would override the baked rotation "
+                f"({', '.join(c.name for c in active)}){itasc}; disable or remove them before baking"
             )
         switched = [c.name for c in constraints if _switched(pose_bone, c, animated)]
         if switched:
@@ -58,13 +61,19 @@ def check_chain_alone(chain: ArmatureChain, use_stretch: bool, replaced: Collect
                     f"bone '{name}' has a driver on its {driver.data_path.rsplit('.', 1)[1]}[{driver.array_index}], "
                     "which would override the baked keys: remove the driver before baking"
                 )
+        if pose_bone.path_from_id("rotation_mode") in animated:
+            raise ValueError(
+                f"bone '{name}' has its Rotation Mode animated (keys or NLA strips on rotation_mode): the baked keys "
+                f"go into the channels of the mode it has now, {enum_name(pose_bone, 'rotation_mode')}, which do not "
+                "play on frames in another mode; remove the keys on its Rotation Mode before baking"
+            )
     inside = set(chain.bone_names)
     for pose_bone in pose.bones:
         for constraint in pose_bone.constraints:
             kind = _CHAIN_CONSTRAINTS.get(constraint.type)
             if kind is None or pose_bone.name in inside or (pose_bone.name, constraint.name) in replaced:
                 continue
-            if not (constraint.enabled and constraint.influence > 0) and not _switched(pose_bone, constraint, animated):
+            if not applies(constraint, armature) and not _switched(pose_bone, constraint, animated):
                 continue
             reached = [b for b in _constraint_chain(pose_bone, constraint) if b in inside]
             if reached:
@@ -72,6 +81,16 @@ def check_chain_alone(chain: ArmatureChain, use_stretch: bool, replaced: Collect
                     f"the {kind} constraint '{constraint.name}' of bone '{pose_bone.name}' turns the chain's bones "
                     f"{', '.join(map(repr, reached))} and would override the baked keys: mute it before baking"
                 )
+
+
+def applies(constraint: bpy.types.Constraint, armature: bpy.types.Object) -> bool:
+    """Whether Blender applies the constraint now: it is not muted and its influence is above 0, but for an IK
+    constraint solved by iTaSC, which applies one even at Influence 0 (it holds the chain near its rest pose)."""
+    if not constraint.enabled:
+        return False
+    pose = armature.pose
+    itasc = constraint.type == "IK" and pose is not None and pose.ik_solver == "ITASC"
+    return constraint.influence > 0 or itasc
 
 
 def check_goal_independent(

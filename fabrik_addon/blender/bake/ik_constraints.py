@@ -1,16 +1,20 @@
 """Blender's own IK constraints as the input of a bake: every IK constraint of an armature that is on is read
 as a chain (target and bone, pole and bone, pole angle, chain length, tail, stretch, rotation and its
 weight, iterations), all of them are baked with FABRIK in one walk through the frames, and then they are
-muted (or removed, or kept), so that the keys show.
+muted (or removed, or kept), so that the keys show. As in Blender's IK, a chain length beyond the root stops
+there, and without Use Tail the chain ends at the owner's parent, whose tail goes to the target (connected or
+not). Constraints that end at the same bone's tail are refused: a bake follows one target per tip.
 
 Which constraints are on is read as Blender evaluates them at the scene's current frame. A driver on a
 constraint's mute (Rigify switches between an IK with a pole and one without this way) is followed as it
 stands now, provided nothing it reads is animated: the bake cannot tell on which frames an animated switch
-would turn the constraint on. A constraint whose influence is animated or driven is refused (FABRIK bakes the
-IK's pose, not a blend with what lies under it), and so are what FABRIK cannot honour: IK by distance, IK
-without a target, rotation-only IK, and the iTaSC solver's simulation mode. While the bake runs, the
-constraints are switched off by their influence (a driver would undo a mute), and whatever happens they are
-left as they were unless the bake succeeded and ``after`` says otherwise.
+would turn the constraint on. A constraint whose influence is below 1, animated or driven is refused (FABRIK
+bakes the IK's pose, not a blend with what lies under it), and so are what FABRIK cannot honour: IK by
+distance, IK without a target, rotation-only IK, and the iTaSC solver's simulation mode. While the bake runs,
+the constraints are muted, or switched off by their influence where a driver sets their mute (it would undo a
+mute), and whatever happens they are left as they were unless the bake succeeded and ``after`` says
+otherwise. iTaSC applies an IK constraint even at Influence 0: with it, a constraint at 0 that is not muted is
+on (and refused), and one whose mute is driven cannot be switched off (refused, naming iTaSC).
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ import bpy
 
 from ...settings import IK_AFTER, BakeSettings, ChainSettings, FrameRange, SolverSettings
 from ..rig import animated_paths, bone_path
-from .checks import check_armature
+from .checks import check_armature, joined
+from .conflicts import applies
 from .plan import plan
 from .report import RigBakeReport
 from .run import carry_out
@@ -86,18 +91,82 @@ def read_ik_constraints(armature: bpy.types.Object) -> tuple[list[IKSource], lis
                 raise ValueError(f"{label} is muted and unmuted by keys: bake the frames of each state apart")
             if driven_mute:
                 _check_switch_still(label, drivers[f"{path}.mute"])
-            if constraint.mute or constraint.influence <= 0.0:
+            if not applies(constraint, armature):
                 off.append((pose_bone.name, constraint.name))
                 continue
+            if constraint.influence < 1.0:
+                raise ValueError(_blend_text(label, constraint.influence))
             chain = _chain(armature, pose_bone, constraint, label)
             sources.append(IKSource(pose_bone.name, constraint.name, chain, driven_mute))
             iterations = max(iterations, constraint.iterations)
-    if pose.ik_solver == "ITASC" and getattr(pose.ik_param, "mode", "") == "SIMULATION":
+    _check_tips_apart(armature, sources)
+    if pose.ik_solver == "ITASC":
+        _check_itasc(armature, sources)
+    return sources, off, iterations
+
+
+def _check_tips_apart(armature: bpy.types.Object, sources: list[IKSource]) -> None:
+    """No two constraints that are on end at the same bone's tail: a bake follows one target per tip."""
+    by_tip: dict[str, list[IKSource]] = {}
+    for source in sources:
+        by_tip.setdefault(source.chain.tip_bone, []).append(source)
+    for tip, sharing in by_tip.items():
+        if len(sharing) < 2:
+            continue
+        if len({source.bone for source in sharing}) == 1:  # on one bone: what Blender does with them
+            listed = f"{joined([repr(s.constraint) for s in sharing])} of bone '{sharing[0].bone}'"
+            itasc = armature.pose is not None and armature.pose.ik_solver == "ITASC"
+            how = (
+                ": iTaSC puts the tail between their targets"
+                if itasc
+                else f": Blender's IK follows only the first, '{sharing[0].constraint}' (the others would take "
+                "over once it is muted)"
+            )
+        else:
+            listed = joined([f"'{s.constraint}' of bone '{s.bone}'{_tail_off(s, tip)}" for s in sharing])
+            how = ""
+        raise ValueError(
+            f"the IK constraints {listed} all end at the tail of bone '{tip}'{how}; a bake follows one target per "
+            "tip: mute or remove all but one of them to bake"
+        )
+
+
+def _tail_off(source: IKSource, tip: str) -> str:
+    """Says that a constraint's chain ends at its owner's parent, where it does."""
+    return " (Use Tail off)" if source.bone != tip else ""
+
+
+def _blend_text(label: str, influence: float) -> str:
+    """Why an IK constraint that is on with an influence below 1 is refused."""
+    if influence <= 0.0:  # on at 0: solved by iTaSC
+        return (
+            f"{label} has Influence 0, which iTaSC (the armature's IK Solver) still applies: mute it to leave it "
+            "out, or set its Influence to 1 to bake it"
+        )
+    return (
+        f"{label} has Influence {influence:.3g}: Blender shows a blend of the IK's pose with the pose beneath, "
+        "FABRIK bakes the IK's own; set its Influence to 1 to bake it (or mute it)"
+    )
+
+
+def _check_itasc(armature: bpy.types.Object, sources: list[IKSource]) -> None:
+    """iTaSC in Animation mode, with no constraint to bake whose mute is driven: iTaSC applies an IK
+    constraint even at Influence 0, so only a mute switches one off."""
+    pose = armature.pose
+    assert pose is not None
+    if getattr(pose.ik_param, "mode", "") == "SIMULATION":
         raise ValueError(
             f"armature '{armature.name}' solves its IK with iTaSC in Simulation mode, where each frame follows "
             "from the one before: set its IK Solver to Standard, or iTaSC's mode to Animation, to bake"
         )
-    return sources, off, iterations
+    for source in sources:
+        if source.driven_mute:
+            raise ValueError(
+                f"armature '{armature.name}' solves its IK with iTaSC, which applies an IK constraint even at "
+                f"Influence 0, and the mute of {source.label} is driven (its driver would undo a mute): the keys "
+                "would not show; set the armature's IK Solver to Standard (Armature properties, Inverse "
+                "Kinematics panel) to bake"
+            )
 
 
 def bake_ik_constraints(
@@ -158,19 +227,20 @@ def _chain(
     if constraint.target is None:
         raise ValueError(f"{label} has no target (a targetless IK for posing): give it a target to bake")
     tip = owner
-    if not constraint.use_tail:  # the chain ends at the owner's head: its parent's tail, if connected
-        if owner.parent is None or not owner.bone.use_connect:
+    if not constraint.use_tail:  # the chain ends at the owner's parent: Blender's IK puts its tail on the target
+        if owner.parent is None:
             raise ValueError(
-                f"{label} has Use Tail off on a bone not connected to its parent: the chain's end, the bone's "
-                "head, is no bone's tail; turn Use Tail on, or connect the bone"
+                f"{label} has Use Tail off on a bone without a parent: its chain would have no bone; turn Use Tail "
+                "on to bake"
             )
         tip = owner.parent
+    depth = len(tip.parent_recursive) + 1  # a Chain Length beyond the root stops there, as in Blender's IK
     pole = constraint.pole_target
     return ChainSettings(
         armature,
         constraint.target,
         tip.name,
-        constraint.chain_count,
+        min(constraint.chain_count, depth),
         pole_target=pole,
         pole_angle=constraint.pole_angle if pole is not None else 0.0,
         use_stretch=constraint.use_stretch,
@@ -206,33 +276,41 @@ _TRANSFORMS = ("location", "rotation_quaternion", "rotation_euler", "rotation_ax
 
 @contextmanager
 def _switched_off(armature: bpy.types.Object, sources: list[IKSource]) -> Iterator[Callable[[str], None]]:
-    """The constraints switched off (influence 0) while the block runs; given back as they were unless the
-    block calls ``finish(after)``, which mutes, removes or keeps them."""
+    """The constraints switched off while the block runs: muted, or where a driver sets the mute (which would
+    undo one), by their influence (with the Standard solver: ``_check_itasc``). They are given back as they
+    were unless the block calls ``finish(after)``, which keeps them switched off (``after="mute"``), removes
+    them or gives them back."""
     pose = armature.pose
     assert pose is not None
     constraints = [pose.bones[s.bone].constraints[s.constraint] for s in sources]
     influences = [c.influence for c in constraints]
     finished = [False]
 
+    def give_back() -> None:
+        for source, constraint, influence in zip(sources, constraints, influences, strict=True):
+            if source.driven_mute:
+                constraint.influence = influence
+            else:
+                constraint.mute = False  # it was on
+
     def finish(after: str) -> None:
         finished[0] = True
-        for source, constraint, influence in zip(sources, constraints, influences, strict=True):
-            if after == "keep":
-                constraint.influence = influence
-            elif after == "mute" and not source.driven_mute:
-                constraint.influence, constraint.mute = influence, True
-            elif after == "remove":
+        if after == "keep":
+            give_back()
+        elif after == "remove":
+            for source, constraint in zip(sources, constraints, strict=True):
                 _remove(armature, pose.bones[source.bone], constraint)
-            # a driven mute stays switched off by its influence: its driver would undo a mute
 
-    for constraint in constraints:
-        constraint.influence = 0.0
+    for source, constraint in zip(sources, constraints, strict=True):
+        if source.driven_mute:
+            constraint.influence = 0.0
+        else:
+            constraint.mute = True
     try:
         yield finish
     finally:
         if not finished[0]:
-            for constraint, influence in zip(constraints, influences, strict=True):
-                constraint.influence = influence
+            give_back()
 
 
 def _remove(armature: bpy.types.Object, owner: bpy.types.PoseBone, constraint: bpy.types.Constraint) -> None:

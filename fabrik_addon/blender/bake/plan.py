@@ -10,7 +10,14 @@ import bpy
 
 from ...settings import BakeSettings
 from ..rig import keyed_channels
-from .checks import check_action_switch, check_channels_unlocked, check_writable, current_scene
+from .checks import (
+    check_action_switch,
+    check_channel_fcurves,
+    check_time_unmapped,
+    check_tips_apart,
+    check_writable,
+    current_scene,
+)
 from .conflicts import check_blending, check_goal_independent
 from .order import Order, solve_order
 from .unit import PreparedChain, Unit, prepare_chain, units
@@ -59,16 +66,18 @@ def plan(
         Naming what is wrong.
     """
     scene = current_scene()
+    check_time_unmapped(scene)
     frame_range = settings.frames.resolved(scene.frame_start, scene.frame_end)
     chains = []
     for chain in settings.chains:
         theirs = {(bone, name) for owner, bone, name in replaced if owner == chain.armature}
         chains.append(prepare_chain(chain, settings.solver, theirs))
+    check_tips_apart(settings.chains)
     check_goals_apart(chains)
     chain_bones = _check_armatures(chains, settings.action_name)
     planned = units(chains, settings.solver)
     order = solve_order(planned)
-    _check_unlocked(planned, settings.action_name)
+    _check_fcurves(planned, settings.action_name)
     return BakePlan(settings, scene, frame_range, chains, chain_bones, planned, order)
 
 
@@ -88,9 +97,10 @@ def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> 
     return chain_bones
 
 
-def _check_unlocked(planned: list[Unit], action_name: str | None) -> None:
-    """No F-curve the keys could go into is locked (``checks.check_channels_unlocked``): each unit's bones'
-    rotations, and their Y scales where a chain of the unit stretches (a tree with stretch keys every bone's)."""
+def _check_fcurves(planned: list[Unit], action_name: str | None) -> None:
+    """The F-curves the keys could go into take them and play them (``checks.check_channel_fcurves``): each
+    unit's bones' rotations, and their Y scales where a chain of the unit stretches (a tree with stretch keys
+    every bone's)."""
     keyed: dict[bpy.types.Object, set[tuple[str, int]]] = {}
     for unit in planned:
         channels = keyed.setdefault(unit.armature, set())
@@ -99,7 +109,7 @@ def _check_unlocked(planned: list[Unit], action_name: str | None) -> None:
                 c for pose_bone in prepared.chain.pose_bones for c in keyed_channels(pose_bone, unit.stretch)
             )
     for armature, channels in keyed.items():
-        check_channels_unlocked(armature, action_name, channels)
+        check_channel_fcurves(armature, action_name, channels)
 
 
 def check_goals_apart(chains: Sequence[PreparedChain]) -> None:

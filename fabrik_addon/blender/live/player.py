@@ -1,8 +1,8 @@
 """Step Through Iterations while it runs: the chain posed at a step (``show_step``), played at a pace (a
 ``bpy.app.timers`` timer), drawn in the viewport (a ``SpaceView3D`` draw handler, added only where a screen is
 drawn: headless, stepping only poses), and left (``leave``), which puts back the chain's pose. The session and
-its step live in ``LIVE``. A new frame, loading a file and unregistering end it; saving keeps the pose found in
-the file, not the step. (Its operators and slider: ``ui.live_operators``.)
+its step live in ``LIVE``. A new frame, loading a file, an undo or redo and unregistering end it; saving keeps
+the pose found in the file, not the step. (Its operators and slider: ``ui.live_operators``.)
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def show_step(step: int) -> None:
     if session is None:
         return
     if not session.alive():
-        leave(restore=False)
+        leave()
         return
     LIVE.step = min(max(int(step), 0), len(session.steps.names) - 1)
     session.pose(LIVE.step)
@@ -45,8 +45,8 @@ def show_step(step: int) -> None:
 
 def leave(restore: bool = True) -> None:
     """Stop stepping: stop playing, remove the overlay and (``restore``) put back the pose the chain's bones
-    had (the other bones keep whatever the user did meanwhile). The state is cleared first, so that an
-    armature deleted meanwhile (or bones added to it) ends the session too."""
+    had, where they still are, renamed or not (the other bones keep whatever the user did meanwhile). The
+    state is cleared first, so that an armature deleted meanwhile ends the session too."""
     if bpy.app.timers.is_registered(advance):
         bpy.app.timers.unregister(advance)
     show_overlay(False)
@@ -54,7 +54,7 @@ def leave(restore: bool = True) -> None:
     if ended is not None:
         preview.pause(ended.armature_uid, False)
         if restore:
-            with contextlib.suppress(ReferenceError, ValueError):
+            with contextlib.suppress(ReferenceError):  # the armature was deleted
                 if ended.put_back():
                     ended.armature.update_tag()
     _redraw()
@@ -84,7 +84,7 @@ def advance() -> float | None:
     if session is None:
         return None
     if not session.alive():
-        leave(restore=False)
+        leave()
         return None
     show_step(LIVE.step + 1)
     if LIVE.step >= len(session.steps.names) - 1:
@@ -105,7 +105,7 @@ def _put_back() -> None:
         return
     try:
         LIVE.session.put_back()
-    except (ReferenceError, ValueError):
+    except ReferenceError:  # the armature was deleted
         leave(restore=False)
 
 
@@ -161,6 +161,13 @@ def _on_load(*_: object) -> None:
 
 
 @persistent  # type: ignore[untyped-decorator]
+def _on_undo(*_: object) -> None:
+    """An undo or redo reads the file anew from an undo step, the armature too: stepping ends first, the
+    chain's pose put back while the session's armature is still the one in memory."""
+    leave()
+
+
+@persistent  # type: ignore[untyped-decorator]
 def _on_frame_change(*_: object) -> None:
     """A new frame ends stepping (the steps are the old frame's), the chain's pose put back before the new frame
     is evaluated, so its animation shows."""
@@ -182,6 +189,8 @@ def _on_save_post(*_: object) -> None:
 #: The handler lists stepping needs, and its function on each.
 _HANDLERS = (
     (bpy.app.handlers.load_pre, _on_load),
+    (bpy.app.handlers.undo_pre, _on_undo),
+    (bpy.app.handlers.redo_pre, _on_undo),
     (bpy.app.handlers.frame_change_pre, _on_frame_change),
     (bpy.app.handlers.save_pre, _on_save_pre),
     (bpy.app.handlers.save_post, _on_save_post),

@@ -144,7 +144,7 @@ class Session:
     armature_uid: int
 
     def alive(self) -> bool:
-        """Whether the armature is still there (not deleted meanwhile) with the chain's bones."""
+        """Whether the armature is still there (not deleted meanwhile) with the chain's bones (none renamed)."""
         try:
             pose = self.armature.pose
         except ReferenceError:
@@ -152,8 +152,8 @@ class Session:
         return pose is not None and all(name in pose.bones for name in self.steps.bone_names)
 
     def put_back(self) -> bool:
-        """The pose found, on the chain's bones only (the others keep what the user did meanwhile); returns
-        whether anything changed. Raises ReferenceError (armature deleted) or ValueError (bones added)."""
+        """The pose found, on the chain's bones only, renamed or not (the others keep what the user did
+        meanwhile); returns whether anything changed. Raises ReferenceError if the armature was deleted."""
         return self.snapshot.restore(leave=set(self.snapshot.names) - set(self.steps.bone_names))
 
     def pose(self, step: int) -> None:

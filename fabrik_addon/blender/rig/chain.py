@@ -77,7 +77,7 @@ def chain_bone_names(armature: bpy.types.Object, tip_bone: str, chain_length: in
     if chain_length > len(names):
         raise ValueError(
             f"chain_length {chain_length} is longer than the chain from '{tip_bone}' up to its root bone "
-            f"'{names[-1]}' ({len(names)} bones)"
+            f"'{names[-1]}' ({len(names)} bones): set it to {len(names)} or less (0: up to the root)"
         )
     return tuple(reversed(names))
 

@@ -18,7 +18,7 @@ from fabrik_addon.blender.properties import settings_of
 from fabrik_addon.blender.rig import KeyWriter
 
 from ..oracle import FloatArray, data_snapshot, fcurve_keys
-from .scenes import chain_scene
+from .scenes import activate, chain_scene
 
 TOLERANCE = 1e-3
 
@@ -265,7 +265,7 @@ def test_unregistering_while_stepping_leaves_nothing_behind() -> None:
     assert not player.overlay_shown()
     assert not bpy.app.timers.is_registered(player.advance)
     assert not hasattr(bpy.context.window_manager, "fabrik_playback")
-    for handlers in ("load_pre", "frame_change_pre", "save_pre", "save_post"):
+    for handlers in ("load_pre", "undo_pre", "redo_pre", "frame_change_pre", "save_pre", "save_post"):
         assert not any(
             getattr(h, "__module__", "").startswith("fabrik_addon") for h in getattr(bpy.app.handlers, handlers)
         )
@@ -321,6 +321,36 @@ def test_deleting_the_armature_while_stepping_ends_the_session() -> None:
     assert not bpy.app.timers.is_registered(player.advance)
     assert not bpy.ops.fabrik.step_leave.poll()
     player.leave()  # and leaving again is harmless
+
+
+@pytest.mark.parametrize("change", ["rename a chain bone", "add a bone in Edit Mode"])
+def test_a_chain_edited_while_stepping_gets_the_pose_found_back(change: str) -> None:
+    """Renaming a chain bone ends the session at the slider's next move; a bone added in Edit Mode changes the
+    pose's bones: either way the chain's bones get back the pose found (the root's Location too), and the
+    new bone keeps its own."""
+    armature, names, _ = bent_scene()
+    before = pose_values(armature)
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    playback = bpy.context.window_manager.fabrik_playback
+    playback.step = 1
+    assert pose_values(armature) != before
+    if change == "rename a chain bone":
+        armature.data.bones[names[0]].name = "renamed"
+    else:
+        activate(armature, "EDIT")
+        extra = armature.data.edit_bones.new("extra")
+        extra.head, extra.tail = (1.0, 0.0, 0.0), (1.0, 0.0, 1.0)
+        activate(armature)
+        armature.pose.bones["extra"].location = (0.0, 0.5, 0.0)
+    playback.step = 2
+    if LIVE.session is not None:
+        assert bpy.ops.fabrik.step_leave() == {"FINISHED"}
+    assert LIVE.session is None
+    after = pose_values(armature)
+    assert after[: len(before)] == before
+    assert after[len(before) :] == (
+        [] if change == "rename a chain bone" else [(0.0, 0.5, 0.0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1)]
+    )
 
 
 def test_a_file_saved_while_stepping_holds_the_pose_found(tmp_path: Path) -> None:
