@@ -60,6 +60,7 @@ def bake(
     use_rotation: bool = False,
     rotation_weight: float = 1.0,
     weight: float = 1.0,
+    soft_reach: float = 0.0,
     progress: Callable[[float], None] | None = None,
 ) -> BakeReport:
     """Key the rotations of a chain of bones so its tip follows a target on every frame.
@@ -108,6 +109,10 @@ def bake(
     weight : float
         How hard the tip pulls when the chain shares bones with others baked with it (``bake_settings``
         with several chains: they are solved as one tree); a single chain ignores it.
+    soft_reach : float
+        World units (>= 0): over this distance short of full extension the chain eases straight instead of
+        snapping straight, so a leg reaching for a far pin does not pop; the tip stops short of a target that
+        far out (those frames count as out of reach). 0 (the default) is off, and so is ``use_stretch``.
     progress : callable, optional
         Called with the fraction done, from 0 to 1.
 

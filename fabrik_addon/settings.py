@@ -132,6 +132,9 @@ class ChainSettings(Generic[ObjectT]):
     weight : float
         How hard the tip pulls (> 0) when the chain shares bones with others (they are solved as one tree):
         only the weights' ratios matter (the IK constraint's Weight).
+    soft_reach : float
+        World units (>= 0): over this distance short of full extension the chain eases straight instead of
+        snapping straight; the tip then stops short of a target that far out. 0: off (and with Stretch).
     """
 
     armature: ObjectT
@@ -146,6 +149,7 @@ class ChainSettings(Generic[ObjectT]):
     use_rotation: bool = False
     rotation_weight: float = 1.0
     weight: float = 1.0
+    soft_reach: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.tip_bone, str):
@@ -164,6 +168,10 @@ class ChainSettings(Generic[ObjectT]):
             raise ValueError(f"rotation_weight must be a number from {_WEIGHT_MIN} to 1, got {self.rotation_weight!r}")
         _set(self, "rotation_weight", weight)
         _set(self, "weight", _positive(self.weight, "weight"))
+        soft = _real(self.soft_reach)
+        if not (math.isfinite(soft) and soft >= 0.0):
+            raise ValueError(f"soft_reach must be a distance >= 0 (0 = off), got {self.soft_reach!r}")
+        _set(self, "soft_reach", soft)
 
 
 @dataclass(frozen=True)

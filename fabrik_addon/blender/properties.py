@@ -203,6 +203,21 @@ class FABRIK_PG_chain(bpy.types.PropertyGroup):
         update=_notify("weight"),
         override=_OVERRIDABLE,
     )
+    soft_reach: FloatProperty(  # type: ignore[valid-type]
+        name="Soft Reach",
+        description=(
+            "Over this distance short of full extension the chain eases straight instead of snapping straight "
+            "(a knee that does not pop); the tip then stops short of a target that far out, and those frames "
+            "count as out of reach. 0: off. Not with Stretch"
+        ),
+        default=DEFAULTS["soft_reach"],
+        min=0.0,
+        soft_max=1.0,
+        subtype="DISTANCE",
+        unit="LENGTH",
+        update=_notify("soft_reach"),
+        override=_OVERRIDABLE,
+    )
     last_bake: PointerProperty(  # type: ignore[valid-type]
         type=FABRIK_PG_bake_summary, options={"HIDDEN"}, override=_OVERRIDABLE
     )
@@ -343,6 +358,7 @@ def chain_settings(armature: bpy.types.Object, chain: FABRIK_PG_chain) -> ChainS
         use_rotation=chain.use_rotation,
         rotation_weight=chain.rotation_weight,
         weight=chain.weight,
+        soft_reach=chain.soft_reach,
     )
 
 

@@ -287,6 +287,7 @@ def _solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int
         max_iterations=solver.max_iterations,
         method=solver.method,
         warm_start=solver.warm_start,
+        soft_reach=prepared.settings.soft_reach / float(root.scale.max()),
     )
     rotations, y_scales = solution.rotations, None
     if solution.scales is not None:
@@ -350,6 +351,7 @@ def _solve_tree(
         stretch=tree.stretch,
         tolerance=min(f.tolerance for f in frames_of),
         max_iterations=solver.max_iterations,
+        soft_reach=[c.settings.soft_reach / float(root.scale.max()) for c in chains],
     )
     if tree.stretch:
         rotations, y_scales = tree_inherited_stretch(tree.rest, solution.rotations, solution.scales)

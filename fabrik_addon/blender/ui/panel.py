@@ -96,6 +96,9 @@ def _draw_chain(column: bpy.types.UILayout, armature: bpy.types.Object, chain: F
         column.prop(chain, "pole_angle")
     column.separator()
     column.prop(chain, "use_stretch")
+    row = column.row()
+    row.active = not chain.use_stretch  # stretching reaches farther instead
+    row.prop(chain, "soft_reach")
     column.prop(chain, "use_rotation")
     if chain.use_rotation:
         column.prop(chain, "rotation_weight")

@@ -19,6 +19,7 @@ from .geometry import (
     is_straight_line,
     norms,
     perpendicular,
+    soften_reach,
     turn_about,
     unit_or,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "quat_to_matrix",
     "segment_lengths",
     "sign_continuous",
+    "soften_reach",
     "turn_about",
     "twist",
     "unit_or",
