@@ -26,7 +26,8 @@ from rigs import link, scene
 from fabrik_addon import api
 
 FloatArray = NDArray[np.float64]
-TOLERANCE = 1e-3
+#: Plant Feet's tolerance, in leg lengths (its default).
+TOLERANCE = 2e-4
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,11 @@ class Legs:
     @property
     def leg_length(self) -> float:
         return float(np.mean([mocap.leg_length(self.armature, leg) for leg in self.legs]))
+
+    @property
+    def tolerance(self) -> float:
+        """Plant Feet's tolerance in scene units: ``TOLERANCE`` of the shorter leg."""
+        return TOLERANCE * min(mocap.leg_length(self.armature, leg) for leg in self.legs)
 
 
 def import_legs(clip: str) -> Legs:
@@ -79,7 +85,7 @@ def foot_matrices(armature: bpy.types.Object, legs: tuple[mocap.Leg, ...], frame
 def fabrik_plant(legs: Legs, **options: object) -> tuple[float, api.PlantReport]:
     """``api.plant_feet`` of both feet (3-bone legs): its seconds and report."""
     start = time.perf_counter()
-    report = api.plant_feet(legs.armature, legs.foot_names, tolerance=TOLERANCE, **options)  # type: ignore[arg-type]
+    report = api.plant_feet(legs.armature, legs.foot_names, **options)  # type: ignore[arg-type]
     return time.perf_counter() - start, report
 
 

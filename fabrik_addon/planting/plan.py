@@ -40,6 +40,9 @@ class PlantRules:
     floor : float or None
         The floor's height in scene units; None: where the balls rest, the lowest but for noise
         (``contacts.floor_height``).
+    tolerance : float
+        Leg lengths (> 0): how close each ball must come to its goal (0.0002: 0.2 mm on a human leg, so a
+        ball held within it slides at most twice that).
     """
 
     contacts: ContactRules = field(default_factory=ContactRules)
@@ -48,6 +51,7 @@ class PlantRules:
     hips_speed: float = 0.3
     soft_reach: float = 0.01
     floor: float | None = None
+    tolerance: float = 2e-4
 
     def __post_init__(self) -> None:
         if not isinstance(self.contacts, ContactRules):
@@ -59,6 +63,7 @@ class PlantRules:
         _number(self.soft_reach, "soft_reach", 0.0)
         if self.floor is not None:
             _number(self.floor, "floor")
+        _number(self.tolerance, "tolerance", 0.0, strict=True)
 
 
 def _number(value: object, name: str, low: float | None = None, *, strict: bool = False) -> None:

@@ -22,7 +22,7 @@ _CONTACT_KEYWORDS = {"contact_height": "height", "contact_speed": "speed", "cont
 _CONTACT_KEYWORDS |= {"contact_gap": "gap_frames"}
 _RULE_KEYWORDS = tuple(f.name for f in fields(PlantRules) if f.name != "contacts")
 _FRAME_KEYWORDS = {"frame_start": "start", "frame_end": "end"}
-_SOLVER_KEYWORDS = ("tolerance", "max_iterations")
+_SOLVER_KEYWORDS = ("max_iterations",)
 _OWN_KEYWORDS = ("chain_length", "hips_bone", "use_marks", "action_name")
 PLANT_KEYWORDS = (*_OWN_KEYWORDS, *_FRAME_KEYWORDS, *_CONTACT_KEYWORDS, *_RULE_KEYWORDS, *_SOLVER_KEYWORDS)
 
@@ -52,6 +52,7 @@ class PlantSettings(Generic[ObjectT]):
         Where a foot has contact marks (keys of its ``fabrik_contact`` property, as Detect Contacts writes
         them), plant those rather than finding contacts again.
     solver : SolverSettings
+        Its ``max_iterations``; the tolerance is the rules' (in leg lengths), made scene units per bake.
     action_name : str or None
         Key into this Action (created if missing); None: the active one.
     """

@@ -86,11 +86,14 @@ class BoneTrack:
     def empty(cls, armature: bpy.types.Object, bone: str, frames: int) -> BoneTrack:
         return cls(armature, bone, *(np.empty((frames, 16), dtype=np.float32) for _ in range(3)))
 
-    def location_axes(self) -> FloatArray:
-        """Per frame, the linear map (F, 3, 3) from the bone's Location to its head's move in world space:
-        what the bone's head hangs from, without the bone's own rotation and scale."""
-        hangs = _matrices(self.world) @ _matrices(self.matrix) @ np.linalg.inv(_matrices(self.basis))
-        return np.asarray(hangs[:, :3, :3], dtype=np.float64)
+    def locations_moving(self, moves: FloatArray) -> FloatArray:
+        """Per frame, the bone's Location (F, 3) that moves its head by ``moves`` (F, 3) in world space from
+        where it is: through the linear map from Location to world, what the head hangs from (the armature's
+        world matrix and the bone's posed matrix without its own ``matrix_basis``)."""
+        linear = _matrices(self.world)[:, :3, :3] @ _matrices(self.matrix)[:, :3, :3]
+        hangs = linear @ _inverse(_matrices(self.basis)[:, :3, :3])
+        location = _matrices(self.basis)[:, :3, 3]
+        return np.asarray(location + np.einsum("fij,fj->fi", _inverse(hangs), moves), dtype=np.float64)
 
     def reads(self, copies: _Copies) -> list[_Read]:
         bone = _pose_bones(copies[self.armature], [self.bone])[0]

@@ -5,7 +5,10 @@ is named) above every leg; then the bake that plants them, planned (nothing writ
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import bpy
+import numpy as np
 
 from ...planting import PlantSettings
 from ...settings import BakeSettings, ChainSettings
@@ -35,7 +38,12 @@ def plan_legs(settings: PlantSettings[bpy.types.Object]) -> BakePlan:
     chains = tuple(
         ChainSettings(armature, None, foot, settings.chain_length, use_rotation=True) for foot in settings.feet
     )
-    return plan(BakeSettings(chains, settings.frames, settings.solver, settings.action_name), tips_as_goals=True)
+    # The rules' tolerance is in leg lengths: the shortest leg's, from hip to ankle, in world units at rest.
+    bones = armature_data(armature).bones
+    scale = float(np.cbrt(abs(np.linalg.det(np.array(armature.matrix_world.to_3x3())))))
+    shortest = min(sum(bones[name].length for name in names[:-1]) for names in legs) * scale
+    solver = replace(settings.solver, tolerance=settings.rules.tolerance * shortest)
+    return plan(BakeSettings(chains, settings.frames, solver, settings.action_name), tips_as_goals=True)
 
 
 def _check_apart(feet: tuple[str, ...], legs: list[tuple[str, ...]]) -> None:

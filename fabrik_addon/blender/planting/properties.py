@@ -164,7 +164,7 @@ def plant_settings(
         frames=FrameRange(frames.start, frames.end),
         rules=rules,
         use_marks=planting.use_marks,
-        solver=SolverSettings(solver.tolerance, solver.max_iterations),
+        solver=SolverSettings(max_iterations=solver.max_iterations),
     )
 
 

@@ -128,8 +128,7 @@ class _HipsKeys:
     ) -> None:
         moves = np.zeros((len(frames), 3))
         moves[:, 2] = -self.drop
-        locations = np.linalg.solve(self.hips.location_axes(), moves[..., None])[..., 0]
-        locations += self.hips.basis[:, 12:15]  # the Location each frame had (column-major rows: the 4th column)
+        locations = self.hips.locations_moving(moves)
         writer = writers[self.hips.armature]
         for index in range(3):
             path = f"{bone_path(self.hips.bone)}.location"
