@@ -26,9 +26,11 @@ import mocap
 import plant_scenes
 import rigs
 
+from fabrik_addon import api
+
 
 def _row(clip: str, hips: str | None, repeat: int) -> str:
-    ours: list[tuple[float, plant_scenes.api.PlantReport, plant_scenes.FloatArray, plant_scenes.FloatArray]] = []
+    ours: list[tuple[float, api.PlantReport, plant_scenes.FloatArray, plant_scenes.FloatArray]] = []
     theirs: list[tuple[float, plant_scenes.FloatArray]] = []
     for _ in range(repeat):
         rigs.new_file(range(1, 2))
