@@ -50,6 +50,7 @@ def run_script(argv: Sequence[str]) -> NoReturn:
         path: str = sys.modules["bpy"].data.filepath
         open_file = Path(path) if path else None
     status = main(script_args(argv, inside_blender=inside_blender), open_file=open_file)
+    cancel.ignore_from_now()
     sys.stdout.flush()
     sys.stderr.flush()
     bpy = sys.modules.get("bpy")
