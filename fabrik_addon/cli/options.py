@@ -203,7 +203,7 @@ _OPTIONS = {
     "method": "--method",
     "after": "--after",
 }
-_KEYS = re.compile(rf"'?\b({'|'.join(_OPTIONS)})\b'?")
+_KEYS = re.compile(rf"'?(?<!-)\b({'|'.join(_OPTIONS)})\b'?")  # not an option's name already (--method)
 
 
 class _Parser(argparse.ArgumentParser):
