@@ -18,7 +18,8 @@ from typing import Any, NoReturn
 
 from ..settings import IK_AFTER
 from ..solver import METHODS
-from .jobs import AnyJob, IKJob, Job, UsageError, chain_job, check_defaults, config_jobs, ik_job
+from .config import config_jobs
+from .jobs import AnyJob, IKJob, Job, UsageError, chain_job, check_defaults, ik_job
 
 #: The command's name, as Blender knows it (``blender -c fabrik_bake``) and as messages name it.
 PROGRAM = "fabrik_bake"
