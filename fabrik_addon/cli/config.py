@@ -1,5 +1,5 @@
 """The config file of the ``fabrik_bake`` command (``--config FILE``): a UTF-8 TOML or JSON file whose ``jobs`` list
-the chains and IK constraints to bake in each file. Pure Python, no ``bpy``."""
+the chains to bake, IK constraints to bake and feet to plant in each file. Pure Python, no ``bpy``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .jobs import AnyJob, UsageError, chain_job, ik_job
+from .jobs import AnyJob, UsageError, chain_job, ik_job, plant_job
 
 
 def config_jobs(path: Path, defaults: Mapping[str, Any]) -> tuple[AnyJob, ...]:
@@ -26,7 +26,7 @@ def config_jobs(path: Path, defaults: Mapping[str, Any]) -> tuple[AnyJob, ...]:
         raise UsageError(f"{path}: unknown top-level key {', '.join(map(repr, extra))}: list the chains in 'jobs'")
     entries = data.get("jobs")
     if not isinstance(entries, list) or not entries:
-        raise UsageError(f"{path}: 'jobs' must be a non-empty list of chains to bake")
+        raise UsageError(f"{path}: 'jobs' must be a non-empty list of jobs (chains to bake, feet to plant)")
     return tuple(job(entry, f"{path}: job {i}", defaults) for i, entry in enumerate(entries, start=1))
 
 
@@ -56,7 +56,10 @@ def _read_config(path: Path) -> dict[str, Any]:
 
 
 def job(entry: object, where: str, defaults: Mapping[str, Any]) -> AnyJob:
-    """A config file's job: a chain, or an armature's IK constraints (``from_ik_constraints = true``)."""
+    """A config file's job: a chain, an armature's IK constraints (``from_ik_constraints = true``), or feet to
+    plant (``plant_feet = [...]``)."""
     if isinstance(entry, dict) and entry.get("from_ik_constraints") is True:
         return ik_job(entry, where, defaults)
+    if isinstance(entry, dict) and "plant_feet" in entry:
+        return plant_job(entry, where, defaults)
     return chain_job(entry, where, defaults)
