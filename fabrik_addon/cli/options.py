@@ -352,7 +352,12 @@ def _parser() -> argparse.ArgumentParser:
         "--frames", type=_frames, metavar="A-B", help="frames to bake (1-250, -5--1); default: the scene's range"
     )
     bake.add_argument("--step", type=_whole(), metavar="N", help="key every N-th frame")
-    bake.add_argument("--tolerance", type=_number, metavar="T", help="tip distance allowed, world units")
+    bake.add_argument(
+        "--tolerance",
+        type=_number,
+        metavar="T",
+        help="tip distance allowed, world units (with --plant-feet, in leg lengths: default 2e-4)",
+    )
     bake.add_argument("--max-iterations", type=_whole(), metavar="N")
     bake.add_argument("--method", choices=sorted(METHODS))
     out = parser.add_argument_group("output")

@@ -48,7 +48,7 @@ def test_tolerance_and_iterations_reach_the_planting() -> None:
     (job,) = load_jobs(parse_args(["a.blend", *FEET, "--tolerance", "1e-4", "--max-iterations", "30", "--step", "1"]))
     assert isinstance(job, PlantJob)
     assert job.keywords == {"tolerance": 1e-4, "max_iterations": 30}  # a step of 1 is every frame
-    assert (job.settings.solver.tolerance, job.settings.solver.max_iterations) == (1e-4, 30)
+    assert (job.settings.rules.tolerance, job.settings.solver.max_iterations) == (1e-4, 30)  # leg lengths
 
 
 @pytest.mark.parametrize(
