@@ -67,7 +67,8 @@ class SolverSettings:
 
 @dataclass(frozen=True)
 class FrameRange:
-    """The frames to bake (or clear): from ``start`` to ``end``, both included, every ``step``-th.
+    """The frames to bake (or clear): from ``start`` to ``end``, both included, every ``step``-th, and ``end``
+    itself (``keyed``).
 
     ``start`` or ``end`` None stands for the scene's own first or last frame, known once a scene is at hand
     (``resolved``).
@@ -98,6 +99,25 @@ class FrameRange:
         end = _frame(scene_end, "the scene's frame_end") if self.end is None else self.end
         _check_order(start, end)
         return range(start, end + 1, self.step)
+
+    def keyed(self, scene_start: int, scene_end: int) -> tuple[int, ...]:
+        """The frames a bake keys: every ``step``-th from the start (``resolved``), and the end frame too where
+        the step passes it by, so the keys span the range (start 1, end 50, step 5: 1, 6, ..., 46, 50; Blender's
+        Bake Action keys ``range(start, end + 1, step)`` and stops at 46).
+
+        Raises
+        ------
+        ValueError
+            If the range ends before it starts.
+        """
+        return keyed_frames(self.resolved(scene_start, scene_end))
+
+
+def keyed_frames(frames: range) -> tuple[int, ...]:
+    """The frames a bake keys over a range ``FrameRange.resolved`` gave (its stop one past the end frame):
+    every frame of it, and the end frame where the step passes it by."""
+    end = frames.stop - 1
+    return (*frames, end) if frames[-1] != end else tuple(frames)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from fabrik_addon.settings import (
     ChainSettings,
     FrameRange,
     SolverSettings,
+    keyed_frames,
 )
 from fabrik_addon.solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
 
@@ -66,6 +67,15 @@ def test_frames_fall_back_on_the_scenes_range() -> None:
     assert FrameRange(end=12).resolved(1, 250) == range(1, 13)
     with pytest.raises(ValueError, match=r"frame_end \(5\) is before frame_start \(20\)"):
         FrameRange(start=20).resolved(1, 5)
+
+
+def test_a_stepped_range_keys_its_end_frame_too() -> None:
+    assert FrameRange(1, 50, 5).keyed(1, 250) == (*range(1, 50, 5), 50)  # 1, 6, ..., 46, 50
+    assert FrameRange(1, 21, 5).keyed(1, 250) == (1, 6, 11, 16, 21)  # the step lands on it: once
+    assert FrameRange(step=3).keyed(-4, 0) == (-4, -1, 0)
+    assert FrameRange(7, 7, 4).keyed(1, 250) == (7,)
+    assert FrameRange().keyed(1, 5) == (1, 2, 3, 4, 5)
+    assert keyed_frames(range(10, 31, 7)) == (10, 17, 24, 30)
 
 
 def test_whole_numbers_may_come_as_integral_floats_or_numpy_integers() -> None:

@@ -279,7 +279,7 @@ def _parser() -> argparse.ArgumentParser:
     bake.add_argument(
         "--frames", type=_frames, metavar="A-B", help="frames to bake (1-250, -5--1); default: the scene's range"
     )
-    bake.add_argument("--step", type=_whole(), metavar="N", help="key every N-th frame")
+    bake.add_argument("--step", type=_whole(), metavar="N", help="key every N-th frame, and the last")
     bake.add_argument("--tolerance", type=_number, metavar="T", help="tip distance allowed, world units")
     bake.add_argument("--max-iterations", type=_whole(), metavar="N")
     bake.add_argument("--method", choices=sorted(METHODS))

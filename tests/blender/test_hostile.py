@@ -420,8 +420,8 @@ def test_a_stepped_rebake_replaces_every_key_up_to_frame_end(rig: Rig) -> None:
         if key[0].startswith('pose.bones["bone.003"]')
         for frame, _ in keys
     }
-    assert frames == {1.0, 6.0, 11.0, 16.0}
-    tips = evaluated(armature, [17, 20], names)["tails"][:, -1]
+    assert frames == {1.0, 6.0, 11.0, 16.0, 20.0}  # the first bake's 17-19 gone; frame_end keyed anew
+    tips = evaluated(armature, [16, 20], names)["tails"][:, -1]
     np.testing.assert_allclose(tips, [target.location] * 2, atol=TOLERANCE)
 
 

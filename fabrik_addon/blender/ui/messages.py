@@ -4,6 +4,7 @@ frames as runs, lengths in the scene's units, errors begun as sentences."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 import bpy
 
@@ -23,11 +24,15 @@ def sentence(message: object) -> str:
     return text[:1].upper() + text[1:]
 
 
-def frame_runs(frames: Sequence[int], step: int = 1) -> str:
-    """Frames as runs, e.g. ``"12-15, 30"``; runs advance by ``step``. Long lists end with ``"..."``."""
+def frame_runs(frames: Sequence[int], keyed: Sequence[int] | None = None) -> str:
+    """Frames as runs, e.g. ``"12-15, 30"``: a run goes on through frames that follow each other in ``keyed``
+    (the frames a bake keyed: every step-th, and the end; by default every frame). Long lists end with
+    ``"..."``."""
+    following = None if keyed is None else dict(pairwise(keyed))
     runs: list[list[int]] = []
     for frame in frames:
-        if runs and frame - runs[-1][1] == step:
+        last = runs[-1][1] if runs else None
+        if last is not None and frame == (last + 1 if following is None else following.get(last)):
             runs[-1][1] = frame
         else:
             runs.append([frame, frame])
@@ -84,7 +89,8 @@ def summarise(summary: FABRIK_PG_bake_summary, report: BakeReport, frames: range
     summary.bones = len(report.bones)
     summary.max_error = report.max_error
     summary.unreachable = len(report.unreachable_frames)
-    summary.unreachable_frames = frame_runs(report.unreachable_frames, frames.step)
+    keyed = report.frames.tolist()
+    summary.unreachable_frames = frame_runs(report.unreachable_frames, keyed)
     summary.off_target = len(report.off_target_frames)
-    summary.off_target_frames = frame_runs(report.off_target_frames, frames.step)
+    summary.off_target_frames = frame_runs(report.off_target_frames, keyed)
     summary.seconds = report.seconds

@@ -107,6 +107,7 @@ def test_the_operator_bakes_what_the_settings_say(options: dict[str, Any]) -> No
     for channel, keys in ours.items():
         np.testing.assert_allclose(keys, theirs[channel], atol=1e-6)
     assert [frame for frame, _ in next(iter(ours.values()))] == report.frames.tolist()
+    assert report.frames[-1] == (settings.frame_end if settings.use_custom_range else bpy.context.scene.frame_end)
     assert chain.last_bake.max_error == pytest.approx(report.max_error, abs=1e-6)
     assert chain.last_bake.frames == len(report.frames)
 
@@ -126,7 +127,7 @@ def test_frames_out_of_reach_are_summarised(capsys: pytest.CaptureFixture[str]) 
     assert len(far) > 1
     summary = chain.last_bake
     assert summary.unreachable == len(far)
-    assert summary.unreachable_frames == frame_runs(far, 2) == f"{far[0]}-{far[-1]}"
+    assert summary.unreachable_frames == frame_runs(far, frames) == f"{far[0]}-{far[-1]}"
     assert f"out of reach on {len(far)} frames: {far[0]}-{far[-1]}" in capsys.readouterr().out
 
 
@@ -147,7 +148,8 @@ def test_the_summary_says_on_target_only_when_every_frame_is() -> None:
 def test_frame_runs() -> None:
     assert frame_runs([]) == ""
     assert frame_runs([3, 4, 5, 9, 11, 12]) == "3-5, 9, 11-12"
-    assert frame_runs([1, 3, 5, 9], step=2) == "1-5, 9"
+    assert frame_runs([1, 3, 5, 9], keyed=range(1, 12, 2)) == "1-5, 9"
+    assert frame_runs([41, 46, 50], keyed=[*range(1, 50, 5), 50]) == "41-50"  # the end frame follows 46
     assert frame_runs(list(range(0, 40, 3))) == "0, 3, 6, 9, 12, 15, ..."
 
 
