@@ -12,12 +12,17 @@ job's file is open (``BakeSettings.with_objects``).
 >>> settings = BakeSettings.from_keywords("Rig", "Hand.IK", tip_bone="hand.L", chain_length=3, tolerance=1e-4)
 >>> settings.chains[0].chain_length, settings.solver.tolerance
 (3, 0.0001)
+
+A message names a setting as the panel labels it, with the keyword of ``api.bake`` in parentheses (``named``):
+``Chain Length (chain_length) 10 is longer than ...``. The panel shows the label alone and the command line its
+option in its place (``in_words``); a keyword the panel does not show (``action_name``) is named as it is.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Generic, TypeVar, cast
@@ -58,11 +63,11 @@ class SolverSettings:
     warm_start: bool = True
 
     def __post_init__(self) -> None:
-        _set(self, "tolerance", _positive(self.tolerance, "tolerance"))
-        _set(self, "max_iterations", whole_number(self.max_iterations, "max_iterations", low=1))
+        _set(self, "tolerance", _positive(self.tolerance, named("tolerance")))
+        _set(self, "max_iterations", whole_number(self.max_iterations, named("max_iterations"), low=1))
         if not isinstance(self.method, str) or self.method not in METHODS:
-            raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
-        _flag(self.warm_start, "warm_start")
+            raise ValueError(f"{named('method')} must be one of {sorted(METHODS)}, got {self.method!r}")
+        _flag(self.warm_start, named("warm_start"))
 
 
 @dataclass(frozen=True)
@@ -82,8 +87,8 @@ class FrameRange:
         for name in ("start", "end"):
             value = getattr(self, name)
             if value is not None:
-                _set(self, name, _frame(value, f"frame_{name}"))
-        _set(self, "step", whole_number(self.step, "frame_step", low=1))
+                _set(self, name, _frame(value, named(f"frame_{name}")))
+        _set(self, "step", whole_number(self.step, named("frame_step"), low=1))
         if self.start is not None and self.end is not None:
             _check_order(self.start, self.end)
 
@@ -169,21 +174,26 @@ class ChainSettings(Generic[ObjectT]):
 
     def __post_init__(self) -> None:
         if not isinstance(self.tip_bone, str):
-            raise TypeError(f"tip_bone must be a bone's name (a string), got {self.tip_bone!r}")
-        _set(self, "chain_length", whole_number(self.chain_length, "chain_length", low=0, hint=" (0 = up to the root)"))
+            raise TypeError(f"{named('tip_bone')} must be a bone's name (a string), got {self.tip_bone!r}")
+        length = whole_number(self.chain_length, named("chain_length"), low=0, hint=" (0 = up to the root)")
+        _set(self, "chain_length", length)
         if not math.isfinite(_real(self.pole_angle)):
-            raise ValueError(f"pole_angle must be a finite number of radians, got {self.pole_angle!r}")
+            raise ValueError(f"{named('pole_angle')} must be a finite number of radians, got {self.pole_angle!r}")
         _set(self, "pole_angle", float(self.pole_angle))
-        _flag(self.use_stretch, "use_stretch")
+        _flag(self.use_stretch, named("use_stretch"))
         for name in ("target_bone", "pole_bone"):
             if not isinstance(getattr(self, name), str):
-                raise TypeError(f'{name} must be a bone\'s name (a string, "" for none), got {getattr(self, name)!r}')
-        _flag(self.use_rotation, "use_rotation")
+                raise TypeError(
+                    f'{named(name)} must be a bone\'s name (a string, "" for none), got {getattr(self, name)!r}'
+                )
+        _flag(self.use_rotation, named("use_rotation"))
         weight = _real(self.rotation_weight)
         if not _WEIGHT_MIN <= weight <= 1.0:  # NaN fails too
-            raise ValueError(f"rotation_weight must be a number from {_WEIGHT_MIN} to 1, got {self.rotation_weight!r}")
+            raise ValueError(
+                f"{named('rotation_weight')} must be a number from {_WEIGHT_MIN} to 1, got {self.rotation_weight!r}"
+            )
         _set(self, "rotation_weight", weight)
-        _set(self, "weight", _positive(self.weight, "weight"))
+        _set(self, "weight", _positive(self.weight, named("weight")))
 
 
 @dataclass(frozen=True)
@@ -294,6 +304,44 @@ DEFAULTS: Mapping[str, Any] = {
 }
 
 
+#: The panel's label of each keyword of ``api.bake`` that the panel shows (as its property is named, but where
+#: the panel shows it beside another: the target's and the pole's Bone, the Rotation's Weight).
+LABELS: Mapping[str, str] = {
+    "tip_bone": "Tip Bone",
+    "chain_length": "Chain Length",
+    "target_bone": "Target Bone",
+    "pole_target": "Pole Target",
+    "pole_bone": "Pole Bone",
+    "pole_angle": "Pole Angle",
+    "use_stretch": "Stretch",
+    "use_rotation": "Rotation",
+    "rotation_weight": "Rotation Weight",
+    "weight": "Tree Weight",
+    "frame_start": "Start",
+    "frame_end": "End",
+    "frame_step": "Step",
+    "tolerance": "Tolerance",
+    "max_iterations": "Max Iterations",
+    "method": "Method",
+    "warm_start": "Warm Start",
+}
+_NAMED = {f"{label} ({keyword})": (label, keyword) for keyword, label in LABELS.items()}
+_NAMED_PATTERN = re.compile("|".join(map(re.escape, sorted(_NAMED, key=len, reverse=True))))
+
+
+def named(keyword: str) -> str:
+    """How a message names the setting ``keyword``: ``Chain Length (chain_length)``, its label and keyword; a
+    keyword the panel does not show as it is."""
+    label = LABELS.get(keyword)
+    return keyword if label is None else f"{label} ({keyword})"
+
+
+def in_words(message: str, words: Callable[[str, str], str]) -> str:
+    """``message`` with each setting it names (``named``) put as ``words(label, keyword)`` puts it: the panel
+    keeps the label, the command line puts its option."""
+    return _NAMED_PATTERN.sub(lambda found: words(*_NAMED[found[0]]), message)
+
+
 def whole_number(value: object, name: str, *, low: int | None = None, hint: str = "") -> int:
     """``value`` as an ``int`` if it is a whole number (not a bool) of at least ``low``.
 
@@ -337,7 +385,9 @@ def _flag(value: object, name: str) -> None:
 
 def _check_order(start: int, end: int) -> None:
     if end < start:
-        raise ValueError(f"frame_end ({end}) is before frame_start ({start})")
+        raise ValueError(
+            f"the frames end before they start: {named('frame_end')} {end}, {named('frame_start')} {start}"
+        )
 
 
 def _set(value: object, name: str, checked: object) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..settings import IK_AFTER
+from ..settings import IK_AFTER, in_words
 from ..solver import METHODS
 from .jobs import AnyJob, IKJob, Job, UsageError, chain_job, check_defaults, config_jobs, ik_job
 
@@ -184,9 +184,10 @@ def _given(ns: argparse.Namespace, flag: str) -> bool:
 
 
 def _option_names(message: str) -> str:
-    """A job's error in the command line's words: the key ``frame_step`` (or ``'frame_step'``) is ``--step``
-    there."""
-    return _KEYS.sub(lambda found: _OPTIONS[found[1]], message)
+    """A job's error in the command line's words: the key ``frame_step`` (or ``'frame_step'``, or the setting
+    named ``Step (frame_step)``) is ``--step`` there."""
+    keys = in_words(message, lambda _label, keyword: keyword)
+    return _KEYS.sub(lambda found: _OPTIONS[found[1]], keys)
 
 
 #: The command line's words for each job key it sets.
