@@ -157,6 +157,9 @@ class ChainSettings(Generic[ObjectT]):
     weight : float
         How hard the tip pulls (> 0) when the chain shares bones with others (they are solved as one tree):
         only the weights' ratios matter (the IK constraint's Weight).
+    soft_reach : float
+        World units (>= 0): over this distance short of full extension the chain eases straight instead of
+        snapping straight; the tip then stops short of a target that far out. 0: off (and with Stretch).
     """
 
     armature: ObjectT
@@ -171,6 +174,7 @@ class ChainSettings(Generic[ObjectT]):
     use_rotation: bool = False
     rotation_weight: float = 1.0
     weight: float = 1.0
+    soft_reach: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.tip_bone, str):
@@ -194,6 +198,10 @@ class ChainSettings(Generic[ObjectT]):
             )
         _set(self, "rotation_weight", weight)
         _set(self, "weight", _positive(self.weight, named("weight")))
+        soft = _real(self.soft_reach)
+        if not (math.isfinite(soft) and soft >= 0.0):
+            raise ValueError(f"{named('soft_reach')} must be a distance >= 0 (0 = off), got {self.soft_reach!r}")
+        _set(self, "soft_reach", soft)
 
 
 @dataclass(frozen=True)
@@ -317,6 +325,7 @@ LABELS: Mapping[str, str] = {
     "use_rotation": "Rotation",
     "rotation_weight": "Rotation Weight",
     "weight": "Tree Weight",
+    "soft_reach": "Soft Reach",
     "frame_start": "Start",
     "frame_end": "End",
     "frame_step": "Step",

@@ -30,6 +30,7 @@ BLOCKED_RUN = textwrap.dedent(
 
     import fabrik_addon
     import fabrik_addon.solver
+    import fabrik_addon.planting
     from fabrik_addon.settings import BakeSettings  # the command line checks its jobs before it imports bpy
 
     assert BakeSettings.from_keywords("Rig", "Target", tip_bone="hand.L").solver.tolerance > 0

@@ -140,7 +140,7 @@ KINDS: Mapping[str, Kind] = {
     **dict.fromkeys((*OBJECT_KEYS, *OBJECT_KEYWORDS), _NAME),
     **dict.fromkeys(("tip_bone", "target_bone", "pole_bone", "method", "action_name", "after"), _TEXT),
     **dict.fromkeys(("chain_length", "frame_start", "frame_end", "frame_step", "max_iterations"), _WHOLE),
-    **dict.fromkeys(("pole_angle", "rotation_weight", "weight", "tolerance"), _NUMBER),
+    **dict.fromkeys(("pole_angle", "rotation_weight", "weight", "soft_reach", "tolerance"), _NUMBER),
     **dict.fromkeys(("use_stretch", "use_rotation", "warm_start", "from_ik_constraints"), _FLAG),
     "files": _PATTERNS,
 }

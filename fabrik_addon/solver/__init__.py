@@ -50,6 +50,7 @@ from .core import (
     quat_to_axis_angle,
     quat_to_matrix,
     sign_continuous,
+    soften_reach,
 )
 from .points import (
     JUMP_RATIO,
@@ -94,6 +95,7 @@ __all__ = [
     "quat_to_axis_angle",
     "quat_to_matrix",
     "sign_continuous",
+    "soften_reach",
     "solve",
     "solve_bones",
     "solve_frames",

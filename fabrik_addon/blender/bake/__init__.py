@@ -9,20 +9,24 @@ Imports ``rig``, ``compat``, and the solver's and settings' public names; the li
 and the API import only the names below.
 """
 
+from .checks import check_channel_fcurves
 from .clear import clear
 from .ik_constraints import bake_ik_constraints
 from .order import Hang, moved_inputs, solve_order
 from .plan import BakePlan, plan
-from .read import Inputs, current_inputs, goal_matrix, walking_frames
+from .read import BoneTrack, Inputs, current_inputs, goal_matrix, walking_frames
 from .report import BakeReport, RigBakeReport
-from .run import bake, carry_out
+from .run import Adjust, Adjusted, bake, carry_out, read_frames
 from .sandbox import SANDBOX_NAME
 from .unit import PreparedChain, Solved, Unit, groups, prepare_chain, units
 
 __all__ = [
     "SANDBOX_NAME",
+    "Adjust",
+    "Adjusted",
     "BakePlan",
     "BakeReport",
+    "BoneTrack",
     "Hang",
     "Inputs",
     "PreparedChain",
@@ -32,6 +36,7 @@ __all__ = [
     "bake",
     "bake_ik_constraints",
     "carry_out",
+    "check_channel_fcurves",
     "clear",
     "current_inputs",
     "goal_matrix",
@@ -39,6 +44,7 @@ __all__ = [
     "moved_inputs",
     "plan",
     "prepare_chain",
+    "read_frames",
     "solve_order",
     "units",
     "walking_frames",

@@ -136,10 +136,8 @@ def check_tips_apart(chains: Iterable[ChainSettings[bpy.types.Object]]) -> None:
     """No two chains end at the same bone: its tail follows one target (chains given, their targets checked)."""
     by_tip: dict[tuple[bpy.types.Object, str], list[str]] = {}
     for chain in chains:
-        assert chain.target is not None
-        by_tip.setdefault((chain.armature, chain.tip_bone), []).append(
-            f"'{_goal_name(chain.target, chain.target_bone)}'"
-        )
+        goal = "its animation" if chain.target is None else f"'{_goal_name(chain.target, chain.target_bone)}'"
+        by_tip.setdefault((chain.armature, chain.tip_bone), []).append(goal)
     for (armature, tip), targets in by_tip.items():
         if len(targets) > 1:
             raise ValueError(

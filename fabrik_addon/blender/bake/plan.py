@@ -55,13 +55,17 @@ class BakePlan:
 
 
 def plan(
-    settings: BakeSettings[bpy.types.Object], replaced: Collection[tuple[bpy.types.Object, str, str]] = ()
+    settings: BakeSettings[bpy.types.Object],
+    replaced: Collection[tuple[bpy.types.Object, str, str]] = (),
+    *,
+    tips_as_goals: bool = False,
 ) -> BakePlan:
     """Check everything a bake of ``settings`` needs, writing nothing.
 
     ``replaced`` names IK constraints (armature, bone, constraint) that the keys will replace (the caller
     switches them off before ``carry_out``; see ``ik_constraints``): they are not taken for constraints that would
-    override the keys.
+    override the keys. With ``tips_as_goals`` the chains name no targets: each one's goal is its own tip as
+    animated, for ``carry_out``'s ``adjust`` to change (planting feet).
 
     Raises
     ------
@@ -74,7 +78,7 @@ def plan(
     chains = []
     for chain in settings.chains:
         theirs = {(bone, name) for owner, bone, name in replaced if owner == chain.armature}
-        chains.append(prepare_chain(chain, settings.solver, theirs))
+        chains.append(prepare_chain(chain, settings.solver, theirs, tip_as_goal=tips_as_goals))
     check_tips_apart(settings.chains)
     check_goals_apart(chains)
     chain_bones = _check_armatures(chains, settings.action_name)
@@ -129,7 +133,7 @@ def check_goals_apart(chains: Sequence[PreparedChain]) -> None:
         Naming the goal or armature, how it follows the other chain and that chain's tip.
     """
     for prepared in chains:
-        goals = [(prepared.target, "target", prepared.target_bone)]
+        goals = [] if prepared.target is None else [(prepared.target, "target", prepared.target_bone)]
         if prepared.pole_target is not None:
             goals.append((prepared.pole_target, "pole target", prepared.pole_bone))
         for other in chains:

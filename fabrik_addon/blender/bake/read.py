@@ -49,6 +49,9 @@ class Inputs:
         The pole target's world location (or its bone's head), if there is one.
     target_rotations : ndarray, shape (F, 3, 3), or None
         The target's world orientation (its matrix's columns made unit length), when the tip turns with it.
+    tip_heads : ndarray, shape (F, 3), or None
+        For a chain whose goal is its own tip as animated (no target): the tip bone's head in world space;
+        ``targets`` is then its tail and ``target_rotations`` its orientation.
     """
 
     targets: FloatArray
@@ -57,16 +60,55 @@ class Inputs:
     first_channels: list[FloatArray]
     poles: FloatArray | None = None
     target_rotations: FloatArray | None = None
+    tip_heads: FloatArray | None = None
+
+
+@dataclass(frozen=True)
+class BoneTrack:
+    """A bone besides the chains' whose frames a walk reads (``sample_inputs``' ``tracks``): row ``i`` of each
+    array is filled on the walk's ``i``-th frame, in float32 as Blender keeps it.
+
+    Attributes
+    ----------
+    armature : bpy.types.Object
+    bone : str
+    world, matrix, basis : ndarray, shape (F, 16)
+        The armature's world matrix, the bone's posed matrix (armature space) and its ``matrix_basis``.
+    """
+
+    armature: bpy.types.Object
+    bone: str
+    world: NDArray[np.float32]
+    matrix: NDArray[np.float32]
+    basis: NDArray[np.float32]
+
+    @classmethod
+    def empty(cls, armature: bpy.types.Object, bone: str, frames: int) -> BoneTrack:
+        return cls(armature, bone, *(np.empty((frames, 16), dtype=np.float32) for _ in range(3)))
+
+    def location_axes(self) -> FloatArray:
+        """Per frame, the linear map (F, 3, 3) from the bone's Location to its head's move in world space:
+        what the bone's head hangs from, without the bone's own rotation and scale."""
+        hangs = _matrices(self.world) @ _matrices(self.matrix) @ np.linalg.inv(_matrices(self.basis))
+        return np.asarray(hangs[:, :3, :3], dtype=np.float64)
+
+    def reads(self, copies: _Copies) -> list[_Read]:
+        bone = _pose_bones(copies[self.armature], [self.bone])[0]
+        return [
+            (_fill(copies[self.armature], "matrix_world"), self.world),
+            (_fill(bone, "matrix"), self.matrix),
+            (_fill(bone, "matrix_basis"), self.basis),
+        ]
 
 
 class Goals(Protocol):
-    """A chain and what it follows, as the frame walks read them (``adapter.PreparedChain`` is one): objects,
-    or bones of them where a bone is named."""
+    """A chain and what it follows, as the frame walks read them (``unit.PreparedChain`` is one): objects,
+    or bones of them where a bone is named; no target: the chain's own tip as animated."""
 
     @property
     def chain(self) -> ArmatureChain: ...
     @property
-    def target(self) -> bpy.types.Object: ...
+    def target(self) -> bpy.types.Object | None: ...
     @property
     def target_bone(self) -> str: ...
     @property
@@ -82,17 +124,22 @@ def sample_inputs(
     frames: NDArray[np.int64],
     chains: Sequence[Goals],
     progress: Callable[[int], None] | None = None,
+    tracks: Sequence[BoneTrack] = (),
 ) -> list[Inputs]:
     """Evaluate every frame once and read, for each chain, the target (and pole), the chain's root frame and
-    the chain's own pose, from the evaluated objects."""
+    the chain's own pose, from the evaluated objects; and fill the rows of ``tracks``."""
     readings = [_Reading.empty(len(frames), c, chain_is_animated(c.chain.armature, c.chain.bone_names)) for c in chains]
 
     def reads(copies: _Copies) -> list[_Read]:
-        return [read for reading, goals in zip(readings, chains, strict=True) for read in reading.reads(copies, goals)]
+        of_chains = [r for reading, goals in zip(readings, chains, strict=True) for r in reading.reads(copies, goals)]
+        return of_chains + [read for track in tracks for read in track.reads(copies)]
 
     walk = _Walk(
         evaluation,
-        [obj for c in chains for obj in (c.chain.armature, c.target, c.pole_target) if obj is not None],
+        [
+            *(obj for c in chains for obj in (c.chain.armature, c.target, c.pole_target) if obj is not None),
+            *(track.armature for track in tracks),
+        ],
         reads,
     )
     with _walking():
@@ -163,7 +210,8 @@ class _Reading:
 
     world: NDArray[np.float32]  # (F, 16) the armature object's world matrix
     root_pose: NDArray[np.float32]  # (F, 16) the chain root's posed matrix, in armature space
-    targets: NDArray[np.float32]  # (F, 16): the target's world matrix
+    targets: NDArray[np.float32]  # (F, 16): the target's world matrix (the tip bone's posed matrix, no target)
+    tips: NDArray[np.float32] | None  # (F, 2, 3): the tip bone's head and tail (armature space), with no target
     bases: NDArray[np.float32]  # (F or 1, m, 16): read on the first frame only when the chain is not animated
     first_channels: list[FloatArray]  # each bone's rotation values in its own mode, on the first frame
     poles: NDArray[np.float32] | None  # (F, 16) the pole target's world matrix, if there is one
@@ -175,6 +223,7 @@ class _Reading:
             world=np.empty((frames, 16), dtype=np.float32),
             root_pose=np.empty((frames, 16), dtype=np.float32),
             targets=np.empty((frames, 16), dtype=np.float32),
+            tips=np.empty((frames, 2, 3), dtype=np.float32) if goals.target is None else None,
             bases=np.empty((frames if animated else 1, len(goals.chain.bone_names), 16), dtype=np.float32),
             first_channels=[],
             poles=np.empty((frames, 16), dtype=np.float32) if goals.pole_target is not None else None,
@@ -187,11 +236,12 @@ class _Reading:
         ``matrix_basis`` where the chain is animated."""
         armature = copies[goals.chain.armature]
         bones = _pose_bones(armature, goals.chain.bone_names)
-        reads = [
-            (_fill(armature, "matrix_world"), self.world),
-            (_fill(bones[0], "matrix"), self.root_pose),
-            (_goal_fill(copies[goals.target], goals.target_bone), self.targets),
-        ]
+        reads = [(_fill(armature, "matrix_world"), self.world), (_fill(bones[0], "matrix"), self.root_pose)]
+        if goals.target is not None:
+            reads.append((_goal_fill(copies[goals.target], goals.target_bone), self.targets))
+        elif self.tips is not None:  # the chain's own tip as animated
+            reads += [(_fill(bones[-1], "matrix"), self.targets), (_fill(bones[-1], "head"), self.tips[:, 0])]
+            reads.append((_fill(bones[-1], "tail"), self.tips[:, 1]))
         if goals.pole_target is not None and self.poles is not None:
             reads.append((_goal_fill(copies[goals.pole_target], goals.pole_bone), self.poles))
         if len(self.bases) > 1:
@@ -213,6 +263,11 @@ class _Reading:
         root_frames = _matrices(self.world) @ _matrices(self.root_pose)
         root_frames[:, :3, :3] = root_frames[:, :3, :3] @ _inverse(bases[:, 0, :3, :3])
         targets = _matrices(self.targets)
+        heads = None
+        if self.tips is not None:  # the tip bone's matrix, head and tail in armature space: into world space
+            targets = _matrices(self.world) @ targets
+            heads = _transformed(self.world, np.ascontiguousarray(self.tips[:, 0]))
+            targets[:, :3, 3] = _transformed(self.world, np.ascontiguousarray(self.tips[:, 1]))
         rotations = None
         if self.use_rotation:
             linear = targets[:, :3, :3]
@@ -224,6 +279,7 @@ class _Reading:
             first_channels=self.first_channels,
             poles=None if self.poles is None else np.ascontiguousarray(_matrices(self.poles)[:, :3, 3]),
             target_rotations=rotations,
+            tip_heads=heads,
         )
 
 

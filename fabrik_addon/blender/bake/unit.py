@@ -60,14 +60,16 @@ class PreparedChain:
     Attributes
     ----------
     chain : ArmatureChain
-    target : bpy.types.Object
+    target : bpy.types.Object or None
+        None for a chain whose goal is its own tip as animated (``prepare_chain``'s ``tip_as_goal``), which
+        a bake that changes that goal (planting feet) reads.
     pole_target : bpy.types.Object or None
     settings : ChainSettings
         As given (``pole_angle``, ``use_stretch``...).
     """
 
     chain: ArmatureChain
-    target: bpy.types.Object
+    target: bpy.types.Object | None
     pole_target: bpy.types.Object | None
     settings: ChainSettings[bpy.types.Object]
 
@@ -100,10 +102,15 @@ class PreparedChain:
 
 
 def prepare_chain(
-    settings: ChainSettings[bpy.types.Object], solver: SolverSettings, replaced: Collection[tuple[str, str]] = ()
+    settings: ChainSettings[bpy.types.Object],
+    solver: SolverSettings,
+    replaced: Collection[tuple[str, str]] = (),
+    *,
+    tip_as_goal: bool = False,
 ) -> PreparedChain:
     """Read the chain that ``settings`` name and check everything the bake needs of it and its goals (but for
-    the IK constraints ``replaced``, (bone, constraint) of its armature that the bake replaces).
+    the IK constraints ``replaced``, (bone, constraint) of its armature that the bake replaces). With
+    ``tip_as_goal`` the settings name no target nor pole: the goal is the chain's own tip as animated.
 
     Raises
     ------
@@ -113,11 +120,17 @@ def prepare_chain(
         without full scale inheritance, a method that cannot honour the chain's limits, pole or stretch.
     """
     armature = check_armature(settings.armature)
-    target, pole = check_goals(settings, armature)
+    if tip_as_goal:
+        assert settings.target is None, "the goal is the tip as animated"
+        assert settings.pole_target is None, "the goal is the tip as animated"
+        target, pole = None, None
+    else:
+        target, pole = check_goals(settings, armature)
     chain = read_chain(armature, settings.tip_bone, settings.chain_length)
     check_chain_bones(chain)
     check_chain_alone(chain, settings.use_stretch, replaced)
-    check_goal_independent(target, chain, "target", settings.target_bone)
+    if target is not None:
+        check_goal_independent(target, chain, "target", settings.target_bone)
     if pole is not None:
         check_goal_independent(pole, chain, "pole target", settings.pole_bone)
     if settings.use_stretch:
@@ -287,6 +300,7 @@ def _solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int
         max_iterations=solver.max_iterations,
         method=solver.method,
         warm_start=solver.warm_start,
+        soft_reach=prepared.settings.soft_reach / float(root.scale.max()),
     )
     rotations, y_scales = solution.rotations, None
     if solution.scales is not None:
@@ -350,6 +364,7 @@ def _solve_tree(
         stretch=tree.stretch,
         tolerance=min(f.tolerance for f in frames_of),
         max_iterations=solver.max_iterations,
+        soft_reach=[c.settings.soft_reach / float(root.scale.max()) for c in chains],
     )
     if tree.stretch:
         rotations, y_scales = tree_inherited_stretch(tree.rest, solution.rotations, solution.scales)

@@ -25,7 +25,7 @@ from bpy.app.handlers import persistent
 
 from ...settings import ChainSettings, SolverSettings
 from ...solver import FloatArray
-from .. import properties
+from .. import setting_changes
 from ..bake import (
     PreparedChain,
     Solved,
@@ -272,7 +272,7 @@ _HANDLERS = (
 
 
 def register() -> None:
-    properties.subscribe(_setting_changed)
+    setting_changes.subscribe(_setting_changed)
     for handlers, handler in _HANDLERS:
         if handler not in handlers:
             handlers.append(handler)
@@ -282,5 +282,5 @@ def unregister() -> None:
     for handlers, handler in _HANDLERS:
         while handler in handlers:
             handlers.remove(handler)
-    properties.unsubscribe(_setting_changed)
+    setting_changes.unsubscribe(_setting_changed)
     LIVE.forget()

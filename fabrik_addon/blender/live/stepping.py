@@ -17,7 +17,15 @@ import bpy
 import numpy as np
 
 from ...settings import SolverSettings
-from ...solver import FloatArray, forward_kinematics, inherited_stretch, local_rotations, solve, solve_pose
+from ...solver import (
+    FloatArray,
+    forward_kinematics,
+    inherited_stretch,
+    local_rotations,
+    soften_reach,
+    solve,
+    solve_pose,
+)
 from ..bake import PreparedChain, current_inputs, prepare_chain
 from ..properties import chain_settings, settings_of
 from ..rig import PoseSnapshot, bone_channels, rotation_property
@@ -79,6 +87,8 @@ def chain_steps(prepared: PreparedChain, solver: SolverSettings, frame: int) -> 
     inputs = current_inputs(prepared)
     root = prepared.root_frame(inputs, np.array([frame]), solver.tolerance)
     goal = root.points(inputs.targets)[0]
+    if not prepared.settings.use_stretch:  # eased as every solve of the chain eases it (``solve_bones``)
+        goal = soften_reach(goal, float(chain.rest.lengths.sum()), prepared.settings.soft_reach / root.scale[0])
     start = root.rotations[:1]
     if prepared.solves_pose:
         poles = None if inputs.poles is None else root.points(inputs.poles)

@@ -3,6 +3,8 @@ add-on's operators share (``ArmatureOperator``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -52,6 +54,19 @@ def chain_problem(context: bpy.types.Context, *, need_target: bool) -> str | Non
         if chain.tip_bone not in obj.data.bones:
             return f"Armature '{obj.name}' has no bone '{chain.tip_bone}'"
     return None
+
+
+@contextmanager
+def progress_bar(context: bpy.types.Context) -> Iterator[Callable[[float], None]]:
+    """Blender's progress bar (the cursor's, in the interface) from 0 to 1 while the block runs: yields the
+    function that moves it."""
+    window_manager = context.window_manager
+    assert window_manager is not None
+    window_manager.progress_begin(0.0, 1.0)
+    try:
+        yield window_manager.progress_update
+    finally:
+        window_manager.progress_end()
 
 
 class ArmatureOperator(bpy.types.Operator):
@@ -109,14 +124,9 @@ class FABRIK_OT_bake(_ChainOperator):
     def act(
         self, context: bpy.types.Context, armature: bpy.types.Object, settings: BakeSettings[bpy.types.Object]
     ) -> set[OperatorReturnItems]:
-        window_manager = context.window_manager
-        assert window_manager is not None
         assert context.scene is not None
-        window_manager.progress_begin(0.0, 1.0)
-        try:
-            reports = bake(settings, progress=window_manager.progress_update).chains
-        finally:
-            window_manager.progress_end()
+        with progress_bar(context) as progress:
+            reports = bake(settings, progress=progress).chains
         frames = settings.frames.resolved(context.scene.frame_start, context.scene.frame_end)
         summaries = []
         for (index, chain), report in zip(enabled_chains(armature), reports, strict=True):
@@ -173,19 +183,13 @@ class FABRIK_OT_bake_ik_constraints(ArmatureOperator):
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         armature = context.active_object
-        window_manager = context.window_manager
         assert armature is not None
-        assert window_manager is not None
         assert context.scene is not None
         try:
             frames = frame_range(armature, context.scene)
             solver = replace(solver_settings(armature), method="fabrik")  # IK constraints are baked with FABRIK
-            window_manager.progress_begin(0.0, 1.0)
-            try:
-                progress = window_manager.progress_update
+            with progress_bar(context) as progress:
                 report = bake_ik_constraints(armature, frames, solver, after=self.after, progress=progress)
-            finally:
-                window_manager.progress_end()
         except (TypeError, ValueError) as error:
             self.report({"ERROR"}, sentence(error))
             return {"CANCELLED"}

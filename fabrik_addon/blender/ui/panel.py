@@ -32,7 +32,7 @@ class _Sidebar(bpy.types.Panel):
     bl_category = "FABRIK IK"
 
 
-class _ArmatureSubpanel(_Sidebar):
+class ArmatureSubpanel(_Sidebar):
     bl_parent_id = "FABRIK_PT_main"
 
     @classmethod
@@ -96,6 +96,9 @@ def _draw_chain(column: bpy.types.UILayout, armature: bpy.types.Object, chain: F
         column.prop(chain, "pole_angle")
     column.separator()
     column.prop(chain, "use_stretch")
+    row = column.row()
+    row.active = not chain.use_stretch  # stretching reaches farther instead
+    row.prop(chain, "soft_reach")
     column.prop(chain, "use_rotation")
     if chain.use_rotation:
         column.prop(chain, "rotation_weight")
@@ -117,7 +120,7 @@ def _draw_goal(column: bpy.types.UILayout, chain: FABRIK_PG_chain, goal: str, bo
         row.prop(chain, bone)
 
 
-class FABRIK_PT_solver(_ArmatureSubpanel):
+class FABRIK_PT_solver(ArmatureSubpanel):
     """How the solver works: method, tolerance, iterations."""
 
     bl_label = "Solver"
@@ -135,7 +138,7 @@ class FABRIK_PT_solver(_ArmatureSubpanel):
         column.prop(settings, "warm_start")
 
 
-class FABRIK_PT_frames(_ArmatureSubpanel):
+class FABRIK_PT_frames(ArmatureSubpanel):
     """Which frames Bake keys and Clear clears: the scene's range or a custom one, and the step."""
 
     bl_label = "Frames"
@@ -158,7 +161,7 @@ class FABRIK_PT_frames(_ArmatureSubpanel):
         layout.prop(settings, "frame_step")
 
 
-class FABRIK_PT_last_bake(_ArmatureSubpanel):
+class FABRIK_PT_last_bake(ArmatureSubpanel):
     """What the last bake of each of the armature's chains did (greyed out: a chain not enabled now)."""
 
     bl_label = "Last Bake"
@@ -192,7 +195,7 @@ class FABRIK_PT_last_bake(_ArmatureSubpanel):
                 column.label(text="On target on every frame")
 
 
-class FABRIK_PT_playback(_ArmatureSubpanel):
+class FABRIK_PT_playback(ArmatureSubpanel):
     """Step Through Iterations: the step's slider, its name, the tip's distance, Play and Leave."""
 
     bl_label = "Step Through Iterations"

@@ -14,7 +14,14 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ..core import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, FloatArray, JointLimits
+from ..core import (
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_TOLERANCE,
+    FloatArray,
+    JointLimits,
+    non_negative_float,
+    soften_reach,
+)
 from ..points import solve_frames
 from .chain import ChainRest, forward_kinematics, local_rotations
 from .chain_solve import solve_pose
@@ -65,6 +72,7 @@ def solve_bones(
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     method: str = "fabrik",
     warm_start: bool = True,
+    soft_reach: float = 0.0,
 ) -> BonesSolution:
     """Turn a chain's bones so the tip bone's tail reaches ``targets`` (and the tip bone turns to
     ``orientations``).
@@ -87,13 +95,18 @@ def solve_bones(
     tolerance, max_iterations, method, warm_start
         As for ``solve_frames`` (``method`` "ccd" only where points are solved; ``warm_start`` for one start
         pose only).
+    soft_reach : float
+        Scene units (>= 0): a target within this distance of the chain's full reach, or beyond it, is eased
+        in (``core.soften_reach``) so the chain straightens gradually rather than snapping straight; 0 (the
+        default) is off, and so is stretching. ``error`` is still measured to ``targets``.
 
     Returns
     -------
     BonesSolution
     """
     start = np.asarray(rotations, dtype=np.float64).reshape(-1, len(rest.offsets), 4)  # (F or 1, m, 4)
-    solve = _Solve(poles, pole_angle, stretch, tolerance, max_iterations, method, warm_start)
+    soft = 0.0 if stretch else non_negative_float(soft_reach, "soft_reach")
+    solve = _Solve(poles, pole_angle, stretch, tolerance, max_iterations, method, warm_start, soft)
     if orientations is None:
         return solve(rest, limits, start, targets)
     return solve.oriented(rest, limits, start, targets, orientations, orientation_weight)
@@ -111,8 +124,19 @@ class _Solve:
     max_iterations: int
     method: str
     warm_start: bool
+    soft_reach: float
 
     def __call__(self, rest: ChainRest, limits: JointLimits, start: FloatArray, targets: FloatArray) -> BonesSolution:
+        if self.soft_reach == 0.0:
+            return self.toward(rest, limits, start, targets)
+        eased = soften_reach(targets, float(rest.lengths.sum()), self.soft_reach)
+        solved = self.toward(rest, limits, start, eased)
+        tips = forward_kinematics(rest, solved.rotations, solved.scales)[0][:, -1]
+        error = np.asarray(np.linalg.norm(tips - targets, axis=-1), dtype=np.float64)
+        return BonesSolution(solved.rotations, solved.scales, solved.iterations, error)
+
+    def toward(self, rest: ChainRest, limits: JointLimits, start: FloatArray, targets: FloatArray) -> BonesSolution:
+        """The chain solved toward ``targets`` as they are."""
         if needs_pose_solve(limits, self.poles, self.stretch):
             if self.method != "fabrik":
                 raise ValueError(f"method {self.method!r} does not support joint limits, a pole or stretch")

@@ -49,6 +49,7 @@ from ..core import (
     positive_float,
     positive_int,
     sign_continuous,
+    soften_reach,
 )
 from ..points import TreeReach, weighted_rms
 from .iterate import FAST_LEAST_SQUARES, Best, Pace, Schedule, frames_first, rows_of
@@ -107,6 +108,7 @@ def solve_tree_pose(
     stretch: bool = False,
     tolerance: float = DEFAULT_TOLERANCE,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    soft_reach: float | npt.ArrayLike = 0.0,
 ) -> TreePoseSolution:
     """Turn a tree's bones so each tip bone's tail reaches its target on each frame, within the bones' limits.
 
@@ -137,6 +139,11 @@ def solve_tree_pose(
         How close every effector must come to its target (> 0).
     max_iterations : int
         Iterations per frame at most (>= 1), per run of one step.
+    soft_reach : float or array-like, shape (E,)
+        Scene units (>= 0, per effector or for all): each effector's target within this distance of its
+        path's full reach from the root, or beyond it, is eased in (``core.soften_reach``) so the branch
+        straightens gradually; 0 (the default) is off, and so is stretching. ``errors`` are still measured
+        to ``targets``.
 
     Returns
     -------
@@ -164,10 +171,14 @@ def solve_tree_pose(
     )
     first = clamped = limits.clamp(start)
     with_poles = [e for e, pole in enumerate(pole_points) if pole is not None]
+    soft = np.zeros(effectors) if stretch else np.broadcast_to(np.asarray(soft_reach, dtype=np.float64), (effectors,))
+    if not (np.isfinite(soft) & (soft >= 0.0)).all():
+        raise ValueError(f"soft_reach must be finite distances >= 0, got {soft.tolist()}")
+    sought = soften_reach(goals, bones.reach, soft)  # (F, E, 3): each effector eased toward its own reach
     if with_poles:
-        first = solver.turns.toward(clamped, np.ones((count, frames)), goals, pole_points, angles, with_poles)
-    best = solver.search(first, goals, pole_points, stretch)
-    solver.swivel_to(best, solver.pole_reference(best, first, clamped, goals, pole_points, with_poles), goals)
+        first = solver.turns.toward(clamped, np.ones((count, frames)), sought, pole_points, angles, with_poles)
+    best = solver.search(first, sought, pole_points, stretch)
+    solver.swivel_to(best, solver.pole_reference(best, first, clamped, sought, pole_points, with_poles), sought)
     posed = solver.steps.pose(best.quats, best.scales)
     errors = solver.steps.misses.errors(posed.ends, _rows(goals)).T
     return TreePoseSolution(

@@ -19,6 +19,7 @@ from .geometry import (
     is_straight_line,
     norms,
     perpendicular,
+    soften_reach,
     turn_about,
     unit_or,
 )
@@ -42,6 +43,7 @@ from .rotations import (
 )
 from .row_clamp import RowClamp
 from .stopping import DEFAULT_MAX_ITERATIONS, DEFAULT_MIN_IMPROVEMENT, DEFAULT_TOLERANCE, Stopping
+from .straight_chains import unbend_starts
 from .validate import (
     FloatArray,
     as_joints,
@@ -98,7 +100,9 @@ __all__ = [
     "quat_to_matrix",
     "segment_lengths",
     "sign_continuous",
+    "soften_reach",
     "turn_about",
     "twist",
+    "unbend_starts",
     "unit_or",
 ]

@@ -147,6 +147,32 @@ def arc_angle(chord_ratio: FloatArray) -> FloatArray:
     return np.asarray(low + high, dtype=np.float64)
 
 
+def soften_reach(points: FloatArray, reach: float | FloatArray, soft: float | FloatArray) -> FloatArray:
+    """Compute goals that ease into full extension given ``points`` (..., 3) about the origin, the ``reach``
+    and the ``soft`` distance (scene units, >= 0; each broadcast against ``points[..., 0]``).
+
+    A point nearer than ``reach - soft`` is kept; one farther is pulled in along its line to
+    ``reach - soft * exp(-(d - (reach - soft)) / soft)``, which meets the kept points with slope 1 and
+    approaches ``reach`` without getting there, so a chain following the goal straightens gradually instead
+    of snapping straight. Where ``soft`` is 0 every point is kept; ``soft`` beyond ``reach`` eases from the
+    origin.
+    """
+    points = np.asarray(points, dtype=np.float64)
+    soft = np.asarray(soft, dtype=np.float64)
+    if not (soft > 0.0).any():
+        return points
+    full = np.asarray(reach, dtype=np.float64)
+    easing = np.maximum(np.minimum(soft, full), 1e-300)
+    start = full - easing
+    distance = np.linalg.norm(points, axis=-1)
+    eases = (distance > start) & (soft > 0.0)
+    if not eases.any():
+        return points
+    eased = full - easing * np.exp(-np.maximum(distance - start, 0.0) / easing)
+    scale = np.where(eases, eased / np.maximum(distance, 1e-300), 1.0)
+    return np.asarray(points * scale[..., None], dtype=np.float64)
+
+
 def turn_about(P: FloatArray, pivot: int, from_dirs: FloatArray, to_dirs: FloatArray) -> None:
     """Rotate the joints after ``pivot`` about it, in place, per frame, by the smallest rotation that takes
     direction ``from_dirs`` to direction ``to_dirs``.

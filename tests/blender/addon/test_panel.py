@@ -17,9 +17,9 @@ from fabrik_addon.settings import LABELS
 from .scenes import activate, chain_scene, two_chain_scene
 
 
-def draw_panels(context: bpy.types.Context) -> dict[str, list[str]]:
-    """Draw every FABRIK panel whose poll passes, each into the layout of a fresh popover, and return what
-    each drew: labels and values, RNA paths and operators, flattened.
+def draw_panels(context: bpy.types.Context, extra: tuple[type[bpy.types.Panel], ...] = ()) -> dict[str, list[str]]:
+    """Draw every FABRIK panel whose poll passes (``panel``'s, then ``extra``), each into the layout of a fresh
+    popover, and return what each drew: labels and values, RNA paths and operators, flattened.
 
     Background Blender has no window to show a popover in (ending one crashes there), but the layout it
     begins with is Blender's own; it is simply never shown. The popovers are begun in the 3D viewport's
@@ -29,7 +29,7 @@ def draw_panels(context: bpy.types.Context) -> dict[str, list[str]]:
     region = next(region for region in area.regions if region.type == "UI")
     drawn: dict[str, list[str]] = {}
     with context.temp_override(area=area, region=region):
-        for cls in panel.CLASSES:
+        for cls in (*panel.CLASSES, *extra):
             parent = getattr(cls, "bl_parent_id", None)
             if (parent is not None and parent not in drawn) or not cls.poll(context):
                 continue  # Blender draws a subpanel only under its parent

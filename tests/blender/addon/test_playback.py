@@ -16,6 +16,7 @@ from fabrik_addon.blender import compat
 from fabrik_addon.blender.live import LIVE, player, preview
 from fabrik_addon.blender.properties import settings_of
 from fabrik_addon.blender.rig import KeyWriter
+from fabrik_addon.solver import soften_reach
 
 from ..oracle import FloatArray, data_snapshot, fcurve_keys
 from .scenes import activate, chain_scene
@@ -385,4 +386,27 @@ def test_a_file_saved_while_stepping_holds_the_pose_found(tmp_path: Path) -> Non
     saved = into.objects[0]
     assert saved is not armature
     assert pose_values(saved) == before
+    bpy.ops.fabrik.step_leave()
+
+
+def test_soft_reach_eases_solve_now_and_the_last_step_alike() -> None:
+    """With the target inside the chain's soft reach, Solve Now leaves the tip short of it, on the line to it,
+    where ``soften_reach`` puts the goal; Step Through Iterations ends on the same pose."""
+    armature, names, target = bent_scene()
+    root = world_joints(armature, names)[0]
+    goal = np.array(target.matrix_world.translation)
+    distance = float(np.linalg.norm(goal - root))
+    chain = settings_of(armature).chains[0]
+    chain.soft_reach = 3.0 - distance + 0.2  # the chain is 3 long: the goal 0.2 into the easing
+    assert bpy.ops.fabrik.solve_now() == {"FINISHED"}
+    bpy.context.view_layer.update()
+    solved = world_joints(armature, names)
+    eased = soften_reach(goal - root, 3.0, chain.soft_reach) + root
+    np.testing.assert_allclose(solved[-1], eased, atol=2 * TOLERANCE)
+    assert np.linalg.norm(solved[-1] - goal) > 10 * TOLERANCE
+    bpy.context.scene.frame_set(bpy.context.scene.frame_current)  # back to the animation's pose
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    session = LIVE.session
+    assert session is not None
+    np.testing.assert_allclose(session.steps.world[-1], solved, atol=1e-4)
     bpy.ops.fabrik.step_leave()
