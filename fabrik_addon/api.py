@@ -87,7 +87,8 @@ def bake(
     frame_start, frame_end : int, optional
         The frames to bake, both included; the scene's frame range by default.
     frame_step : int
-        Key every ``frame_step``-th frame from ``frame_start``.
+        Key every ``frame_step``-th frame from ``frame_start``, and ``frame_end`` too (where the step passes it
+        by), so the keys span the range.
     tolerance : float
         How close the tip must come to the target, in world units.
     max_iterations, method, warm_start

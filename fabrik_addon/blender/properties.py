@@ -260,7 +260,7 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
     )
     frame_step: IntProperty(  # type: ignore[valid-type]
         name="Step",
-        description="Key every n-th frame",
+        description="Key every n-th frame from the first, and the last frame too",
         default=DEFAULTS["frame_step"],
         min=1,
         soft_max=100,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ..setting_names import in_words
 from ..settings import IK_AFTER
 from ..solver import METHODS
 from .config import config_jobs
@@ -224,10 +225,12 @@ _NEGATIVE = re.compile(r"^-[\d.]")
 
 
 def _option_names(message: str, *, planting: bool = False) -> str:
-    """A job's error in the command line's words: the key ``frame_step`` (or ``'frame_step'``) is ``--step``
-    there, and ``chain_length`` is ``--leg-bones`` when ``planting`` feet."""
+    """A job's error in the command line's words: the key ``frame_step`` (or ``'frame_step'``, or the setting
+    named ``Step (frame_step)``) is ``--step`` there, and ``chain_length`` is ``--leg-bones`` when ``planting``
+    feet."""
     options = _PLANT_OPTIONS if planting else _OPTIONS
-    return _KEYS.sub(lambda found: options[found[1]], message)
+    keys = in_words(message, lambda _label, keyword: keyword)
+    return _KEYS.sub(lambda found: options[found[1]], keys)
 
 
 #: The command line's words for each job key it sets.
@@ -351,7 +354,7 @@ def _parser() -> argparse.ArgumentParser:
     bake.add_argument(
         "--frames", type=_frames, metavar="A-B", help="frames to bake (1-250, -5--1); default: the scene's range"
     )
-    bake.add_argument("--step", type=_whole(), metavar="N", help="key every N-th frame")
+    bake.add_argument("--step", type=_whole(), metavar="N", help="key every N-th frame, and the last")
     bake.add_argument(
         "--tolerance",
         type=_number,

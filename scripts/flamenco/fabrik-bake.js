@@ -50,7 +50,8 @@ const JOB_TYPE = {
         { key: "hips", type: "string",
           description: "With plant_feet: a bone above the legs lowered (keyed Location) where a pin is out of reach" },
         { key: "frames", type: "string", description: "Frames to bake, START-END; empty: each scene's range" },
-        { key: "step", type: "int32", propargs: { min: 0 }, description: "Key every N-th frame; 0: every frame" },
+        { key: "step", type: "int32", propargs: { min: 0 },
+          description: "Key every N-th frame, and the last; 0: every frame" },
         { key: "tolerance", type: "float", propargs: { min: 0, precision: 6 },
           description: "Tip distance allowed, in world units (planting feet: in leg lengths); 0: the "
               + "command's default" },

@@ -12,9 +12,10 @@ from collections.abc import Collection, Iterable
 
 import bpy
 
+from ...setting_names import named
 from ...settings import ChainSettings
 from .. import compat
-from ..rig import ROTATION_PATHS, ArmatureChain, armature_data, bone_path, check_unlocked
+from ..rig import ROTATION_PATHS, ArmatureChain, armature_data, bone_path, check_unlocked, object_kind
 
 #: The keyword that names a bone of each kind of goal.
 _BONE_KEYWORDS = {"target": "target_bone", "pole target": "pole_bone"}
@@ -75,7 +76,7 @@ def check_goal(
     if bone:
         bones = armature_data(obj).bones if obj.type == "ARMATURE" else None
         if bones is None:
-            raise ValueError(f"the {role} '{obj.name}' is a {obj.type.lower()} object: a bone needs an armature")
+            raise ValueError(f"the {role} '{obj.name}' is {object_kind(obj)}: a bone needs an armature")
         if bone not in bones:
             close = difflib.get_close_matches(bone, bones.keys(), n=3)
             hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
@@ -83,7 +84,7 @@ def check_goal(
     elif obj == armature:
         raise ValueError(
             f"the {role} cannot be the armature '{armature.name}' itself: pick an Empty or another object, "
-            f"or one of its bones ({_BONE_KEYWORDS[role]})"
+            f"or one of its bones as the {named(_BONE_KEYWORDS[role])}"
         )
     for other, other_bone in others:
         if obj == other and bone == other_bone:
@@ -125,7 +126,10 @@ def check_goals(
     if pole is not None:
         pole = check_goal(pole, settings.pole_bone, "pole target", armature, (target, settings.target_bone))
     elif settings.pole_bone:
-        raise ValueError(f"pole_bone '{settings.pole_bone}' names a bone of no pole target: pick the pole_target")
+        raise ValueError(
+            f"{named('pole_bone')} '{settings.pole_bone}' names a bone of no pole target: pick the "
+            f"{named('pole_target')}"
+        )
     return target, pole
 
 
@@ -170,8 +174,8 @@ def check_stretch_inheritance(armature: bpy.types.Object, names: Iterable[str], 
     for name in names:
         if bones[name].inherit_scale != "FULL":
             raise ValueError(
-                f"use_stretch needs the {whose} bones to inherit their parent's scale fully: bone '{name}' has "
-                f"Inherit Scale '{bones[name].inherit_scale}' (set it to Full)"
+                f"{named('use_stretch')} needs the {whose} bones to inherit their parent's scale fully: bone "
+                f"'{name}' has Inherit Scale '{bones[name].inherit_scale}' (set it to Full)"
             )
 
 
@@ -180,8 +184,8 @@ def check_fabrik(method: str, needs: str) -> None:
     which the bake has."""
     if method != "fabrik":
         raise ValueError(
-            f"method {method!r} does not support joint limits, a pole target or stretch, nor chains that share "
-            f"bones ({needs}): use method 'fabrik'"
+            f"{named('method')} {method!r} does not support joint limits, a pole target or stretch, nor chains that "
+            f"share bones ({needs}): use 'fabrik'"
         )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
+from ...setting_names import named
 from ...settings import SolverSettings
 from ..rig import armature_data
 from .read import Inputs
@@ -68,8 +69,8 @@ def solve_order(units: Sequence[Unit]) -> Order:
             if units[upper].stretch:
                 raise ValueError(
                     f"the chain {prepared.label} hangs below the bone '{bone.name}' of the chain "
-                    f"{units[upper].chains[0].label}, which stretches (Stretch on): its scale would carry the chain "
-                    "below; bake them apart, the stretching one first"
+                    f"{units[upper].chains[0].label}, which stretches ({named('use_stretch')} is on): its scale would "
+                    "carry the chain below; bake them apart, the stretching one first"
                 )
             found.append(Hang(j, upper, bone.name))
         hangs.append(tuple(found))

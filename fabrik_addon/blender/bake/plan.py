@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import bpy
 
-from ...settings import BakeSettings
+from ...settings import BakeSettings, keyed_frames
 from ..rig import keyed_channels
 from .checks import (
     check_action_switch,
@@ -32,7 +32,9 @@ class BakePlan:
     settings : BakeSettings
     scene : bpy.types.Scene
     frame_range : range
-        The frames to key; keys are replaced from its first frame to its last (``frame_end``).
+        The frames of the bake; keys are replaced from its first frame to its last (``frame_end``).
+    frames : tuple of int
+        The frames to key: ``frame_range``'s, and its last where the step passes it by (``FrameRange.keyed``).
     chains : list of PreparedChain
     chain_bones : dict of armature to set of str
         The chains' bones on each armature.
@@ -45,6 +47,7 @@ class BakePlan:
     settings: BakeSettings[bpy.types.Object]
     scene: bpy.types.Scene
     frame_range: range
+    frames: tuple[int, ...]
     chains: list[PreparedChain]
     chain_bones: dict[bpy.types.Object, set[str]]
     units: list[Unit]
@@ -82,7 +85,7 @@ def plan(
     planned = units(chains, settings.solver)
     order = solve_order(planned)
     _check_fcurves(planned, settings.action_name)
-    return BakePlan(settings, scene, frame_range, chains, chain_bones, planned, order)
+    return BakePlan(settings, scene, frame_range, keyed_frames(frame_range), chains, chain_bones, planned, order)
 
 
 def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> dict[bpy.types.Object, set[str]]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ...setting_names import named
 from ...solver import (
     ChainRest,
     FloatArray,
@@ -202,7 +203,7 @@ def _check_bone_bases(chain: ArmatureChain, bases: FloatArray, frames: NDArray[n
         if bad.size:
             raise ValueError(
                 f"bone '{pose_bone.name}' is scaled ({np.round(scales[bad[0], k], 4).tolist()}) on frame "
-                f"{frames[bad[0]]}: bones of the chain must keep a scale of 1 (but along Y with use_stretch)"
+                f"{frames[bad[0]]}: bones of the chain must keep a scale of 1 (but along Y with {named('use_stretch')})"
             )
         if k == 0 or pose_bone.bone.use_connect:
             continue  # the root's location moves the whole chain; a connected bone ignores its location
@@ -211,7 +212,7 @@ def _check_bone_bases(chain: ArmatureChain, bases: FloatArray, frames: NDArray[n
             raise ValueError(
                 f"bone '{pose_bone.name}' moves by its animated Location on frame {frames[bad[0]]} (root motion, "
                 f"as motion capture has): the chain can start at it but not run through it; shorten the chain to "
-                f"Chain Length {len(chain.bone_names) - k} so that it starts at '{pose_bone.name}', or to "
+                f"{named('chain_length')} {len(chain.bone_names) - k} so that it starts at '{pose_bone.name}', or to "
                 f"{len(chain.bone_names) - k - 1} to start below it"
             )
         if bad.size:

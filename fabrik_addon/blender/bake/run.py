@@ -108,7 +108,7 @@ def carry_out(
     started = time.perf_counter()
     settings, scene, prepared, chain_bones = plan.settings, plan.scene, plan.chains, plan.chain_bones
     solver = settings.solver
-    frames = np.array(plan.frame_range, dtype=np.int64)
+    frames = np.array(plan.frames, dtype=np.int64)
     span = (float(plan.frame_range.start), float(plan.frame_range.stop - 1))
     report_progress = progress or (lambda fraction: None)
 

@@ -27,6 +27,7 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
+from ...setting_names import named
 from ...settings import ChainSettings, SolverSettings
 from ...solver import (
     FloatArray,
@@ -317,8 +318,8 @@ def _tree_of(chains: Sequence[PreparedChain], solver: SolverSettings) -> _Tree:
         if prepared.use_rotation:
             raise ValueError(
                 f"the chains {', '.join(c.label for c in chains)} share bones and are solved as one tree, which "
-                f"does not turn a tip to its target's rotation: {prepared.label} has Rotation on; bake it apart, "
-                "or without it"
+                f"does not turn a tip to its target's rotation: {prepared.label} has {named('use_rotation')} on; "
+                "bake it apart, or without it"
             )
     check_fabrik(solver.method, f"the chains {', '.join(c.label for c in chains)} share bones: one tree")
     armature = chains[0].chain.armature

@@ -15,7 +15,7 @@ from ...settings import BakeSettings
 from ..bake import bake, bake_ik_constraints, clear
 from ..live import LEAVE_FIRST, LIVE
 from ..properties import bake_settings, chain_label, enabled_chains, frame_range, no_chain_text, solver_settings
-from .messages import bake_text, length_text, sentence, summarise
+from .messages import bake_text, counted, length_text, sentence, summarise
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -155,7 +155,7 @@ class FABRIK_OT_clear(_ChainOperator):
         if not removed:
             self.report({"INFO"}, f"{sentence(chains)} {'has' if one else 'have'} no rotation keys in {frames}")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Removed {removed} rotation keys of {chains} in {frames}")
+        self.report({"INFO"}, f"Removed {counted(removed, 'rotation key')} of {chains} in {frames}")
         return {"FINISHED"}
 
 
@@ -196,7 +196,8 @@ class FABRIK_OT_bake_ik_constraints(ArmatureOperator):
         worst = length_text(context.scene, report.max_error)
         missed = [chain.tip_bone for chain in report.chains if not chain.on_target]
         verdict = f"off target in {len(missed)} ({', '.join(missed)})" if missed else "on target on every frame"
-        lines = [f"Baked {len(report.chains)} IK constraints in {report.seconds:.2f} s: max error {worst}; {verdict}"]
+        baked = counted(len(report.chains), "IK constraint")
+        lines = [f"Baked {baked} in {report.seconds:.2f} s: max error {worst}; {verdict}"]
         lines += [
             f"{chain.tip_bone}: max error {length_text(context.scene, chain.max_error)}" for chain in report.chains
         ]

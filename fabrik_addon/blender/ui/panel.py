@@ -8,7 +8,7 @@ import bpy
 from ..live import LIVE, player, problems
 from ..properties import FABRIK_PG_chain, chain_label, settings_of
 from .chain_list import tree_numbers
-from .messages import length_text, sentence, target_text
+from .messages import counted, length_text, sentence, target_text
 
 
 def _split(layout: bpy.types.UILayout | None) -> bpy.types.UILayout:
@@ -185,7 +185,7 @@ class FABRIK_PT_last_bake(ArmatureSubpanel):
             missed = summary.off_target or summary.unreachable
             column.label(text=chain_label(chain, index), icon="ERROR" if missed else "CHECKMARK")
             column.label(text=f"Frames {summary.frame_start}-{summary.frame_end}: {summary.frames} keyed")
-            column.label(text=f"{summary.bones} bones in {summary.seconds:.2f} s")
+            column.label(text=f"{counted(summary.bones, 'bone')} in {summary.seconds:.2f} s")
             column.label(text=f"Max error: {length_text(context.scene, summary.max_error)}")
             if missed:
                 words, frames = target_text(summary).split(": ", 1)

@@ -10,8 +10,9 @@ import bpy
 import pytest
 from rigs import make_chain
 
-from fabrik_addon.blender.properties import settings_of
+from fabrik_addon.blender.properties import FABRIK_PG_chain, FABRIK_PG_settings, settings_of
 from fabrik_addon.blender.ui import panel
+from fabrik_addon.setting_names import LABELS
 
 from .scenes import activate, chain_scene, two_chain_scene
 
@@ -120,6 +121,15 @@ def test_the_frames_drawn_are_the_scenes_or_the_custom_ones(custom: bool) -> Non
     frames = draw_panels(bpy.context)["FABRIK_PT_frames"]
     owner = "FABRIK_PG_settings" if custom else "Scene"
     assert {f"{owner}.frame_start", f"{owner}.frame_end", "FABRIK_PG_settings.frame_step"} <= set(frames)
+
+
+def test_messages_name_settings_by_the_labels_the_panel_shows() -> None:
+    """``settings.LABELS`` (how messages name a setting) are the properties' names; the Bone below Target and
+    the Weight beside Rotation are named with what they belong to."""
+    for keyword, label in LABELS.items():
+        group = FABRIK_PG_chain if keyword in FABRIK_PG_chain.bl_rna.properties else FABRIK_PG_settings
+        name = group.bl_rna.properties[keyword].name
+        assert label == name or label in {f"Target {name}", f"Rotation {name}"}, (keyword, label, name)
 
 
 def test_an_armature_without_chains_asks_for_one() -> None:
