@@ -158,7 +158,10 @@ PLANT = '{"armature": "Walk", "plant_feet": ["LeftFoot"]'
         (f'{PLANT}, "pin_at": "end"}}', "pin_at must be one of 'middle', 'start', got 'end'$"),
         (f'{PLANT}, "chain_length": 1}}', r"chain_length must be a whole number >= 2"),
         (f'{PLANT}, "hips_speed": 0}}', "hips_speed must be a number > 0"),
-        (f'{PLANT}, "frame_start": 9, "frame_end": 2}}', r"frame_end \(2\) is before frame_start \(9\)$"),
+        (
+            f'{PLANT}, "frame_start": 9, "frame_end": 2}}',
+            r"the frames end before they start: End \(frame_end\) 2, Start \(frame_start\) 9$",
+        ),
         (
             f'{PLANT}, "tip_bone": "x", "target": "E"}}',
             r"a job planting feet takes no 'tip_bone', 'target' \(keys of a chain to bake\)$",
