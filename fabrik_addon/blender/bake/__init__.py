@@ -11,9 +11,9 @@ and the API import only the names below.
 
 from .clear import clear
 from .ik_constraints import bake_ik_constraints
-from .order import Hang, moved_inputs, solve_order
+from .order import Hang, Order, moved_inputs, solve_order
 from .plan import BakePlan, plan
-from .read import Inputs, current_inputs, goal_matrix, walking_frames
+from .read import Inputs, current_inputs, goal_fill, goal_matrix, inputs_from_rows, walking_frames
 from .report import BakeReport, RigBakeReport
 from .run import bake, carry_out
 from .sandbox import SANDBOX_NAME
@@ -25,6 +25,7 @@ __all__ = [
     "BakeReport",
     "Hang",
     "Inputs",
+    "Order",
     "PreparedChain",
     "RigBakeReport",
     "Solved",
@@ -34,8 +35,10 @@ __all__ = [
     "carry_out",
     "clear",
     "current_inputs",
+    "goal_fill",
     "goal_matrix",
     "groups",
+    "inputs_from_rows",
     "moved_inputs",
     "plan",
     "prepare_chain",

@@ -134,9 +134,9 @@ def _fill(owner: bpy.types.Object | bpy.types.PoseBone, name: str) -> Callable[[
     return prop.foreach_get
 
 
-def _goal_fill(obj: bpy.types.Object, bone: str) -> Callable[[_Row], None]:
-    """What fills a row with a goal's world matrix (see ``goal_matrix``): in place for an object; a bone's is a
-    product, made as Blender's ``Matrix`` makes it (float32 arithmetic)."""
+def goal_fill(obj: bpy.types.Object, bone: str) -> Callable[[_Row], None]:
+    """What fills a row (16,) with a goal's world matrix, column after column (see ``goal_matrix``): in place
+    for an object; a bone's is a product, made as Blender's ``Matrix`` makes it (float32 arithmetic)."""
     if not bone:
         return _fill(obj, "matrix_world")
 
@@ -190,10 +190,10 @@ class _Reading:
         reads = [
             (_fill(armature, "matrix_world"), self.world),
             (_fill(bones[0], "matrix"), self.root_pose),
-            (_goal_fill(copies[goals.target], goals.target_bone), self.targets),
+            (goal_fill(copies[goals.target], goals.target_bone), self.targets),
         ]
         if goals.pole_target is not None and self.poles is not None:
-            reads.append((_goal_fill(copies[goals.pole_target], goals.pole_bone), self.poles))
+            reads.append((goal_fill(copies[goals.pole_target], goals.pole_bone), self.poles))
         if len(self.bases) > 1:
             reads += [(_fill(bone, "matrix_basis"), self.bases[:, k]) for k, bone in enumerate(bones)]
         return reads
@@ -207,34 +207,63 @@ class _Reading:
         self.first_channels = [np.array(getattr(pb, rotation_property(pb.rotation_mode))) for pb in pose_bones]
 
     def inputs(self) -> Inputs:
-        # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R and S (S is
-        # 1 but for a stretched root), its own matrix_basis (read on every frame where the chain is animated).
-        bases = _matrices(self.bases)
-        root_frames = _matrices(self.world) @ _matrices(self.root_pose)
-        root_frames[:, :3, :3] = root_frames[:, :3, :3] @ _inverse(bases[:, 0, :3, :3])
-        targets = _matrices(self.targets)
-        rotations = None
-        if self.use_rotation:
-            linear = targets[:, :3, :3]
-            rotations = linear / np.linalg.norm(linear, axis=1, keepdims=True)
-        return Inputs(
-            targets=np.ascontiguousarray(targets[:, :3, 3]),
-            root_frames=root_frames,
-            bone_bases=bases,
-            first_channels=self.first_channels,
-            poles=None if self.poles is None else np.ascontiguousarray(_matrices(self.poles)[:, :3, 3]),
-            target_rotations=rotations,
+        return inputs_from_rows(
+            self.world, self.root_pose, self.targets, self.bases, self.first_channels, self.poles, self.use_rotation
         )
+
+
+def inputs_from_rows(
+    world: NDArray[np.float32],
+    root_pose: NDArray[np.float32],
+    targets: NDArray[np.float32],
+    bases: NDArray[np.float32],
+    first_channels: list[FloatArray],
+    poles: NDArray[np.float32] | None,
+    use_rotation: bool,
+) -> Inputs:
+    """A chain's ``Inputs`` from the matrices Blender evaluated, as rows of 16 filled column after column
+    (``foreach_get``), one row per frame: the armature's world matrix (F, 16), the root bone's posed matrix
+    (F, 16), the target's (and pole's) world matrix (F, 16), each chain bone's ``matrix_basis`` (F or 1, m,
+    16), and each bone's rotation values in its own mode on the first frame. What a frame walk and the live
+    preview read both become ``Inputs`` here, the same way."""
+    # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R and S (S is
+    # 1 but for a stretched root), its own matrix_basis (read on every frame where the chain is animated).
+    basis = _matrices(bases)
+    root_frames = _matrices(world) @ _matrices(root_pose)
+    root_frames[:, :3, :3] = root_frames[:, :3, :3] @ _inverse(basis[:, 0, :3, :3])
+    goals = _matrices(targets)
+    rotations = None
+    if use_rotation:
+        linear = goals[:, :3, :3]
+        rotations = linear / np.linalg.norm(linear, axis=1, keepdims=True)
+    return Inputs(
+        targets=np.ascontiguousarray(goals[:, :3, 3]),
+        root_frames=root_frames,
+        bone_bases=basis,
+        first_channels=first_channels,
+        poles=None if poles is None else np.ascontiguousarray(_matrices(poles)[:, :3, 3]),
+        target_rotations=rotations,
+    )
 
 
 def _inverse(m: FloatArray) -> FloatArray:
     """The inverses of 3 x 3 matrices (..., 3, 3), by their adjugates: the rows of the inverse are the cross
     products of the columns over the determinant. (numpy's batched inverse calls multithreaded LAPACK once
-    per matrix, which costs milliseconds for a few hundred frames.)"""
+    per matrix, which costs milliseconds for a few hundred frames; the cross products are written out, as
+    ``np.cross`` computes them, without its cost per call.)"""
     c0, c1, c2 = m[..., :, 0], m[..., :, 1], m[..., :, 2]
-    rows = np.stack([np.cross(c1, c2), np.cross(c2, c0), np.cross(c0, c1)], axis=-2)
+    rows = np.stack([_cross(c1, c2), _cross(c2, c0), _cross(c0, c1)], axis=-2)
     determinant = np.einsum("...i,...i->...", c0, rows[..., 0, :])
     return np.asarray(rows / determinant[..., None, None], dtype=np.float64)
+
+
+def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Cross products of vectors (..., 3), each component ``a_i b_j - a_j b_i`` as ``np.cross`` rounds it."""
+    product = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    product[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    product[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    product[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return product
 
 
 def sample_tips(

@@ -150,6 +150,11 @@ def chain_frame(
 def _check_finite(chain: ArmatureChain, inputs: Inputs, frames: NDArray[np.int64]) -> None:
     """Every number read from the scene is finite (NaN or infinity would pass the other checks, unnoticed, and
     be keyed); else a ValueError naming what and on which frame."""
+    checks = [inputs.bone_bases, inputs.root_frames, inputs.targets]
+    if inputs.poles is not None:
+        checks.append(inputs.poles)
+    if all(np.isfinite(values).all() for values in checks):  # as nearly always: one call each, then nothing to name
+        return
 
     def first_bad(values: FloatArray) -> int | None:
         bad = np.flatnonzero(~np.isfinite(values.reshape(len(values), -1)).all(axis=1))
@@ -160,10 +165,10 @@ def _check_finite(chain: ArmatureChain, inputs: Inputs, frames: NDArray[np.int64
         if frame is not None:
             raise ValueError(f"bone '{name}' has a location, rotation or scale that is not a number on frame {frame}")
     root = f"the transform above the chain's root bone '{chain.bone_names[0]}' (armature object or parent bones)"
-    checks = [(inputs.root_frames, root), (inputs.targets, "the target's location")]
+    named = [(inputs.root_frames, root), (inputs.targets, "the target's location")]
     if inputs.poles is not None:
-        checks.append((inputs.poles, "the pole target's location"))
-    for values, what in checks:
+        named.append((inputs.poles, "the pole target's location"))
+    for values, what in named:
         frame = first_bad(values)
         if frame is not None:
             raise ValueError(f"{what} is not a number on frame {frame}")
@@ -197,8 +202,13 @@ def _check_bone_bases(chain: ArmatureChain, bases: FloatArray, frames: NDArray[n
     if stretch:
         scales[..., 1] = 1.0
     locations = np.linalg.norm(bases[..., :3, 3], axis=-1)  # (F, m)
+    scaled = ~(np.abs(scales - 1.0).max(axis=-1) <= _MATRIX_TOLERANCE)  # (F, m); NaN is bad too
+    # As nearly always: no bone scaled, none but the root with a location; then there is nothing to look up
+    # bone by bone (the root's location moves the whole chain; a location under the tolerance is checked below).
+    if not (scaled.any() or (locations[:, 1:] > 0.0).any()):
+        return
     for k, pose_bone in enumerate(chain.pose_bones):
-        bad = np.flatnonzero(~(np.abs(scales[:, k] - 1.0).max(axis=1) <= _MATRIX_TOLERANCE))  # NaN is bad too
+        bad = np.flatnonzero(scaled[:, k])
         if bad.size:
             raise ValueError(
                 f"bone '{pose_bone.name}' is scaled ({np.round(scales[bad[0], k], 4).tolist()}) on frame "

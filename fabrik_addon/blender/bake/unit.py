@@ -20,8 +20,9 @@ would leave out the branches that hang from the tip and the effectors the turned
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import bpy
 import numpy as np
@@ -144,8 +145,8 @@ class Solved:
         Y scales to key, with stretch.
     iterations, reached : list of ndarray, shape (F,)
         Per chain of the unit: solver iterations, and whether the solver brought its tip within tolerance.
-    motion : Motion
-        How the unit moves its bones, and so what hangs below them (``order``).
+    motion_of : callable
+        Makes ``motion``, only when a chain hangs below the unit.
     """
 
     pose_bones: list[bpy.types.PoseBone]
@@ -153,7 +154,12 @@ class Solved:
     y_scales: FloatArray | None
     iterations: list[NDArray[np.int64]]
     reached: list[NDArray[np.bool_]]
-    motion: Motion
+    motion_of: Callable[[], Motion]
+
+    @cached_property
+    def motion(self) -> Motion:
+        """How the unit moves its bones, and so what hangs below them (``order``)."""
+        return self.motion_of()
 
 
 @dataclass(frozen=True)
@@ -292,10 +298,14 @@ def _solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int
     rotations, y_scales = solution.rotations, None
     if solution.scales is not None:
         rotations, y_scales = inherited_stretch(chain.rest, rotations, solution.scales)
-    channels = bone_channels(rotations, [pb.rotation_mode for pb in chain.pose_bones], inputs.first_channels)
-    motion = Motion.of_chain(root, chain.rest, chain.bone_names, solution.rotations)
+    pose_bones = chain.pose_bones
+    channels = bone_channels(rotations, [pb.rotation_mode for pb in pose_bones], inputs.first_channels)
     reached = [solution.error <= root.tolerance]
-    return Solved(chain.pose_bones, channels, y_scales, [solution.iterations], reached, motion)
+
+    def motion() -> Motion:
+        return Motion.of_chain(root, chain.rest, chain.bone_names, solution.rotations)
+
+    return Solved(pose_bones, channels, y_scales, [solution.iterations], reached, motion)
 
 
 def _tree_of(chains: Sequence[PreparedChain], solver: SolverSettings) -> _Tree:
@@ -369,7 +379,10 @@ def _solve_tree(
     channels = bone_channels(rotations, [b.rotation_mode for b in pose_bones], [first[b.name] for b in pose_bones])
     iterations = [solution.iterations for _ in chains]
     reached = [solution.reached[:, e] for e in range(len(chains))]
-    motion = Motion.of_tree(root, tree.rest, tree.bone_names, start, solution.rotations)
+
+    def motion() -> Motion:
+        return Motion.of_tree(root, tree.rest, tree.bone_names, start, solution.rotations)
+
     return Solved(pose_bones, channels, y_scales, iterations, reached, motion)
 
 
