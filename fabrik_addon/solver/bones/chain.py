@@ -10,6 +10,7 @@ under its posed parent, as Blender's pose bones rotate.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,10 +45,30 @@ class ChainRest:
                 f"{self.rest_rotations.shape} and {self.offsets.shape}"
             )
 
-    @property
+    @cached_property
     def lengths(self) -> FloatArray:
-        """Segment lengths, shape (m,)."""
+        """Segment lengths, shape (m,). (This and the tables below are made once per rest: never change its
+        arrays in place.)"""
         return np.asarray(np.linalg.norm(self.offsets, axis=1), dtype=np.float64)
+
+    @cached_property
+    def axes(self) -> FloatArray:
+        """Each offset's direction, (m, 3); a zero offset's stays zero."""
+        return np.asarray(self.offsets / np.where(self.lengths > 0, self.lengths, 1.0)[:, None], dtype=np.float64)
+
+    @cached_property
+    def frame_products(self) -> FloatArray:
+        """(m, 4, 4): ``p * r_k`` is ``frame_products[k] @ p`` for quaternions ``p`` stored as columns, ``r_k``
+        bone ``k``'s rest frame relative to its parent's."""
+        return _right_products(matrix_to_quat(self.rest_rotations))
+
+    @cached_property
+    def swing_tables(self) -> FloatArray:
+        """(m, 4, 3): ``swing_tables[k] @ d`` plus 1 in its first row is the unnormalised smallest rotation from
+        bone ``k``'s axis to unit directions ``d`` (3, F) (see ``_swing``)."""
+        x, y, z = self.axes.T
+        zero = np.zeros_like(x)
+        return np.stack([np.stack(row, axis=-1) for row in ([x, y, z], [zero, -z, y], [z, zero, -x], [-y, x, zero])], 1)
 
     def stretched_offsets(self, scales: FloatArray) -> FloatArray:
         """The offsets (F, m, 3) of bones scaled along their own Y axes by ``scales`` (F, m), as a bone's
@@ -82,11 +103,15 @@ def forward_kinematics(
     joints = np.zeros((frames, bones + 1, 3))
     orientations = np.empty((frames, bones, 3, 3))
     offsets = np.broadcast_to(rest.offsets, (frames, bones, 3)) if scales is None else rest.stretched_offsets(scales)
+    # Only the product down the chain is a loop over bones: every bone's turn, and every segment once the
+    # orientations are known, in one call each (numpy's per-call cost is most of a few frames' time; each
+    # value is computed as a call per bone computes it).
+    turns = quat_to_matrix(rotations)
     parent = np.broadcast_to(np.eye(3), (frames, 3, 3))
     for k in range(bones):
-        orientations[:, k] = parent @ rest.rest_rotations[k] @ quat_to_matrix(rotations[:, k])
-        joints[:, k + 1] = joints[:, k] + np.einsum("fij,fj->fi", orientations[:, k], offsets[:, k])
+        orientations[:, k] = parent @ rest.rest_rotations[k] @ turns[:, k]
         parent = orientations[:, k]
+    np.cumsum(np.einsum("fkij,fkj->fki", orientations, offsets), axis=1, out=joints[:, 1:])
     return joints, orientations
 
 
@@ -114,12 +139,10 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
     """
     frames, bones = joints.shape[0], joints.shape[1] - 1
     inputs = np.asarray(input_rotations).reshape(-1, bones, 4)  # (F or 1, m, 4)
-    lengths = rest.lengths
-    carried = lengths > 0
-    axes = rest.offsets / np.where(carried, lengths, 1.0)[:, None]
+    carried = rest.lengths > 0
     # Bone by bone, every frame at once, in the layout (4 or 3, F): one contiguous row per component.
-    twists = twist(inputs, axes).transpose(1, 2, 0)  # (m, 4, F or 1): the twists kept
-    rest_frames = matrix_to_quat(rest.rest_rotations)
+    twists = twist(inputs, rest.axes).transpose(1, 2, 0)  # (m, 4, F or 1): the twists kept
+    twist_products = _right_products(twists[:, :, 0]) if twists.shape[2] == 1 else None
     segments = np.diff(joints, axis=1).transpose(1, 2, 0)  # (m, 3, F)
     sizes = np.sqrt(np.einsum("mif,mif->mf", segments, segments))
     segments = segments / np.where(carried[:, None], sizes, 1.0)[:, None]
@@ -127,22 +150,26 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
     parent = np.zeros((4, frames))
     parent[0] = 1.0
     for k in range(bones):
-        frame = _right_product(rest_frames[k]) @ parent  # the bone's rest frame under its posed parent
+        frame = rest.frame_products[k] @ parent  # the bone's rest frame under its posed parent
         if not carried[k]:
             result[k] = np.broadcast_to(inputs[:, k].T, (4, frames))
             parent = _product(frame, result[k])
             continue
-        swing = _swing(axes[k], _rotate_back(frame, segments[k]))
-        result[k] = _right_product(twists[k, :, 0]) @ swing if twists.shape[2] == 1 else _product(swing, twists[k])
+        swing = _swing(rest.swing_tables[k], rest.axes[k], _rotate_back(frame, segments[k]))
+        result[k] = twist_products[k] @ swing if twist_products is not None else _product(swing, twists[k])
         parent = _product(frame, result[k])
     return sign_continuous(result.transpose(2, 0, 1), reference=inputs[0])
 
 
-def _right_product(q: FloatArray) -> FloatArray:
-    """The matrix (4, 4) of multiplying by the quaternion ``q`` (4,) on the right: ``p * q`` is
-    ``_right_product(q) @ p`` for quaternions ``p`` stored as columns."""
-    w, x, y, z = q
-    return np.array([[w, -x, -y, -z], [x, w, z, -y], [y, -z, w, x], [z, y, -x, w]])
+#: Where each entry of ``_right_products``' matrices comes from in the quaternion, and its sign.
+_RIGHT_INDEX = np.array([[0, 1, 2, 3], [1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]])
+_RIGHT_SIGNS = np.array([[1.0, -1.0, -1.0, -1.0], [1.0, 1.0, 1.0, -1.0], [1.0, -1.0, 1.0, 1.0], [1.0, 1.0, -1.0, 1.0]])
+
+
+def _right_products(q: FloatArray) -> FloatArray:
+    """The matrices (..., 4, 4) of multiplying by quaternions ``q`` (..., 4) on the right: ``p * q`` is
+    ``_right_products(q) @ p`` for quaternions ``p`` stored as columns."""
+    return np.asarray(q[..., _RIGHT_INDEX] * _RIGHT_SIGNS, dtype=np.float64)
 
 
 def _product(a: FloatArray, b: FloatArray) -> FloatArray:
@@ -170,11 +197,11 @@ def _rotate_back(q: FloatArray, v: FloatArray) -> FloatArray:
     return rotated
 
 
-def _swing(axis: FloatArray, directions: FloatArray) -> FloatArray:
-    """``rotations.quat_between`` from one unit ``axis`` (3,) to unit ``directions`` (3, F), as columns (4, F)."""
-    x, y, z = axis
+def _swing(table: FloatArray, axis: FloatArray, directions: FloatArray) -> FloatArray:
+    """``rotations.quat_between`` from one unit ``axis`` (3,) to unit ``directions`` (3, F), as columns (4, F),
+    with the axis's ``ChainRest.swing_tables`` entry ``table`` (4, 3)."""
     # (1 + cos, axis x direction), normalised: the half-angle form, its linear part as one matrix product.
-    q = np.array([[x, y, z], [0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]]) @ directions
+    q = table @ directions
     q[0] += 1.0
     opposite = np.flatnonzero(q[0] < 1e-12)
     if opposite.size:
