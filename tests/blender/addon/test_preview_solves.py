@@ -3,7 +3,7 @@ own reading (``bake.current_inputs``) would give it and solved by the bake's uni
 order, so every bone it poses holds the bake's solve for that frame, to the last bit of the float32 Blender keeps
 (or is left as it was, where the solve would move it by less than a millionth). On poles and bone targets, a
 long chain and an arm toward another armature's bone (the creature), limits, stretch, a tip turned to its
-target's rotation in each rotation mode, a tree, and a chain hanging below another."""
+target's rotation in each rotation mode, soft reach, a tree, and a chain hanging below another."""
 
 from __future__ import annotations
 
@@ -94,6 +94,15 @@ def turned_tip() -> bpy.types.Object:
     return armature
 
 
+def soft() -> bpy.types.Object:
+    armature, names = make_chain(4)
+    target = keyed_empty("T", loop_path(FRAMES, (0.0, 1.0, 3.5), (1.5, 1.5, 1.0)))  # in and out of reach
+    pole = keyed_empty("Pole", loop_path(FRAMES, (2.0, 0.0, 2.0), (0.5, 0.5, 0.5)))
+    add_chain(armature, target=target, tip_bone=names[-1], soft_reach=0.4)
+    settings_of(armature).chains[0].pole_target = pole
+    return armature
+
+
 def tree() -> bpy.types.Object:
     armature, tips, bones = limited_hand()
     for tip, target in zip(tips, posed_targets(armature, tips, bones, FRAMES, spread=0.3), strict=True):
@@ -110,7 +119,7 @@ def hanging() -> bpy.types.Object:
     return armature
 
 
-@pytest.mark.parametrize("scene", [creature, limited, stretching, turned_tip, tree, hanging])
+@pytest.mark.parametrize("scene", [creature, limited, stretching, turned_tip, soft, tree, hanging])
 def test_every_bone_the_preview_poses_holds_the_bakes_solve(scene: Callable[[], bpy.types.Object]) -> None:
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = FRAMES.start, FRAMES.stop - 1
     armature = scene()
