@@ -9,6 +9,7 @@ under its posed parent, as Blender's pose bones rotate.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -57,18 +58,9 @@ class ChainRest:
         return np.asarray(self.offsets / np.where(self.lengths > 0, self.lengths, 1.0)[:, None], dtype=np.float64)
 
     @cached_property
-    def frame_products(self) -> FloatArray:
-        """(m, 4, 4): ``p * r_k`` is ``frame_products[k] @ p`` for quaternions ``p`` stored as columns, ``r_k``
-        bone ``k``'s rest frame relative to its parent's."""
-        return _right_products(matrix_to_quat(self.rest_rotations))
-
-    @cached_property
-    def swing_tables(self) -> FloatArray:
-        """(m, 4, 3): ``swing_tables[k] @ d`` plus 1 in its first row is the unnormalised smallest rotation from
-        bone ``k``'s axis to unit directions ``d`` (3, F) (see ``_swing``)."""
-        x, y, z = self.axes.T
-        zero = np.zeros_like(x)
-        return np.stack([np.stack(row, axis=-1) for row in ([x, y, z], [zero, -z, y], [z, zero, -x], [-y, x, zero])], 1)
+    def rest_quats(self) -> FloatArray:
+        """Each bone's rest frame relative to its parent's, as a quaternion (m, 4)."""
+        return matrix_to_quat(self.rest_rotations)
 
     def stretched_offsets(self, scales: FloatArray) -> FloatArray:
         """The offsets (F, m, 3) of bones scaled along their own Y axes by ``scales`` (F, m), as a bone's
@@ -142,34 +134,68 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
     carried = rest.lengths > 0
     # Bone by bone, every frame at once, in the layout (4 or 3, F): one contiguous row per component.
     twists = twist(inputs, rest.axes).transpose(1, 2, 0)  # (m, 4, F or 1): the twists kept
-    twist_products = _right_products(twists[:, :, 0]) if twists.shape[2] == 1 else None
     segments = np.diff(joints, axis=1).transpose(1, 2, 0)  # (m, 3, F)
     sizes = np.sqrt(np.einsum("mif,mif->mf", segments, segments))
     segments = segments / np.where(carried[:, None], sizes, 1.0)[:, None]
+    if frames == 1:  # numpy's per-call cost would be all of the time: the same arithmetic on plain floats
+        return sign_continuous(_one_frame(rest, carried, segments, twists, inputs)[None], reference=inputs[0])
     result = np.empty((bones, 4, frames))
     parent = np.zeros((4, frames))
     parent[0] = 1.0
     for k in range(bones):
-        frame = rest.frame_products[k] @ parent  # the bone's rest frame under its posed parent
-        if not carried[k]:
+        frame = _product(parent, rest.rest_quats[k][:, None])  # the bone's rest frame under its posed parent
+        if carried[k]:
+            result[k] = _product(_swing(rest.axes[k], _rotate_back(frame, segments[k])), twists[k])
+        else:
             result[k] = np.broadcast_to(inputs[:, k].T, (4, frames))
-            parent = _product(frame, result[k])
-            continue
-        swing = _swing(rest.swing_tables[k], rest.axes[k], _rotate_back(frame, segments[k]))
-        result[k] = twist_products[k] @ swing if twist_products is not None else _product(swing, twists[k])
         parent = _product(frame, result[k])
     return sign_continuous(result.transpose(2, 0, 1), reference=inputs[0])
 
 
-#: Where each entry of ``_right_products``' matrices comes from in the quaternion, and its sign.
-_RIGHT_INDEX = np.array([[0, 1, 2, 3], [1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]])
-_RIGHT_SIGNS = np.array([[1.0, -1.0, -1.0, -1.0], [1.0, 1.0, 1.0, -1.0], [1.0, -1.0, 1.0, 1.0], [1.0, 1.0, -1.0, 1.0]])
+def _one_frame(
+    rest: ChainRest, carried: NDArray[np.bool_], segments: FloatArray, twists: FloatArray, inputs: FloatArray
+) -> FloatArray:
+    """``local_rotations``' loop over bones for one frame, on plain floats: every operation that of the
+    functions the loop calls on arrays (``_product``, ``_rotate_back``, ``_swing``), in their order, so the
+    rotations are the same to the bit. Returns (m, 4)."""
+    result = []
+    pw, px, py, pz = 1.0, 0.0, 0.0, 0.0
+    for k, (bw, bx, by, bz) in enumerate(rest.rest_quats.tolist()):
+        fw = pw * bw - px * bx - py * by - pz * bz  # the bone's rest frame under its posed parent
+        fx = pw * bx + px * bw + py * bz - pz * by
+        fy = pw * by - px * bz + py * bw + pz * bx
+        fz = pw * bz + px * by - py * bx + pz * bw
+        if carried[k]:
+            vx, vy, vz = segments[k, :, 0].tolist()
+            tx, ty, tz = 2.0 * (fz * vy - fy * vz), 2.0 * (fx * vz - fz * vx), 2.0 * (fy * vx - fx * vy)
+            dx = vx + fw * tx - (fy * tz - fz * ty)
+            dy = vy + fw * ty - (fz * tx - fx * tz)
+            dz = vz + fw * tz - (fx * ty - fy * tx)
+            x, y, z = rest.axes[k].tolist()
+            sw, sx, sy, sz = x * dx + y * dy + z * dz + 1.0, y * dz - z * dy, z * dx - x * dz, x * dy - y * dx
+            if sw < _OPPOSITE:
+                sw, sx, sy, sz = quat_between(rest.axes[k], np.array([dx, dy, dz])).tolist()
+            size = math.sqrt(sw * sw + sx * sx + sy * sy + sz * sz)
+            sw, sx, sy, sz = sw / size, sx / size, sy / size, sz / size
+            tw, tx, ty, tz = twists[k, :, 0].tolist()
+            rw = sw * tw - sx * tx - sy * ty - sz * tz
+            rx = sw * tx + sx * tw + sy * tz - sz * ty
+            ry = sw * ty - sx * tz + sy * tw + sz * tx
+            rz = sw * tz + sx * ty - sy * tx + sz * tw
+        else:
+            rw, rx, ry, rz = inputs[0, k].tolist()
+        result.append((rw, rx, ry, rz))
+        pw, px, py, pz = (
+            fw * rw - fx * rx - fy * ry - fz * rz,
+            fw * rx + fx * rw + fy * rz - fz * ry,
+            fw * ry - fx * rz + fy * rw + fz * rx,
+            fw * rz + fx * ry - fy * rx + fz * rw,
+        )
+    return np.array(result)
 
 
-def _right_products(q: FloatArray) -> FloatArray:
-    """The matrices (..., 4, 4) of multiplying by quaternions ``q`` (..., 4) on the right: ``p * q`` is
-    ``_right_products(q) @ p`` for quaternions ``p`` stored as columns."""
-    return np.asarray(q[..., _RIGHT_INDEX] * _RIGHT_SIGNS, dtype=np.float64)
+#: Where ``1 + cos`` of a swing is below this, its axis and direction are opposite: no unique smallest turn.
+_OPPOSITE = 1e-12
 
 
 def _product(a: FloatArray, b: FloatArray) -> FloatArray:
@@ -197,16 +223,21 @@ def _rotate_back(q: FloatArray, v: FloatArray) -> FloatArray:
     return rotated
 
 
-def _swing(table: FloatArray, axis: FloatArray, directions: FloatArray) -> FloatArray:
-    """``rotations.quat_between`` from one unit ``axis`` (3,) to unit ``directions`` (3, F), as columns (4, F),
-    with the axis's ``ChainRest.swing_tables`` entry ``table`` (4, 3)."""
-    # (1 + cos, axis x direction), normalised: the half-angle form, its linear part as one matrix product.
-    q = table @ directions
-    q[0] += 1.0
-    opposite = np.flatnonzero(q[0] < 1e-12)
+def _swing(axis: FloatArray, directions: FloatArray) -> FloatArray:
+    """``rotations.quat_between`` from one unit ``axis`` (3,) to unit ``directions`` (3, F), as columns (4, F):
+    ``(1 + cos, axis x direction)``, normalised (the half-angle form), written out element by element (as
+    ``_one_frame`` repeats it)."""
+    x, y, z = axis
+    dx, dy, dz = directions
+    q = np.empty((4, directions.shape[1]))
+    q[0] = x * dx + y * dy + z * dz + 1.0
+    q[1] = y * dz - z * dy
+    q[2] = z * dx - x * dz
+    q[3] = x * dy - y * dx
+    opposite = np.flatnonzero(q[0] < _OPPOSITE)
     if opposite.size:
         q[:, opposite] = quat_between(axis, directions[:, opposite].T).T
-    return np.asarray(q / np.sqrt(np.einsum("if,if->f", q, q)), dtype=np.float64)
+    return np.asarray(q / np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]), dtype=np.float64)
 
 
 def inherited_stretch(rest: ChainRest, rotations: FloatArray, scales: FloatArray) -> tuple[FloatArray, FloatArray]:
