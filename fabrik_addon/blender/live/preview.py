@@ -156,9 +156,13 @@ def _set(rows: PoseRows, unit: UnitPlan, solved: Solved) -> None:
 
 def _settled(unit: UnitPlan, solver: SolverSettings) -> bool:
     """Whether every tip of the unit is within tolerance of its goal already, and none has a pole or
-    orientation to follow: then solving it again would give the pose it has."""
+    orientation to follow, nor eases in near its reach (soft reach may pull a tip on its target back): then
+    solving it again would give the pose it has."""
     return all(
-        chain.pole_target is None and not chain.use_rotation and tip_distance(chain) <= solver.tolerance
+        chain.pole_target is None
+        and not chain.use_rotation
+        and not (chain.soft_reach > 0.0 and not chain.use_stretch)
+        and tip_distance(chain) <= solver.tolerance
         for chain in unit.settings
     )
 

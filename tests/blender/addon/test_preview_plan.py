@@ -305,3 +305,28 @@ def test_a_target_made_to_follow_the_chain_is_refused_at_once() -> None:
     other.location = SPOTS[1]
     bpy.context.view_layer.update()
     assert "which the chain moves" in preview.problems(armature)[0]
+
+
+def test_soft_reach_turned_on_eases_a_chain_already_on_its_target() -> None:
+    """A tip on its target near full reach is not left there when soft reach is turned on: the chain is solved
+    again at once and eases in, as a plan made afresh from that pose has it."""
+    armature, names, target = still_chain()
+    settings_of(armature).live_preview = True
+    target.location = (0.0, 0.3, 2.95)  # 2.97 from the root of a chain 3 long
+    bpy.context.view_layer.update()
+    tip = np.array(armature.matrix_world @ armature.pose.bones[names[-1]].tail)
+    assert np.linalg.norm(tip - np.array(target.location)) <= TOLERANCE
+    on_target = PoseSnapshot.take(armature)
+    settings_of(armature).chains[0].soft_reach = 0.5  # the preview solves at once (the settings' listener)
+    bpy.context.view_layer.update()
+    tip = np.array(armature.matrix_world @ armature.pose.bones[names[-1]].tail)
+    assert np.linalg.norm(tip - np.array(target.location)) > 0.01  # eased in
+    posed = pose_values(armature)
+    preview.pause(armature.session_uid, True)
+    on_target.restore()
+    armature.update_tag()
+    bpy.context.view_layer.update()
+    assert preview.pose_chains(armature, 1).changed
+    preview.pause(armature.session_uid, False)
+    for name, values in pose_values(armature).items():
+        np.testing.assert_array_equal(values, posed[name], err_msg=name)
