@@ -12,6 +12,9 @@ job's file is open (``BakeSettings.with_objects``).
 >>> settings = BakeSettings.from_keywords("Rig", "Hand.IK", tip_bone="hand.L", chain_length=3, tolerance=1e-4)
 >>> settings.chains[0].chain_length, settings.solver.tolerance
 (3, 0.0001)
+
+A message names a setting as the panel labels it, with the keyword of ``api.bake`` in parentheses
+(``setting_names.named``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Generic, TypeVar, cast
 
+from .setting_names import named
 from .solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, METHODS
 
 #: Blender's first and last frame (its MINAFRAME and MAXFRAME: the range of ``Scene.frame_current``). Keys
@@ -58,16 +62,17 @@ class SolverSettings:
     warm_start: bool = True
 
     def __post_init__(self) -> None:
-        _set(self, "tolerance", _positive(self.tolerance, "tolerance"))
-        _set(self, "max_iterations", whole_number(self.max_iterations, "max_iterations", low=1))
+        _set(self, "tolerance", _positive(self.tolerance, named("tolerance")))
+        _set(self, "max_iterations", whole_number(self.max_iterations, named("max_iterations"), low=1))
         if not isinstance(self.method, str) or self.method not in METHODS:
-            raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
-        _flag(self.warm_start, "warm_start")
+            raise ValueError(f"{named('method')} must be one of {sorted(METHODS)}, got {self.method!r}")
+        _flag(self.warm_start, named("warm_start"))
 
 
 @dataclass(frozen=True)
 class FrameRange:
-    """The frames to bake (or clear): from ``start`` to ``end``, both included, every ``step``-th.
+    """The frames to bake (or clear): from ``start`` to ``end``, both included, every ``step``-th, and ``end``
+    itself (``keyed``).
 
     ``start`` or ``end`` None stands for the scene's own first or last frame, known once a scene is at hand
     (``resolved``).
@@ -81,8 +86,8 @@ class FrameRange:
         for name in ("start", "end"):
             value = getattr(self, name)
             if value is not None:
-                _set(self, name, _frame(value, f"frame_{name}"))
-        _set(self, "step", whole_number(self.step, "frame_step", low=1))
+                _set(self, name, _frame(value, named(f"frame_{name}")))
+        _set(self, "step", whole_number(self.step, named("frame_step"), low=1))
         if self.start is not None and self.end is not None:
             _check_order(self.start, self.end)
 
@@ -98,6 +103,25 @@ class FrameRange:
         end = _frame(scene_end, "the scene's frame_end") if self.end is None else self.end
         _check_order(start, end)
         return range(start, end + 1, self.step)
+
+    def keyed(self, scene_start: int, scene_end: int) -> tuple[int, ...]:
+        """The frames a bake keys: every ``step``-th from the start (``resolved``), and the end frame too where
+        the step passes it by, so the keys span the range (start 1, end 50, step 5: 1, 6, ..., 46, 50; Blender's
+        Bake Action keys ``range(start, end + 1, step)`` and stops at 46).
+
+        Raises
+        ------
+        ValueError
+            If the range ends before it starts.
+        """
+        return keyed_frames(self.resolved(scene_start, scene_end))
+
+
+def keyed_frames(frames: range) -> tuple[int, ...]:
+    """The frames a bake keys over a range ``FrameRange.resolved`` gave (its stop one past the end frame):
+    every frame of it, and the end frame where the step passes it by."""
+    end = frames.stop - 1
+    return (*frames, end) if frames[-1] != end else tuple(frames)
 
 
 @dataclass(frozen=True)
@@ -153,24 +177,29 @@ class ChainSettings(Generic[ObjectT]):
 
     def __post_init__(self) -> None:
         if not isinstance(self.tip_bone, str):
-            raise TypeError(f"tip_bone must be a bone's name (a string), got {self.tip_bone!r}")
-        _set(self, "chain_length", whole_number(self.chain_length, "chain_length", low=0, hint=" (0 = up to the root)"))
+            raise TypeError(f"{named('tip_bone')} must be a bone's name (a string), got {self.tip_bone!r}")
+        length = whole_number(self.chain_length, named("chain_length"), low=0, hint=" (0 = up to the root)")
+        _set(self, "chain_length", length)
         if not math.isfinite(_real(self.pole_angle)):
-            raise ValueError(f"pole_angle must be a finite number of radians, got {self.pole_angle!r}")
+            raise ValueError(f"{named('pole_angle')} must be a finite number of radians, got {self.pole_angle!r}")
         _set(self, "pole_angle", float(self.pole_angle))
-        _flag(self.use_stretch, "use_stretch")
+        _flag(self.use_stretch, named("use_stretch"))
         for name in ("target_bone", "pole_bone"):
             if not isinstance(getattr(self, name), str):
-                raise TypeError(f'{name} must be a bone\'s name (a string, "" for none), got {getattr(self, name)!r}')
-        _flag(self.use_rotation, "use_rotation")
+                raise TypeError(
+                    f'{named(name)} must be a bone\'s name (a string, "" for none), got {getattr(self, name)!r}'
+                )
+        _flag(self.use_rotation, named("use_rotation"))
         weight = _real(self.rotation_weight)
         if not _WEIGHT_MIN <= weight <= 1.0:  # NaN fails too
-            raise ValueError(f"rotation_weight must be a number from {_WEIGHT_MIN} to 1, got {self.rotation_weight!r}")
+            raise ValueError(
+                f"{named('rotation_weight')} must be a number from {_WEIGHT_MIN} to 1, got {self.rotation_weight!r}"
+            )
         _set(self, "rotation_weight", weight)
-        _set(self, "weight", _positive(self.weight, "weight"))
+        _set(self, "weight", _positive(self.weight, named("weight")))
         soft = _real(self.soft_reach)
         if not (math.isfinite(soft) and soft >= 0.0):
-            raise ValueError(f"soft_reach must be a distance >= 0 (0 = off), got {self.soft_reach!r}")
+            raise ValueError(f"{named('soft_reach')} must be a distance >= 0 (0 = off), got {self.soft_reach!r}")
         _set(self, "soft_reach", soft)
 
 
@@ -325,7 +354,9 @@ def _flag(value: object, name: str) -> None:
 
 def _check_order(start: int, end: int) -> None:
     if end < start:
-        raise ValueError(f"frame_end ({end}) is before frame_start ({start})")
+        raise ValueError(
+            f"the frames end before they start: {named('frame_end')} {end}, {named('frame_start')} {start}"
+        )
 
 
 def _set(value: object, name: str, checked: object) -> None:

@@ -31,11 +31,14 @@ pole before each knee), the feet pinned during contacts, and legs, arms and spin
 lengths, against Blender's IK + Bake Action into the current Action; knees' distance from their animation, knee
 flips and frames on target.
 
+Plant Feet (``bench_plant.py``): the committed clips' feet planted (hips lowered, and not), FABRIK's whole
+``plant_feet`` against Blender's IK + Bake Action toward the same pins with the same hips.
+
 Both results are measured the same way, by Blender's own evaluation: step each frame and read the tip bone's
 tail (and the keyed local rotations, the knee's head).
 
 Run with the bpy module: ``.venv/bin/python scripts/bench_bake.py [--quick]
-[--section free|limited|scene|rig|trees|mocap] [--repeat N]``
+[--section free|limited|scene|rig|trees|mocap|plant] [--repeat N]``
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_mocap
+import bench_plant
 import rigs
 
 from fabrik_addon import api
@@ -446,11 +450,14 @@ def main() -> None:
         "--repeat", type=int, default=1, help="scene cost: bake each row this many times, keep each side's fastest"
     )
     parser.add_argument(
-        "--section", choices=["free", "limited", "scene", "rig", "trees", "mocap"], action="append", help="only these"
+        "--section",
+        choices=["free", "limited", "scene", "rig", "trees", "mocap", "plant"],
+        action="append",
+        help="only these",
     )
     args = parser.parse_args(sys.argv[sys.argv.index("--") + 1 :] if "--" in sys.argv else sys.argv[1:])
     frame_counts = (250,) if args.quick else (250, 1000)
-    sections = args.section or ["free", "limited", "scene", "rig", "trees", "mocap"]
+    sections = args.section or ["free", "limited", "scene", "rig", "trees", "mocap", "plant"]
     side_by_side(partial(free_chain, 4, 10))  # the first bake in a process pays for loading; not measured
     print(f"Blender {bpy.app.version_string}; tolerance {TOLERANCE}; times in ms per frame; errors in scene units")
     if "free" in sections:
@@ -471,6 +478,11 @@ def main() -> None:
     if "mocap" in sections:
         print("\nMotion capture (F: FABRIK, N: Blender's IK + Bake Action into the current Action; see bench_mocap.py)")
         bench_mocap.mocap_table(args.repeat)
+    if "plant" in sections:
+        print(
+            "\nPlant Feet (F: FABRIK's plant_feet, N: Blender's IK + Bake Action toward its pins; see bench_plant.py)"
+        )
+        bench_plant.plant_table(args.repeat)
 
 
 if __name__ == "__main__":

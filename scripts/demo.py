@@ -1,12 +1,17 @@
 """The README's main job: build a scene, bake it with FABRIK, save it, render three moments, print a summary.
 
 Left to right: Rigify's basic human reaches for a target with its left arm (the elbow a hinge, a pole below
-it); a 48-bone tentacle whose joints bend at most 15 degrees each curls after a target on a wobbling loop,
-beside the same tentacle under Blender's IK constraint (which gives up on it); a tree of 60 bones reaches
-for 9 targets at once (its 9 IK constraints baked as one tree), beside the same tree under Blender's IK
-constraints. The FABRIK rigs are baked into rotation keys; the file is saved as ``demo/out/fabrik_demo.blend``,
-and three frames rendered with Cycles on the CPU are stacked into ``demo/out/fabrik_demo.png``.
-``--update-readme-picture`` also copies the picture to ``demo/fabrik_demo.png``, the one in the README.
+it); a 48-bone tentacle whose joints bend at most 5 to 10 degrees each curls after a target on a wobbling
+loop, beside the same tentacle under Blender's IK constraint (which gives up on it); a tree of 60 bones whose
+joints bend at most 15 degrees each reaches for 9 targets at once (its 9 chains share bones: one tree),
+beside the same tree under Blender's IK constraints. Each FABRIK rig's chains are in its chain list
+(``Object.fabrik``), and each is baked as the sidebar's Bake button bakes it (``bpy.ops.fabrik.bake``);
+the file is saved, set up for Cycles as rendered, as ``demo/out/fabrik_demo.blend`` (open it with the
+add-on enabled and press Bake to bake it again), and three frames rendered with Cycles on the CPU are
+stacked into ``demo/out/fabrik_demo.png``. ``--update-readme-picture`` also copies the picture to
+``demo/fabrik_demo.png``, the one in the README.
+
+The times printed are this run's, measured on the machine it runs on (wall-clock, ``time.perf_counter``).
 
 Run ``scripts/demo`` (it sets up the environment first), or with the bpy module:
 ``.venv/bin/python scripts/demo.py [--quick] [--output-dir DIR] [--update-readme-picture]``.
@@ -36,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import demo_scene as ds
 import rigs
 
-from fabrik_addon import api
+import fabrik_addon
+from fabrik_addon.blender.properties import settings_of
 from fabrik_addon.cli.report import quiet_stdout
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,6 +50,8 @@ FRAMES = range(1, 121)
 #: The frames in the picture, top to bottom.
 MOMENTS = (28, 52, 84)
 TOLERANCE = 1e-3
+#: The arm's pole angle: its upper arm's X axis turned this much faces the pole below the elbow.
+ARM_POLE_ANGLE = -math.pi / 2
 TENTACLE_BONES, TENTACLE_LENGTH = 48, 2.4
 #: Each joint of the tentacle swings at most this much (degrees), from root to tip: supple everywhere, more
 #: at the tip, stiff enough that the bending spreads along it.
@@ -82,6 +90,8 @@ HUMAN_BODY = {
     "toe": 0.028,
 }
 TREE_SCALE = 0.5
+#: Each joint of the trees swings at most this much (degrees): a branch bends, it does not fold.
+TREE_BEND = 15.0
 #: Each moment's size in pixels, and the gap between them.
 PANEL, GAP = (1200, 480), 6
 #: The figures' x, left to right: the human, the two tentacles, the two trees.
@@ -99,17 +109,24 @@ README_PICTURE = REPO / "demo" / "fabrik_demo.png"
 
 @dataclass(frozen=True)
 class Demo:
-    """What ``build`` made: the chains FABRIK bakes, and the rigs left to Blender's IK."""
+    """What ``build`` made: the chains FABRIK bakes (the tree's 9 share its bones), and the rigs left to
+    Blender's IK."""
 
     arm: ds.Chain
     tentacle: ds.Chain
-    tree: bpy.types.Object
+    tree: tuple[ds.Chain, ...]
     native_tentacle: ds.Chain
-    native_tree: bpy.types.Object
+    native_tree: tuple[ds.Chain, ...]
+
+    @property
+    def fabrik_rigs(self) -> list[tuple[str, list[ds.Chain]]]:
+        """Each rig FABRIK bakes, as the summary names it, with its chains."""
+        return [("Rigify arm", [self.arm]), ("Tentacle", [self.tentacle]), ("Tree", list(self.tree))]
 
 
 def build() -> Demo:
-    """The rigs and their targets (and the IK constraints of the rigs left to Blender's IK)."""
+    """The rigs and their targets; the chains of the FABRIK rigs in their chain lists, and IK constraints on
+    the rigs left to Blender's IK."""
     rigs.new_file(FRAMES)
     arm = ds.rigify_arm(PLACES[0], HUMAN_SCALE)
     cones = np.radians(np.linspace(*TENTACLE_CONES, TENTACLE_BONES))
@@ -118,13 +135,27 @@ def build() -> Demo:
         ds.tentacle(name, x, TENTACLE_BONES, TENTACLE_LENGTH, cones, path)
         for name, x in (("Tentacle", PLACES[1]), ("BlenderIK", PLACES[2]))
     )
-    ik = native_tentacle.armature.pose.bones[native_tentacle.tip_bone].constraints.new("IK")
-    assert isinstance(ik, bpy.types.KinematicConstraint)
-    ik.target, ik.chain_count, ik.use_tail = native_tentacle.target, TENTACLE_BONES, True
-    tree, native_tree = (
-        ds.tree(name, x, TREE_SCALE)[0] for name, x in (("Tree", PLACES[3]), ("BlenderIKTree", PLACES[4]))
-    )
-    return Demo(arm, tentacle, tree, native_tentacle, native_tree)
+    tree, native_tree = (tree_chains(name, x) for name, x in (("Tree", PLACES[3]), ("BlenderIKTree", PLACES[4])))
+    for chain in (native_tentacle, *native_tree):
+        ik = chain.armature.pose.bones[chain.tip_bone].constraints.new("IK")
+        assert isinstance(ik, bpy.types.KinematicConstraint)
+        ik.target, ik.chain_count, ik.use_tail = chain.target, chain.chain_length, True
+    demo = Demo(arm, tentacle, tree, native_tentacle, native_tree)
+    for _, chains in demo.fabrik_rigs:
+        listed = settings_of(chains[0].armature)  # Object.fabrik, the chain list and settings the sidebar shows
+        listed.tolerance = TOLERANCE
+        for chain in chains:
+            item = listed.chains.add()
+            item.tip_bone, item.chain_length, item.target = chain.tip_bone, chain.chain_length, chain.target
+            if chain.pole is not None:
+                item.pole_target, item.pole_angle = chain.pole, ARM_POLE_ANGLE
+    return demo
+
+
+def tree_chains(name: str, x: float) -> tuple[ds.Chain, ...]:
+    """A tree (``demo_scene.tree``) at (x, 0, 0), as its chains: one per tip, up to the root, toward its target."""
+    armature, tips, targets = ds.tree(name, x, TREE_SCALE, math.radians(TREE_BEND))
+    return tuple(ds.Chain(name, armature, tip, 0, target) for tip, target in zip(tips, targets, strict=True))
 
 
 def dress(demo: Demo) -> bpy.types.Object:
@@ -148,10 +179,12 @@ def dress(demo: Demo) -> bpy.types.Object:
     for rig, radius, mat in (
         (demo.tentacle.armature, taper, fabrik),
         (demo.native_tentacle.armature, taper, native),
-        (demo.tree, by_depth, fabrik),
-        (demo.native_tree, by_depth, native),
+        (demo.tree[0].armature, by_depth, fabrik),
+        (demo.native_tree[0].armature, by_depth, native),
     ):
         ds.skin(rig, radius, ds.all_of(mat), taper=1.0, joint=1.0)
+    for chain in (demo.arm, demo.tentacle, demo.native_tentacle, *demo.tree, *demo.native_tree):
+        ds.tether(chain.armature, chain.tip_bone, chain.target, 0.012)
 
     camera = ds.stage(center_x=4.95, width=11.7, look_at_z=1.5, resolution=PANEL)
     bpy.context.view_layer.update()  # the camera's matrix_world, for where_in_view
@@ -180,57 +213,59 @@ def dress(demo: Demo) -> bpy.types.Object:
 
 
 def bake(demo: Demo) -> None:
-    """Bake the FABRIK rigs and print a line each, then a line for each rig left to Blender's IK."""
-    for chain in (demo.arm, demo.tentacle):
-        report = api.bake(
-            chain.armature,
-            chain.target,
-            tip_bone=chain.tip_bone,
-            chain_length=chain.chain_length,
-            tolerance=TOLERANCE,
-            pole_target=chain.pole,
-            pole_angle=-math.pi / 2,
-        )
+    """Bake each FABRIK rig as the Bake button does, its chains as its list has them, and print a line each
+    with the bake's own time (its report's, the panel's Last Bake Time); then a line for each rig left to
+    Blender's IK."""
+    for label, chains in demo.fabrik_rigs:
+        armature = chains[0].armature
+        bpy.context.view_layer.objects.active = armature
+        with quiet():  # the operator's report, which the bpy module prints
+            assert bpy.ops.fabrik.bake() == {"FINISHED"}  # type: ignore[attr-defined]  # the add-on's operator
+        baked = [item.last_bake for item in settings_of(armature).chains]
+        bones = {name for chain in chains for name in chain_bones(chain)}
+        tree = f" ({len(chains)} tips, one tree)" if len(chains) > 1 else ""
         print(
-            f"  {chain.label:<11} {len(report.bones):>2} bones baked in {report.seconds:.2f} s: max tip error "
-            f"{report.max_error:.1e}, {len(report.unreachable_frames)} frames out of reach"
+            f"  {label:<11} {len(bones):>2} bones baked in {baked[0].seconds:.2f} s: max tip error "
+            f"{max(b.max_error for b in baked):.1e}, {max(b.unreachable for b in baked)} frames out of reach{tree}"
         )
-    tree = api.bake_ik_constraints(demo.tree, tolerance=TOLERANCE)
-    bones = {bone for chain in tree.chains for bone in chain.bones}
-    out = {frame for chain in tree.chains for frame in chain.unreachable_frames}
-    print(
-        f"  {'Tree':<11} {len(bones):>2} bones baked in {tree.seconds:.2f} s: max tip error {tree.max_error:.1e}, "
-        f"{len(out)} frames out of reach ({len(tree.chains)} tips, one tree)"
-    )
-    native = demo.native_tentacle
-    errors = tips_errors(native.armature, [(native.tip_bone, native.target)])[:, 0]
+    # One walk through the frames for both (Blender's IK on the limited tree takes most of the demo's time).
+    native = (demo.native_tentacle, *demo.native_tree)
+    errors = tips_errors([(chain.armature, chain.tip_bone, chain.target) for chain in native])
     print(
         f"  Blender's IK constraint on the same {TENTACLE_BONES}-bone tentacle: max tip error "
-        f"{errors.max():.2f}, within tolerance on {np.mean(errors <= TOLERANCE):.0%} of frames"
+        f"{errors[:, 0].max():.2f}, within tolerance on {np.mean(errors[:, 0] <= TOLERANCE):.0%} of frames"
     )
-    tips = [(bone.name, c.target) for bone in demo.native_tree.pose.bones for c in bone.constraints if c.type == "IK"]
-    errors = tips_errors(demo.native_tree, tips)
     print(
-        f"  Blender's IK constraints on the same tree: max tip error {errors.max():.1e}, "
-        f"every tip within tolerance on {np.mean((errors <= TOLERANCE).all(axis=1)):.0%} of frames"
+        f"  Blender's IK constraints on the same tree: max tip error {errors[:, 1:].max():.1e}, "
+        f"every tip within tolerance on {np.mean((errors[:, 1:] <= TOLERANCE).all(axis=1)):.0%} of frames"
     )
 
 
-def tips_errors(armature: bpy.types.Object, tips: Sequence[tuple[str, Any]]) -> NDArray[np.float64]:
-    """As Blender evaluates each frame: the distance from each tip bone's tail to its target, shape (F, tips)."""
+def chain_bones(chain: ds.Chain) -> list[str]:
+    """The bones of ``chain``: its tip bone and up through its parents, ``chain_length`` of them (0: to the
+    root)."""
+    bone: bpy.types.Bone | None = chain.armature.data.bones[chain.tip_bone]
+    names: list[str] = []
+    while bone is not None and (chain.chain_length == 0 or len(names) < chain.chain_length):
+        names.append(bone.name)
+        bone = bone.parent
+    return names
+
+
+def tips_errors(tips: Sequence[tuple[bpy.types.Object, str, bpy.types.Object]]) -> NDArray[np.float64]:
+    """As Blender evaluates each frame: the distance from each tip bone's tail to its target, shape (F, tips),
+    for tips given as (armature, tip bone, target)."""
     errors = np.empty((len(FRAMES), len(tips)))
     for i, frame in enumerate(FRAMES):
         rigs.scene().frame_set(frame)
-        for k, (tip, target) in enumerate(tips):
+        for k, (armature, tip, target) in enumerate(tips):
             tail = armature.matrix_world @ armature.pose.bones[tip].tail
             errors[i, k] = (tail - target.matrix_world.translation).length
     return errors
 
 
-def render_moments(
-    frame_label: bpy.types.Object, path: Path, frames: Sequence[int], samples: int, percentage: int
-) -> None:
-    """Render ``frames`` with Cycles on the CPU, each with its number on it, and stack them top to bottom."""
+def render_settings(samples: int, percentage: int) -> None:
+    """Set the scene up to render with Cycles on the CPU (before it is saved: the file is as rendered)."""
     scene = rigs.scene()
     scene.render.engine = "CYCLES"  # type: ignore[assignment]  # the stubs list only EEVEE
     scene.cycles.device = "CPU"
@@ -242,6 +277,13 @@ def render_moments(
     scene.render.resolution_percentage = percentage
     scene.render.use_persistent_data = True
     scene.render.image_settings.file_format = "PNG"
+
+
+def render_moments(frame_label: bpy.types.Object, path: Path, frames: Sequence[int]) -> None:
+    """Render ``frames`` as the scene is set up to (``render_settings``), each with its number on it, and
+    stack them top to bottom."""
+    scene = rigs.scene()
+    percentage = scene.render.resolution_percentage
     label = frame_label.data
     assert isinstance(label, bpy.types.TextCurve)
     tiles = []
@@ -319,20 +361,25 @@ def main(argv: Sequence[str]) -> int:
     blend, picture = args.output_dir / "fabrik_demo.blend", args.output_dir / "fabrik_demo.png"
 
     with quiet():
+        fabrik_addon.register()  # the chain lists (Object.fabrik) and the Bake button (bpy.ops.fabrik.bake)
         demo = build()
     print(f"FABRIK demo with Blender {bpy.app.version_string}: {len(FRAMES)} frames, tolerance {TOLERANCE}")
     bake(demo)
+    frames = MOMENTS[::2] if args.quick else MOMENTS
     with quiet():
         frame_label = dress(demo)
+        render_settings(samples=1 if args.quick else 8, percentage=25 if args.quick else 100)
         if "rigify" in bpy.context.preferences.addons:
             bpy.ops.preferences.addon_disable(module="rigify")  # Rigify left enabled crashes bpy 4.2 at exit
         bpy.context.preferences.filepaths.save_version = 0  # no .blend1 beside the file
-        rigs.scene().frame_set(MOMENTS[0])
+        rigs.scene().frame_set(frames[0])
+        label = frame_label.data
+        assert isinstance(label, bpy.types.TextCurve)
+        label.body = f"frame {frames[0]}"
         bpy.ops.wm.save_as_mainfile(filepath=str(blend), copy=True)
 
     render_start = time.perf_counter()
-    frames = MOMENTS[::2] if args.quick else MOMENTS
-    render_moments(frame_label, picture, frames, samples=1 if args.quick else 8, percentage=25 if args.quick else 100)
+    render_moments(frame_label, picture, frames)
     print(f"  rendered {len(frames)} frames with Cycles in {time.perf_counter() - render_start:.0f} s")
     saved = [blend, picture]
     if args.update_readme_picture:

@@ -2,7 +2,8 @@
 48-bone tentacle whose tip follows a target on a curling path, the same tentacle under Blender's IK
 constraint, a tree of 60 bones whose 9 tips follow 9 targets, and the same tree under Blender's IK
 constraints. Skins make the bones visible (orange: baked with FABRIK; slate: Blender's IK), red balls the
-targets; a floor, a sun with soft shadows, and a camera with a legend and labels in front of its lens.
+targets, a thin red line from each tip to its target (seen only where the tip misses it); a floor, a sun
+with soft shadows, and a camera with a legend and labels in front of its lens.
 
 The rigs and the keyed targets come from the builders the tests and benchmarks share (``rigs``); what only
 the demo shows (materials, skins, paths, labels, the stage) is here.
@@ -21,7 +22,20 @@ import numpy as np
 from bpy_extras.object_utils import world_to_camera_view
 from mathutils import Matrix, Vector
 from numpy.typing import NDArray
-from rigs import Keys, branching_rig, hinge, keyed_empty, link, make_chain, posed_targets, rigify_metarig, scene
+from rigs import (
+    Keys,
+    branching_rig,
+    cone,
+    hinge,
+    keyed_empty,
+    link,
+    make_chain,
+    posed_targets,
+    rigify_metarig,
+    scene,
+)
+
+from fabrik_addon.solver import JointLimits
 
 FABRIK_COLOR = (0.95, 0.42, 0.06)
 NATIVE_COLOR = (0.36, 0.44, 0.58)
@@ -124,11 +138,8 @@ def tentacle(name: str, x: float, bones: int, length: float, cones: Sequence[flo
         bones, name=name, length=length / bones, rolls=[0.3 * i for i in range(bones)], bone_prefix=name
     )
     armature.location = (x, 0.0, 0.0)
-    for pose_bone, cone in zip(armature.pose.bones, cones, strict=True):
-        pose_bone.lock_ik_y = True
-        pose_bone.use_ik_limit_x = pose_bone.use_ik_limit_z = True
-        pose_bone.ik_min_x = pose_bone.ik_min_z = -cone
-        pose_bone.ik_max_x = pose_bone.ik_max_z = cone
+    for pose_bone, limit in zip(armature.pose.bones, cones, strict=True):
+        cone(pose_bone, limit)
     keys: Keys = [(frame, (x + px, py, pz)) for frame, (px, py, pz) in path]
     return Chain(name, armature, armature.data.bones[-1].name, 0, moving_target(f"{name}.target", keys))
 
@@ -148,21 +159,25 @@ def loop_through(frames: range, points: Sequence[Sequence[float]], scale: float 
     return keys
 
 
-def tree(name: str, x: float, scale: float) -> tuple[bpy.types.Object, list[bpy.types.Object]]:
-    """A tree of 60 bones (``rigs.branching_rig``) ``scale`` times its size at (x, 0, 0), an IK constraint on
-    each of its 9 tips, up to the root, toward a target keyed where that tip is in a pose the tree itself
-    takes (so all can be reached at once). Returns the armature and the targets."""
+def tree(name: str, x: float, scale: float, bend: float) -> tuple[bpy.types.Object, list[str], list[bpy.types.Object]]:
+    """A tree of 60 bones (``rigs.branching_rig``) ``scale`` times its size at (x, 0, 0), each joint a cone
+    swinging at most ``bend`` radians and never twisting, as a branch bends, and a target per tip of its 9
+    ("<name>.<tip>.target"), keyed where that tip is in a pose the tree itself takes within those limits (so
+    all can be reached at once). Returns the armature, its tips and their targets."""
     armature, tips, bones = branching_rig(name=name)
     armature.location, armature.scale = (x, 0.0, 0.0), (scale,) * 3
+    for bone in bones:
+        cone(armature.pose.bones[bone], bend)
     bpy.context.view_layer.update()
-    targets = posed_targets(armature, tips, bones, scene_frames(), spread=0.3)
+    # The cones as the solver reads them from the bones (swing within ``bend`` about X and Z, Y locked).
+    limits = JointLimits.of(
+        len(bones), lock=[False, True, False], use_limit=[True, False, True], minimum=-bend, maximum=bend
+    )
+    targets = posed_targets(armature, tips, bones, scene_frames(), spread=0.3, clamp=limits.clamp)
     for tip, target in zip(tips, targets, strict=True):
         target.name = f"{name}.{tip}.target"
         ball(target, 0.04)
-        ik = armature.pose.bones[tip].constraints.new("IK")
-        assert isinstance(ik, bpy.types.KinematicConstraint)
-        ik.target, ik.chain_count = target, 0
-    return armature, targets
+    return armature, tips, targets
 
 
 def skin(
@@ -271,6 +286,28 @@ def ball(empty: bpy.types.Object, radius: float) -> None:
     mesh.materials.append(target)
     obj = link(bpy.data.objects.new(mesh.name, mesh))
     obj.parent = empty
+
+
+def tether(armature: bpy.types.Object, bone: str, target: bpy.types.Object, radius: float) -> None:
+    """A thin red rod from ``bone``'s tail to ``target``, on every frame (constraints move it): where the tip
+    misses its target, it shows which rig the target belongs to and by how much it is missed; on target it
+    has no length."""
+    mesh = bpy.data.meshes.new(f"{target.name}.tether")
+    bm = bmesh.new()
+    # A rod 1 long along +Y from the origin: Stretch To points Y at the target and scales it to the distance.
+    along_y = Matrix.Rotation(-math.pi / 2, 4, "X") @ Matrix.Translation((0, 0, 0.5))
+    bmesh.ops.create_cone(bm, segments=8, radius1=radius, radius2=radius, depth=1.0, cap_ends=True, matrix=along_y)
+    bm.to_mesh(mesh)
+    bm.free()
+    mesh.materials.append(bpy.data.materials.get("Target") or material("Target", TARGET_COLOR, roughness=0.3))
+    rod = link(bpy.data.objects.new(mesh.name, mesh))
+    at = rod.constraints.new("COPY_LOCATION")
+    assert isinstance(at, bpy.types.CopyLocationConstraint)
+    at.target, at.subtarget, at.head_tail = armature, bone, 1.0
+    toward = rod.constraints.new("STRETCH_TO")
+    assert isinstance(toward, bpy.types.StretchToConstraint)
+    toward.target, toward.rest_length, toward.volume = target, 1.0, "NO_VOLUME"
+    rod.visible_shadow = False
 
 
 def stage(center_x: float, width: float, look_at_z: float, resolution: tuple[int, int]) -> bpy.types.Object:

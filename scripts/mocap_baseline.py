@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mocap
-from bench_bake import select_only
+from mocap_scenes import bake_kept_action
 
 from fabrik_addon import api
 
@@ -113,19 +113,7 @@ def native(ready: Setup) -> Outcome:
         parent = ready.armature.pose.bones[chain[-1]].parent
         assert parent is not None
         chain.append(parent.name)
-    select_only(ready.armature, set(chain))
-    start = time.perf_counter()
-    bpy.ops.nla.bake(
-        frame_start=ready.frames.start,
-        frame_end=ready.frames.stop - 1,
-        only_selected=True,
-        visual_keying=True,
-        clear_constraints=True,
-        use_current_action=True,
-        bake_types={"POSE"},
-    )
-    seconds = time.perf_counter() - start
-    bpy.ops.object.mode_set(mode="OBJECT")
+    seconds = bake_kept_action(ready.armature, set(chain), ready.frames)
     assert not pose_bone.constraints, "Bake Action should have removed the IK constraint"
     return outcome(ready, seconds)
 

@@ -268,14 +268,21 @@ def native_bake(scene: Scene) -> float:
         for _ in range(chain.length):
             bones.add(bone.name)
             bone = bone.parent
+    return bake_kept_action(armature, bones, scene.frames)
+
+
+def bake_kept_action(armature: bpy.types.Object, bones: set[str], frames: range) -> float:
+    """Blender's Bake Action of ``bones`` over ``frames`` (visual keys, constraints cleared, into the current
+    Action so the rest of the clip keeps playing), from Pose Mode with only them selected, back to Object Mode
+    after: the seconds the bake took."""
     bpy.context.view_layer.objects.active = armature
     bpy.ops.object.mode_set(mode="POSE")
     for pose_bone in armature.pose.bones:
         compat.set_bone_selected(armature, pose_bone.name, pose_bone.name in bones)
     start = time.perf_counter()
     bpy.ops.nla.bake(
-        frame_start=scene.frames.start,
-        frame_end=scene.frames.stop - 1,
+        frame_start=frames.start,
+        frame_end=frames.stop - 1,
         only_selected=True,
         visual_keying=True,
         clear_constraints=True,

@@ -30,6 +30,7 @@ BLOCKED_RUN = textwrap.dedent(
 
     import fabrik_addon
     import fabrik_addon.solver
+    import fabrik_addon.planting
     from fabrik_addon.settings import BakeSettings  # the command line checks its jobs before it imports bpy
 
     assert BakeSettings.from_keywords("Rig", "Target", tip_bone="hand.L").solver.tolerance > 0
@@ -41,7 +42,7 @@ BLOCKED_RUN = textwrap.dedent(
     assert frames.reached.all(), frames
     # The command line checks its arguments, plans its files and reports without Blender.
     import fabrik_addon.cli.cancel, fabrik_addon.cli.command, fabrik_addon.cli.files, fabrik_addon.cli.jobs
-    import fabrik_addon.cli.options, fabrik_addon.cli.parallel, fabrik_addon.cli.report
+    import fabrik_addon.cli.config, fabrik_addon.cli.options, fabrik_addon.cli.parallel, fabrik_addon.cli.report
     loaded = sorted(m for m in sys.modules if m.split(".")[0] in {"bpy", "mathutils"})
     assert not loaded, loaded
     print("core ok without blender")

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from fabrik_addon.setting_names import LABELS, in_words, named
 from fabrik_addon.settings import (
     DEFAULTS,
     KEYWORDS,
@@ -15,6 +16,7 @@ from fabrik_addon.settings import (
     ChainSettings,
     FrameRange,
     SolverSettings,
+    keyed_frames,
 )
 from fabrik_addon.solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
 
@@ -64,8 +66,19 @@ def test_frames_fall_back_on_the_scenes_range() -> None:
     assert FrameRange().resolved(1, 250) == range(1, 251)
     assert FrameRange(start=10, step=5).resolved(1, 30) == range(10, 31, 5)
     assert FrameRange(end=12).resolved(1, 250) == range(1, 13)
-    with pytest.raises(ValueError, match=r"frame_end \(5\) is before frame_start \(20\)"):
+    with pytest.raises(
+        ValueError, match=r"the frames end before they start: End \(frame_end\) 5, Start \(frame_start\) 20"
+    ):
         FrameRange(start=20).resolved(1, 5)
+
+
+def test_a_stepped_range_keys_its_end_frame_too() -> None:
+    assert FrameRange(1, 50, 5).keyed(1, 250) == (*range(1, 50, 5), 50)  # 1, 6, ..., 46, 50
+    assert FrameRange(1, 21, 5).keyed(1, 250) == (1, 6, 11, 16, 21)  # the step lands on it: once
+    assert FrameRange(step=3).keyed(-4, 0) == (-4, -1, 0)
+    assert FrameRange(7, 7, 4).keyed(1, 250) == (7,)
+    assert FrameRange().keyed(1, 5) == (1, 2, 3, 4, 5)
+    assert keyed_frames(range(10, 31, 7)) == (10, 17, 24, 30)
 
 
 def test_whole_numbers_may_come_as_integral_floats_or_numpy_integers() -> None:
@@ -79,24 +92,32 @@ def test_whole_numbers_may_come_as_integral_floats_or_numpy_integers() -> None:
 
 
 BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
-    ({"chain_length": -1}, ValueError, r"chain_length must be a whole number >= 0 \(0 = up to the root\), got -1"),
-    ({"chain_length": math.inf}, ValueError, "chain_length must be a whole number >= 0"),
-    ({"chain_length": 2.5}, ValueError, "chain_length must be a whole number"),
-    ({"chain_length": True}, ValueError, "chain_length must be a whole number"),
-    ({"chain_length": "3"}, ValueError, "chain_length must be a whole number"),
-    ({"tip_bone": 3}, TypeError, "tip_bone must be a bone's name"),
-    ({"pole_angle": math.nan}, ValueError, "pole_angle must be a finite number of radians"),
-    ({"pole_angle": "1"}, ValueError, "pole_angle must be a finite number of radians"),
-    ({"use_stretch": 1}, TypeError, "use_stretch must be True or False"),
-    ({"frame_start": 1.5}, ValueError, "frame_start must be a whole number, got 1.5"),
-    ({"frame_end": None, "frame_step": 0}, ValueError, "frame_step must be a whole number >= 1"),
-    ({"frame_start": 9, "frame_end": 2}, ValueError, r"frame_end \(2\) is before frame_start \(9\)"),
-    ({"tolerance": 0}, ValueError, "tolerance must be a positive finite number, got 0"),
-    ({"tolerance": math.inf}, ValueError, "tolerance must be a positive finite number, got inf"),
-    ({"tolerance": "0.1"}, ValueError, "tolerance must be a positive finite number"),
-    ({"max_iterations": 0}, ValueError, "max_iterations must be a whole number >= 1, got 0"),
-    ({"method": "jacobian"}, ValueError, r"method must be one of \['ccd', 'fabrik'\], got 'jacobian'"),
-    ({"warm_start": "yes"}, TypeError, "warm_start must be True or False"),
+    (
+        {"chain_length": -1},
+        ValueError,
+        r"Chain Length \(chain_length\) must be a whole number >= 0 \(0 = up to the root\), got -1",
+    ),
+    ({"chain_length": math.inf}, ValueError, r"Chain Length \(chain_length\) must be a whole number >= 0"),
+    ({"chain_length": 2.5}, ValueError, r"Chain Length \(chain_length\) must be a whole number"),
+    ({"chain_length": True}, ValueError, r"Chain Length \(chain_length\) must be a whole number"),
+    ({"chain_length": "3"}, ValueError, r"Chain Length \(chain_length\) must be a whole number"),
+    ({"tip_bone": 3}, TypeError, r"Tip Bone \(tip_bone\) must be a bone's name"),
+    ({"pole_angle": math.nan}, ValueError, r"Pole Angle \(pole_angle\) must be a finite number of radians"),
+    ({"pole_angle": "1"}, ValueError, r"Pole Angle \(pole_angle\) must be a finite number of radians"),
+    ({"use_stretch": 1}, TypeError, r"Stretch \(use_stretch\) must be True or False"),
+    ({"frame_start": 1.5}, ValueError, r"Start \(frame_start\) must be a whole number, got 1.5"),
+    ({"frame_end": None, "frame_step": 0}, ValueError, r"Step \(frame_step\) must be a whole number >= 1"),
+    (
+        {"frame_start": 9, "frame_end": 2},
+        ValueError,
+        r"end before they start: End \(frame_end\) 2, Start \(frame_start\) 9",
+    ),
+    ({"tolerance": 0}, ValueError, r"Tolerance \(tolerance\) must be a positive finite number, got 0"),
+    ({"tolerance": math.inf}, ValueError, r"Tolerance \(tolerance\) must be a positive finite number, got inf"),
+    ({"tolerance": "0.1"}, ValueError, r"Tolerance \(tolerance\) must be a positive finite number"),
+    ({"max_iterations": 0}, ValueError, r"Max Iterations \(max_iterations\) must be a whole number >= 1, got 0"),
+    ({"method": "jacobian"}, ValueError, r"Method \(method\) must be one of \['ccd', 'fabrik'\], got 'jacobian'"),
+    ({"warm_start": "yes"}, TypeError, r"Warm Start \(warm_start\) must be True or False"),
     ({"action_name": 3}, TypeError, "action_name must be a string, got int"),
     ({"tolerence": 0.1}, TypeError, r"unknown bake option 'tolerence'"),
 ]
@@ -106,6 +127,16 @@ BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
 def test_bad_values_are_named(keywords: dict[str, Any], error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
         BakeSettings.from_keywords("Rig", "Target", **{"tip_bone": "b", **keywords})
+
+
+def test_messages_name_a_setting_by_its_label_and_keyword_and_each_entry_point_keeps_its_words() -> None:
+    assert set(LABELS) <= set(KEYWORDS)
+    assert named("chain_length") == "Chain Length (chain_length)"
+    assert named("action_name") == "action_name"  # the panel does not show it
+    message = "the frames end before they start: End (frame_end) 5, Start (frame_start) 9; Step (frame_step)"
+    assert in_words(message, lambda label, _: label) == "the frames end before they start: End 5, Start 9; Step"
+    assert in_words(message, lambda _, keyword: f"--{keyword}").endswith("--frame_end 5, --frame_start 9; --frame_step")
+    assert in_words("Chain Length 3 (chain_length)", lambda label, _: label) == "Chain Length 3 (chain_length)"
 
 
 def test_a_bake_needs_a_chain() -> None:

@@ -5,6 +5,8 @@ animator uses. Its packages, lowest first, each importing only the faces of thos
   what follows what);
 - ``bake``: the bake (its checks, frame walks, the chain-or-tree unit it solves, the keys it writes and its
   report), Blender's IK constraints as its input, and Clear;
+- ``planting``: Plant Feet and Detect Contacts on an armature's animation, a bake with its goals computed
+  (``fabrik_addon.planting``), and contact marks as keys;
 - ``live``: the live preview and Step Through Iterations, with their state;
 - ``ui``: the sidebar's panel, chain list and operators.
 
@@ -15,5 +17,17 @@ settings brought up to date) and ``addon`` (registering it all). The API imports
 
 from . import addon
 from .bake import BakeReport, RigBakeReport, bake, bake_ik_constraints, clear
+from .planting import FootReport, PlantReport, detect_contacts, plant_feet
 
-__all__ = ["BakeReport", "RigBakeReport", "addon", "bake", "bake_ik_constraints", "clear"]
+__all__ = [
+    "BakeReport",
+    "FootReport",
+    "PlantReport",
+    "RigBakeReport",
+    "addon",
+    "bake",
+    "bake_ik_constraints",
+    "clear",
+    "detect_contacts",
+    "plant_feet",
+]

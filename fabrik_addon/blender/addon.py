@@ -8,7 +8,7 @@ import bpy
 
 from . import properties, versioning
 from .live import player, preview
-from .ui import chain_list, live_operators, operators, panel
+from .ui import chain_list, live_operators, operators, panel, planting
 
 CLASSES = (
     *properties.CLASSES,
@@ -16,6 +16,7 @@ CLASSES = (
     *live_operators.CLASSES,
     *chain_list.CLASSES,
     *panel.CLASSES,
+    *planting.CLASSES,
 )
 
 

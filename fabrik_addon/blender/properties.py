@@ -2,9 +2,9 @@
 ``BakeSettings`` value they stand for (``bake_settings``, ``chain_settings``, ``solver_settings``).
 
 An armature holds a list of chains (``chains``, each a ``FABRIK_PG_chain``: its bones, target, pole and
-options, whether it is enabled, its last bake); the solver, the frames and the live preview are the
-armature's. A setting that the live preview uses calls the listeners subscribed here when it changes; the
-preview subscribes when it registers, so this module needs nothing of it.
+options, whether it is enabled, its last bake); the solver, the frames, the live preview and Plant Feet
+(``planting``) are the armature's. A setting that the live preview uses calls the listeners subscribed here
+when it changes; the preview subscribes when it registers, so this module needs nothing of it.
 
 Layout versions (``FABRIK_PG_settings.version``): 0, one chain whose settings sat on the armature's settings
 themselves (``target``, ``tip_bone``...; still registered, hidden, so that older files' values load), and
@@ -14,7 +14,6 @@ themselves (``target``, ``tip_bone``...; still registered, hidden, so that older
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import bpy
 from bpy.props import (
@@ -28,6 +27,8 @@ from bpy.props import (
 )
 
 from ..settings import DEFAULTS, BakeSettings, ChainSettings, FrameRange, SolverSettings
+from .planting import PLANTING_CLASSES, FABRIK_PG_planting
+from .setting_changes import watched
 
 #: The layout of the settings that this version of the add-on writes: 1, a list of chains.
 SETTINGS_VERSION = 1
@@ -36,40 +37,6 @@ SETTINGS_VERSION = 1
 _OVERRIDABLE = {"LIBRARY_OVERRIDABLE"}
 #: The chain list: overridable, and chains may be added on an override.
 _OVERRIDABLE_LIST = {"LIBRARY_OVERRIDABLE", "USE_INSERTION"}
-
-#: Called with the armature, the property group whose setting changed (the armature's settings or one of
-#: its chains) and the setting's name (see ``subscribe``).
-Listener = Callable[[bpy.types.Object, bpy.types.PropertyGroup, str], None]
-_listeners: list[Listener] = []
-
-
-def subscribe(listener: Listener) -> None:
-    """Call ``listener(armature, group, name)`` whenever a setting the live preview uses changes."""
-    if listener not in _listeners:
-        _listeners.append(listener)
-
-
-def unsubscribe(listener: Listener) -> None:
-    if listener in _listeners:
-        _listeners.remove(listener)
-
-
-def notify(group: bpy.types.PropertyGroup, name: str) -> None:
-    """Tell the listeners that ``name`` of ``group`` changed (also called for changes to the chain list)."""
-    armature = group.id_data
-    assert isinstance(armature, bpy.types.Object)
-    for listener in tuple(_listeners):
-        listener(armature, group, name)
-
-
-def _notify(name: str) -> Callable[[bpy.types.PropertyGroup, bpy.types.Context], None]:
-    """The update callback of the setting ``name``: settings are not scene data, so changing one does not
-    update the scene; the listeners are told instead."""
-
-    def changed(group: bpy.types.PropertyGroup, context: bpy.types.Context) -> None:
-        notify(group, name)
-
-    return changed
 
 
 class FABRIK_PG_bake_summary(bpy.types.PropertyGroup):
@@ -105,27 +72,27 @@ class FABRIK_PG_chain(bpy.types.PropertyGroup):
         name="Enabled",
         description="Bake, clear and preview this chain with the others",
         default=True,
-        update=_notify("enabled"),
+        update=watched("enabled"),
         override=_OVERRIDABLE,
     )
     target: PointerProperty(  # type: ignore[valid-type]
         name="Target",
         description="The object the tip bone's tail follows (its world location, or its Bone's head, on each frame)",
         type=bpy.types.Object,
-        update=_notify("target"),
+        update=watched("target"),
         override=_OVERRIDABLE,
     )
     target_bone: StringProperty(  # type: ignore[valid-type]
         name="Bone",
         description="A bone of the target armature: its head is the goal (as the IK constraint's Bone)",
         default=DEFAULTS["target_bone"],
-        update=_notify("target_bone"),
+        update=watched("target_bone"),
         override=_OVERRIDABLE,
     )
     tip_bone: StringProperty(  # type: ignore[valid-type]
         name="Tip Bone",
         description="The last bone of the chain: its tail goes to the target",
-        update=_notify("tip_bone"),
+        update=watched("tip_bone"),
         override=_OVERRIDABLE,
     )
     chain_length: IntProperty(  # type: ignore[valid-type]
@@ -134,21 +101,21 @@ class FABRIK_PG_chain(bpy.types.PropertyGroup):
         default=DEFAULTS["chain_length"],
         min=0,
         soft_max=64,
-        update=_notify("chain_length"),
+        update=watched("chain_length"),
         override=_OVERRIDABLE,
     )
     pole_target: PointerProperty(  # type: ignore[valid-type]
         name="Pole Target",
         description="The chain bends toward this object, as with the pole target of Blender's IK constraint",
         type=bpy.types.Object,
-        update=_notify("pole_target"),
+        update=watched("pole_target"),
         override=_OVERRIDABLE,
     )
     pole_bone: StringProperty(  # type: ignore[valid-type]
         name="Pole Bone",
         description="A bone of the pole armature: its head is the pole (as the IK constraint's Pole Bone)",
         default=DEFAULTS["pole_bone"],
-        update=_notify("pole_bone"),
+        update=watched("pole_bone"),
         override=_OVERRIDABLE,
     )
     pole_angle: FloatProperty(  # type: ignore[valid-type]
@@ -161,7 +128,7 @@ class FABRIK_PG_chain(bpy.types.PropertyGroup):
         subtype="ANGLE",
         min=-math.pi,
         max=math.pi,
-        update=_notify("pole_angle"),
+        update=watched("pole_angle"),
         override=_OVERRIDABLE,
     )
     use_stretch: BoolProperty(  # type: ignore[valid-type]
@@ -171,14 +138,14 @@ class FABRIK_PG_chain(bpy.types.PropertyGroup):
             "stretches them too, and gives them back their length when this is turned off)"
         ),
         default=DEFAULTS["use_stretch"],
-        update=_notify("use_stretch"),
+        update=watched("use_stretch"),
         override=_OVERRIDABLE,
     )
     use_rotation: BoolProperty(  # type: ignore[valid-type]
         name="Rotation",
         description="The tip bone also turns to the target's orientation, as the IK constraint's Rotation option",
         default=DEFAULTS["use_rotation"],
-        update=_notify("use_rotation"),
+        update=watched("use_rotation"),
         override=_OVERRIDABLE,
     )
     rotation_weight: FloatProperty(  # type: ignore[valid-type]
@@ -188,7 +155,7 @@ class FABRIK_PG_chain(bpy.types.PropertyGroup):
         min=0.01,
         max=1.0,
         subtype="FACTOR",
-        update=_notify("rotation_weight"),
+        update=watched("rotation_weight"),
         override=_OVERRIDABLE,
     )
     weight: FloatProperty(  # type: ignore[valid-type]
@@ -200,7 +167,7 @@ class FABRIK_PG_chain(bpy.types.PropertyGroup):
         default=DEFAULTS["weight"],
         min=0.01,
         soft_max=10.0,
-        update=_notify("weight"),
+        update=watched("weight"),
         override=_OVERRIDABLE,
     )
     soft_reach: FloatProperty(  # type: ignore[valid-type]
@@ -215,7 +182,7 @@ class FABRIK_PG_chain(bpy.types.PropertyGroup):
         soft_max=1.0,
         subtype="DISTANCE",
         unit="LENGTH",
-        update=_notify("soft_reach"),
+        update=watched("soft_reach"),
         override=_OVERRIDABLE,
     )
     last_bake: PointerProperty(  # type: ignore[valid-type]
@@ -246,7 +213,7 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
             ("CCD", "CCD", "Cyclic Coordinate Descent, for comparison"),
         ),
         default=DEFAULTS["method"].upper(),
-        update=_notify("method"),
+        update=watched("method"),
         override=_OVERRIDABLE,
     )
     tolerance: FloatProperty(  # type: ignore[valid-type]
@@ -259,7 +226,7 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
         step=0.01,
         subtype="DISTANCE",
         unit="LENGTH",
-        update=_notify("tolerance"),
+        update=watched("tolerance"),
         override=_OVERRIDABLE,
     )
     max_iterations: IntProperty(  # type: ignore[valid-type]
@@ -268,7 +235,7 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
         default=DEFAULTS["max_iterations"],
         min=1,
         soft_max=1000,
-        update=_notify("max_iterations"),
+        update=watched("max_iterations"),
         override=_OVERRIDABLE,
     )
     warm_start: BoolProperty(  # type: ignore[valid-type]
@@ -293,7 +260,7 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
     )
     frame_step: IntProperty(  # type: ignore[valid-type]
         name="Step",
-        description="Key every n-th frame",
+        description="Key every n-th frame from the first, and the last frame too",
         default=DEFAULTS["frame_step"],
         min=1,
         soft_max=100,
@@ -305,9 +272,10 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
             "Pose the enabled chains with FABRIK whenever a target moves or the frame changes, without keying "
             "them (the pose stays when turned off; Bake to key it)"
         ),
-        update=_notify("live_preview"),
+        update=watched("live_preview"),
         override=_OVERRIDABLE,
     )
+    planting: PointerProperty(type=FABRIK_PG_planting, override=_OVERRIDABLE)  # type: ignore[valid-type]
     # Layout 0: the one chain's settings, read only to move them into ``chains`` (``versioning``).
     target: PointerProperty(type=bpy.types.Object, options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
     tip_bone: StringProperty(options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
@@ -397,4 +365,4 @@ def no_chain_text(armature: bpy.types.Object) -> str:
     return f"no chain of armature '{armature.name}' is enabled: tick one in the FABRIK panel's list"
 
 
-CLASSES = (FABRIK_PG_bake_summary, FABRIK_PG_chain, FABRIK_PG_settings)
+CLASSES = (*PLANTING_CLASSES, FABRIK_PG_bake_summary, FABRIK_PG_chain, FABRIK_PG_settings)

@@ -1,4 +1,5 @@
-"""Bake one .blend file inside Blender: open it without running its scripts, run its jobs, save atomically."""
+"""Bake one .blend file inside Blender: open it without running its scripts, run its jobs (bake chains, plant
+feet), save atomically."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import bpy
 
 from .. import api
 from .files import FilePlan, temporary_path, write_atomically
-from .jobs import AnyJob, IKJob, baked_together
-from .report import ChainResult, FileResult, quiet_stdout, say
+from .jobs import AnyJob, IKJob, Job, PlantJob, baked_together
+from .report import ChainResult, FileResult, FootResult, PlantResult, quiet_stdout, say
 
 
 class FileError(Exception):
@@ -45,7 +46,7 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
     Returns
     -------
     FileResult
-        "ok" with a result per chain, or "error" with a message that names what is wrong.
+        "ok" with a result per chain and per planting, or "error" with a message that names what is wrong.
     """
     try:
         if plan.problem is not None:
@@ -55,7 +56,13 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
         if not applicable:
             raise FileError("no job of the config applies to this file (see the jobs' 'files' patterns)")
         open_safely(plan.input)
-        chains = tuple(chain for job in baked_together(applicable) for chain in _bake_job(job, plan.input.name))
+        chains: list[ChainResult] = []
+        plantings: list[PlantResult] = []
+        for job in baked_together(applicable):
+            if isinstance(job, PlantJob):
+                plantings.append(_plant_job(job, plan.input.name))
+            else:
+                chains.extend(_bake_job(job, plan.input.name))
         output = plan.output
         try:
             write_atomically(output, _save_copy)
@@ -66,10 +73,10 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
     except Exception as error:  # a bug must not stop the other files; the traceback says where
         say(traceback.format_exc().rstrip())
         return FileResult.failed(plan.input, f"unexpected {type(error).__name__}: {error}")
-    return FileResult(str(plan.input), str(output), "ok", None, chains)
+    return FileResult(str(plan.input), str(output), "ok", None, tuple(chains), tuple(plantings))
 
 
-def _bake_job(job: AnyJob, file_name: str) -> tuple[ChainResult, ...]:
+def _bake_job(job: Job | IKJob, file_name: str) -> tuple[ChainResult, ...]:
     """Bake one job in the open file: its chain, or its armature's IK constraints (a result per chain)."""
     label = f"{file_name}: {job.label}"
     say(f"{label}: baking")
@@ -92,6 +99,40 @@ def _bake_job(job: AnyJob, file_name: str) -> tuple[ChainResult, ...]:
             seconds=float(result.seconds),
         )
         for result in report.chains
+    )
+
+
+def _plant_job(job: PlantJob, file_name: str) -> PlantResult:
+    """Plant the job's feet in the open file."""
+    label = f"{file_name}: {job.label}"
+    say(f"{label}: planting")
+    try:
+        armature = _find_object(job.armature, "armature")
+        report = api.plant_feet(armature, job.feet, progress=_progress(label), **job.keywords)
+    except (ValueError, TypeError) as error:
+        raise FileError(f"{job.label}: {error}") from None
+    legs = report.bake.chains
+    feet = tuple(
+        FootResult(
+            foot=foot.foot,
+            contacts=tuple((int(first), int(last)) for first, last in foot.contacts),
+            skate_before=tuple(float(s) for s in foot.skate_before),
+            skate_after=tuple(float(s) for s in foot.skate_after),
+            out_of_reach_frames=tuple(int(f) for f in foot.out_of_reach_frames),
+            off_target_frames=tuple(int(f) for f in leg.off_target_frames),
+        )
+        for foot, leg in zip(report.feet, legs, strict=True)
+    )
+    scene = bpy.context.scene
+    assert scene is not None
+    return PlantResult(
+        armature=job.armature,
+        feet=feet,
+        frames=(int(legs[0].frames[0]), int(legs[0].frames[-1])),
+        max_error=float(report.max_error),
+        max_hips_drop=report.max_hips_drop,
+        metres_per_unit=float(scene.unit_settings.scale_length),
+        seconds=float(report.seconds),
     )
 
 

@@ -64,6 +64,14 @@ def stop_on_signals() -> Iterator[None]:
         _received.clear()
 
 
+def ignore_from_now() -> None:
+    """Ignore ``SIGNALS`` from now on: the command is leaving, and a signal would only cut its clean-up short
+    (a ``-j`` child stopped by Ctrl+C gets its parent's SIGTERM a moment later, while it removes its files)."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+
+
 def check() -> None:
     """Raise ``Cancelled`` if a signal came meanwhile (``stop_on_signals``), though its exception was lost.
 

@@ -1,10 +1,12 @@
-"""The ``fabrik_bake`` command: bake FABRIK into bone rotation keys in .blend files, without a screen.
+"""The ``fabrik_bake`` command: bake FABRIK into bone rotation keys in .blend files (or plant animated feet),
+without a screen.
 
 Blender runs it as ``blender -c fabrik_bake ARGS`` once the extension is installed (it registers the command);
 ``scripts/fabrik_bake.py`` runs the same code with the ``bpy`` module or inside ``blender -b --python``.
 Exit status: 0 when every file baked, 1 when any failed, 2 for a usage error (then nothing is opened), 3 with
-``--strict`` when every file baked but a frame of a chain is off target; 128 + the signal's number when
-stopped by one (130 for Ctrl+C, 143 for SIGTERM), the file being baked left unwritten.
+``--strict`` when every file baked but a frame of a chain is off target (or a planted foot's pin out of reach);
+128 + the signal's number when stopped by one (130 for Ctrl+C, 143 for SIGTERM), the file being baked left
+unwritten.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def run_script(argv: Sequence[str]) -> NoReturn:
         path: str = sys.modules["bpy"].data.filepath
         open_file = Path(path) if path else None
     status = main(script_args(argv, inside_blender=inside_blender), open_file=open_file)
+    cancel.ignore_from_now()
     sys.stdout.flush()
     sys.stderr.flush()
     bpy = sys.modules.get("bpy")

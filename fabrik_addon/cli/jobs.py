@@ -1,18 +1,17 @@
-"""The jobs of the ``fabrik_bake`` command: a chain to bake, or an armature's IK constraints, each checked by
-the settings value's own rules when it is read (from the command line or a config file), before any .blend
-file is opened. Pure Python, no ``bpy``."""
+"""The jobs of the ``fabrik_bake`` command: a chain to bake, an armature's IK constraints, or feet to plant, each
+checked by the settings value's own rules when it is read (from the command line or a config file), before any
+.blend file is opened. Pure Python, no ``bpy``."""
 
 from __future__ import annotations
 
 import difflib
 import fnmatch
-import json
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..planting import PLANT_KEYWORDS, PlantSettings
 from ..settings import (
     DEFAULTS,
     IK_AFTER,
@@ -94,8 +93,47 @@ class IKJob:
         return entry | ({"files": list(self.files)} if self.files else {})
 
 
-#: Either kind of job.
-AnyJob = Job | IKJob
+@dataclass(frozen=True)
+class PlantJob:
+    """Feet to plant on an armature's animation in each file the job applies to (``api.plant_feet``).
+
+    Attributes
+    ----------
+    armature : str
+        The armature object's name.
+    feet : tuple of str
+        The foot bones, each the tip of a leg whose ball (the foot's tail) is held through its contacts.
+    keywords : mapping
+        Keyword arguments of ``api.plant_feet`` (``PLANT_KEYWORDS``: ``hips_bone``, ``chain_length``, frames,
+        contact thresholds...), checked into ``settings``.
+    files : tuple of str
+        As for ``Job``.
+    """
+
+    armature: str
+    feet: tuple[str, ...]
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+    files: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.armature}/{'+'.join(self.feet)}"
+
+    @property
+    def settings(self) -> PlantSettings[str]:
+        """The planting these keywords mean, its armature by name."""
+        return PlantSettings.from_keywords(self.armature, self.feet, **self.keywords)
+
+    def applies_to(self, path: Path) -> bool:
+        return not self.files or any(fnmatch.fnmatch(path.name, pattern) for pattern in self.files)
+
+    def to_config(self) -> dict[str, Any]:
+        entry = {"armature": self.armature, "plant_feet": list(self.feet), **self.keywords}
+        return entry | ({"files": list(self.files)} if self.files else {})
+
+
+#: Any kind of job.
+AnyJob = Job | IKJob | PlantJob
 
 #: The keys of an IK job besides ``armature`` and ``files``: the settings ``api.bake_ik_constraints`` takes.
 IK_KEYWORDS = ("frame_start", "frame_end", "frame_step", "tolerance", "max_iterations", "after")
@@ -129,6 +167,10 @@ _TEXT = Kind("a string", lambda value: isinstance(value, str))
 _FLAG = Kind("true or false", lambda value: isinstance(value, bool))
 _WHOLE = Kind("a whole number", _is_whole)
 _NUMBER = Kind("a number", _is_number)
+_BONES = Kind(
+    "a non-empty list of bone names (strings)",
+    lambda value: isinstance(value, list) and bool(value) and all(isinstance(b, str) and b for b in value),
+)
 _PATTERNS = Kind(
     "a list of file name patterns (strings)",
     lambda value: isinstance(value, str) or (isinstance(value, list) and all(isinstance(p, str) for p in value)),
@@ -142,15 +184,15 @@ KINDS: Mapping[str, Kind] = {
     **dict.fromkeys(("chain_length", "frame_start", "frame_end", "frame_step", "max_iterations"), _WHOLE),
     **dict.fromkeys(("pole_angle", "rotation_weight", "weight", "soft_reach", "tolerance"), _NUMBER),
     **dict.fromkeys(("use_stretch", "use_rotation", "warm_start", "from_ik_constraints"), _FLAG),
+    # planting feet
+    "plant_feet": _BONES,
+    **dict.fromkeys(("hips_bone", "pin_at"), _TEXT),
+    **dict.fromkeys(("contact_height", "contact_speed", "contact_seconds", "blend_seconds", "hips_speed"), _NUMBER),
+    "floor": _NUMBER,
+    "contact_gap": _WHOLE,
+    "use_marks": _FLAG,
     "files": _PATTERNS,
 }
-
-
-def job(entry: object, where: str, defaults: Mapping[str, Any]) -> AnyJob:
-    """A config file's job: a chain, or an armature's IK constraints (``from_ik_constraints = true``)."""
-    if isinstance(entry, dict) and entry.get("from_ik_constraints") is True:
-        return ik_job(entry, where, defaults)
-    return chain_job(entry, where, defaults)
 
 
 def chain_job(entry: object, where: str, defaults: Mapping[str, Any]) -> Job:
@@ -191,6 +233,42 @@ def ik_job(entry: object, where: str, defaults: Mapping[str, Any]) -> IKJob:
     if keywords.get("after", "mute") not in IK_AFTER:
         raise UsageError(_at(where, f"'after' must be one of {', '.join(IK_AFTER)}, got {keywords['after']!r}"))
     return IKJob(entry["armature"], keywords, _patterns(entry))
+
+
+def plant_job(entry: object, where: str, defaults: Mapping[str, Any]) -> PlantJob:
+    """A job planting feet (``plant_feet``): its keys over the command line's ``defaults`` (those that
+    ``api.plant_feet`` takes: frames, tolerance, iterations)."""
+    allowed = {"armature", "plant_feet", "files", *PLANT_KEYWORDS}
+
+    def unknown_keys(unknown: list[str]) -> str:
+        if "frame_step" in unknown:
+            return "feet are planted on every frame: leave out 'frame_step'"
+        if "method" in unknown:
+            return "feet are planted with FABRIK: leave out 'method'"
+        baking = [key for key in unknown if key in {*KEYWORDS, *OBJECT_KEYS, "from_ik_constraints"}]
+        if baking:
+            return f"a job planting feet takes no {', '.join(map(repr, baking))} (keys of a chain to bake)"
+        return _unknown_key(unknown[0], allowed)
+
+    entry = _checked(entry, where, allowed, unknown_keys)
+    if "armature" not in entry:
+        raise UsageError(_at(where, "missing 'armature'"))
+    if defaults.get("method", "fabrik") != "fabrik":
+        raise UsageError(_at(where, "feet are planted with FABRIK (leave out --method)"))
+    if defaults.get("frame_step", 1) != 1:
+        raise UsageError(_at(where, "feet are planted on every frame (leave out --step)"))
+    keywords = {key: value for key, value in {**defaults, **entry}.items() if key in PLANT_KEYWORDS}
+    keywords = {key: _whole_if_whole(key, value) for key, value in keywords.items()}
+    try:
+        PlantSettings.from_keywords(entry["armature"], entry["plant_feet"], **keywords)
+    except (TypeError, ValueError) as error:
+        raise UsageError(_at(where, str(error))) from None
+    return PlantJob(entry["armature"], tuple(entry["plant_feet"]), keywords, _patterns(entry))
+
+
+def _whole_if_whole(key: str, value: object) -> object:
+    """A whole number written as a float (JSON's ``2.0``) as an ``int``, for the settings that take only those."""
+    return int(value) if KINDS.get(key) is _WHOLE and isinstance(value, float) else value
 
 
 def check_defaults(defaults: Mapping[str, Any]) -> None:
@@ -266,7 +344,7 @@ def baked_together(jobs: Sequence[AnyJob]) -> list[AnyJob]:
     merged: list[AnyJob] = []
     where: dict[tuple[Any, ...], int] = {}
     for job in jobs:
-        if isinstance(job, IKJob):
+        if not isinstance(job, Job):  # IK constraints and planting are each baked on their own
             merged.append(job)
             continue
         settings = job.settings
@@ -279,46 +357,3 @@ def baked_together(jobs: Sequence[AnyJob]) -> list[AnyJob]:
         assert isinstance(first, Job)
         merged[where[key]] = Job(replace(first.settings, chains=first.settings.chains + settings.chains), first.files)
     return merged
-
-
-def config_jobs(path: Path, defaults: Mapping[str, Any]) -> tuple[AnyJob, ...]:
-    """The jobs a config file lists (``{"jobs": [...]}``), their keys over the command line's ``defaults``.
-
-    Raises
-    ------
-    UsageError
-        If the file cannot be read, is not UTF-8 TOML or JSON, or a job in it is wrong.
-    """
-    data = _read_config(path)
-    extra = sorted(set(data) - {"jobs"})
-    if extra:
-        raise UsageError(f"{path}: unknown top-level key {', '.join(map(repr, extra))}: list the chains in 'jobs'")
-    entries = data.get("jobs")
-    if not isinstance(entries, list) or not entries:
-        raise UsageError(f"{path}: 'jobs' must be a non-empty list of chains to bake")
-    return tuple(job(entry, f"{path}: job {i}", defaults) for i, entry in enumerate(entries, start=1))
-
-
-def _read_config(path: Path) -> dict[str, Any]:
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise UsageError(f"cannot read the config file {path}: {error.strerror or error}") from None
-    try:
-        text = raw.decode("utf-8-sig")  # a byte order mark, as some editors write, is no mistake
-    except UnicodeDecodeError as error:
-        byte = raw[error.start]
-        raise UsageError(
-            f"{path} is not UTF-8 text (byte 0x{byte:02x} at offset {error.start}): save it as UTF-8"
-        ) from None
-    try:
-        if path.suffix.lower() == ".toml":
-            return tomllib.loads(text)
-        if path.suffix.lower() == ".json":
-            data = json.loads(text)
-            if not isinstance(data, dict):
-                raise UsageError(f"{path}: must hold a JSON object with a 'jobs' list")
-            return data
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
-        raise UsageError(f"{path} does not parse: {error}") from None
-    raise UsageError(f"{path}: a config file must end in .toml or .json")

@@ -1,9 +1,10 @@
 """The arguments and config files of the ``fabrik_bake`` command, checked before any .blend file is opened.
 
 Every mistake found here is a usage error (exit status 2): an unknown option, a missing required option, a
-reversed frame range, a config file that does not parse or names an unknown key. Each chain to bake becomes a
-``fabrik_addon.settings.BakeSettings`` naming its objects, checked by that value's own rules (the same as the
-API's and the panel's); the objects are looked up once the file is open.
+reversed frame range, options that exclude each other, a config file that does not parse or names an unknown
+key. Each chain to bake becomes a ``fabrik_addon.settings.BakeSettings`` naming its objects, and feet to plant
+a ``fabrik_addon.planting.PlantSettings``, checked by that value's own rules (the same as the API's and the
+panel's); the objects are looked up once the file is open.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ..setting_names import in_words
 from ..settings import IK_AFTER
 from ..solver import METHODS
-from .jobs import AnyJob, IKJob, Job, UsageError, chain_job, check_defaults, config_jobs, ik_job
+from .config import config_jobs
+from .jobs import AnyJob, UsageError, chain_job, check_defaults, ik_job, plant_job
 
 #: The command's name, as Blender knows it (``blender -c fabrik_bake``) and as messages name it.
 PROGRAM = "fabrik_bake"
@@ -31,13 +34,13 @@ class Request:
     """What the command line asks for.
 
     ``chain`` is the job given by ``--armature/--tip/--chain-length/--target`` (or ``--armature
-    --from-ik-constraints``), or None when ``config`` lists the jobs; ``defaults`` holds the bake settings
-    given as options, under ``api.bake``'s keyword names (already checked: a config job's keys may still
-    replace them).
+    --from-ik-constraints``, or ``--armature --plant-feet``), or None when ``config`` lists the jobs;
+    ``defaults`` holds the bake settings given as options, under ``api.bake``'s keyword names (already
+    checked: a config job's keys may still replace them).
     """
 
     inputs: tuple[Path, ...]
-    chain: Job | IKJob | None
+    chain: AnyJob | None
     config: Path | None
     defaults: Mapping[str, Any]
     output: Path | None
@@ -90,26 +93,7 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     inputs = tuple(Path(p) for p in ns.inputs) or ((open_file,) if open_file is not None else ())
     if not inputs:
         raise UsageError("no input: give .blend files or folders of them")
-    chain_flags = {"--armature": ns.armature, "--tip": ns.tip, "--target": ns.target}
-    chain: Job | IKJob | None = None
-    if ns.from_ik_constraints:
-        given = [flag for flag in ("--tip", "--target", "--chain-length", "--config") if _given(ns, flag)]
-        if given or ns.armature is None:
-            raise UsageError(
-                "--from-ik-constraints bakes the IK constraints of --armature NAME: "
-                + (f"leave out {', '.join(given)}" if given else "give --armature")
-            )
-    elif ns.after is not None:
-        raise UsageError("--after applies to --from-ik-constraints")
-    elif ns.config is not None:
-        chain_flags["--chain-length"] = ns.chain_length
-        given = [flag for flag, value in chain_flags.items() if value is not None]
-        if given:
-            raise UsageError(f"--config lists the chains to bake: leave out {', '.join(given)}")
-    else:
-        missing = [flag for flag, value in chain_flags.items() if value is None]
-        if missing:
-            raise UsageError(f"missing {', '.join(missing)} (or give --config FILE to list the chains)")
+    _check_kind_of_job(ns)
     defaults: dict[str, Any] = {}
     if ns.frames is not None:
         defaults["frame_start"], defaults["frame_end"] = ns.frames
@@ -121,9 +105,14 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     ):
         if value is not None:
             defaults[key] = value
+    chain: AnyJob | None = None
     try:  # the jobs' words are the config's keys
         check_defaults(defaults)
-        if ns.from_ik_constraints:
+        if ns.plant_feet is not None:
+            legs = {"hips_bone": ns.hips, "chain_length": ns.leg_bones}
+            given = {key: value for key, value in legs.items() if value is not None}
+            chain = plant_job({"armature": ns.armature, "plant_feet": ns.plant_feet, **given}, "", defaults)
+        elif ns.from_ik_constraints:
             chain = ik_job({"armature": ns.armature, **({"after": ns.after} if ns.after else {})}, "", defaults)
         elif ns.config is None:
             options = {"chain_length": ns.chain_length} if ns.chain_length is not None else {}
@@ -131,7 +120,7 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
                 {"armature": ns.armature, "target": ns.target, "tip_bone": ns.tip, **options}, "", defaults
             )
     except UsageError as error:
-        raise UsageError(_option_names(str(error))) from None
+        raise UsageError(_option_names(str(error), planting=ns.plant_feet is not None)) from None
     return Request(
         inputs,
         chain,
@@ -145,6 +134,62 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
         ns.strict,
         ns.child,
     )
+
+
+def _check_kind_of_job(ns: argparse.Namespace) -> None:
+    """The command line names one kind of job (a chain, IK constraints or feet to plant) with all it needs, or
+    a config file.
+
+    Raises
+    ------
+    UsageError
+        Naming the options to leave out or to give.
+    """
+    values = {flag: getattr(ns, flag.removeprefix("--").replace("-", "_")) for flag in _JOB_FLAGS}
+    given = [flag for flag, value in values.items() if value is not None and value is not False]
+
+    def alone(option: str, does: str, *allowed: str) -> None:
+        """``option`` does what it does to ``--armature`` with only the ``allowed`` options."""
+        others = [flag for flag in given if flag not in ("--armature", option, *allowed)]
+        hint = (
+            " (--leg-bones N: the bones in each leg)" if option == "--plant-feet" and "--chain-length" in others else ""
+        )
+        if others or ns.armature is None:
+            todo = f"leave out {', '.join(others)}{hint}" if others else "give --armature"
+            raise UsageError(f"{option} {does} of --armature NAME: {todo}")
+
+    planting = [flag for flag in ("--hips", "--leg-bones") if flag in given]
+    if ns.plant_feet is not None:
+        alone("--plant-feet", "plants the feet", *planting)
+    elif planting:
+        raise UsageError(f"{' and '.join(planting)} appl{'y' if len(planting) > 1 else 'ies'} to --plant-feet")
+    elif ns.from_ik_constraints:
+        alone("--from-ik-constraints", "bakes the IK constraints", "--after")
+    elif ns.after is not None:
+        raise UsageError("--after applies to --from-ik-constraints")
+    elif ns.config is not None:
+        others = [flag for flag in ("--armature", "--tip", "--target", "--chain-length") if flag in given]
+        if others:
+            raise UsageError(f"--config lists the chains to bake: leave out {', '.join(others)}")
+    else:
+        missing = [flag for flag in ("--armature", "--tip", "--target") if flag not in given]
+        if missing:
+            raise UsageError(f"missing {', '.join(missing)} (or give --config FILE to list the chains)")
+
+
+#: The options that say what to bake, in the order messages name them.
+_JOB_FLAGS = (
+    "--armature",
+    "--tip",
+    "--target",
+    "--chain-length",
+    "--config",
+    "--from-ik-constraints",
+    "--after",
+    "--plant-feet",
+    "--hips",
+    "--leg-bones",
+)
 
 
 def load_jobs(request: Request) -> tuple[AnyJob, ...]:
@@ -175,18 +220,17 @@ def _negative_values(args: Sequence[str]) -> list[str]:
 
 
 #: The options whose value is a number or a frame range, which may start with a dash (``_NEGATIVE``).
-_NUMBER_OPTIONS = ("--frames", "--step", "--tolerance", "--max-iterations", "--chain-length")
+_NUMBER_OPTIONS = ("--frames", "--step", "--tolerance", "--max-iterations", "--chain-length", "--leg-bones")
 _NEGATIVE = re.compile(r"^-[\d.]")
 
 
-def _given(ns: argparse.Namespace, flag: str) -> bool:
-    return getattr(ns, flag.removeprefix("--").replace("-", "_")) is not None
-
-
-def _option_names(message: str) -> str:
-    """A job's error in the command line's words: the key ``frame_step`` (or ``'frame_step'``) is ``--step``
-    there."""
-    return _KEYS.sub(lambda found: _OPTIONS[found[1]], message)
+def _option_names(message: str, *, planting: bool = False) -> str:
+    """A job's error in the command line's words: the key ``frame_step`` (or ``'frame_step'``, or the setting
+    named ``Step (frame_step)``) is ``--step`` there, and ``chain_length`` is ``--leg-bones`` when ``planting``
+    feet."""
+    options = _PLANT_OPTIONS if planting else _OPTIONS
+    keys = in_words(message, lambda _label, keyword: keyword)
+    return _KEYS.sub(lambda found: options[found[1]], keys)
 
 
 #: The command line's words for each job key it sets.
@@ -202,8 +246,11 @@ _OPTIONS = {
     "tolerance": "--tolerance",
     "method": "--method",
     "after": "--after",
+    "plant_feet": "--plant-feet",
+    "hips_bone": "--hips",
 }
-_KEYS = re.compile(rf"'?\b({'|'.join(_OPTIONS)})\b'?")
+_PLANT_OPTIONS = {**_OPTIONS, "chain_length": "--leg-bones"}
+_KEYS = re.compile(rf"'?(?<!-)\b({'|'.join(_OPTIONS)})\b'?")  # not an option's name already (--method)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -220,6 +267,16 @@ def _frames(text: str) -> tuple[int, int]:
     if end < start:
         raise argparse.ArgumentTypeError(f"the range {text} is reversed: the end frame is before the start frame")
     return start, end
+
+
+def _feet(text: str) -> list[str]:
+    """Foot bones' names separated by commas (spaces around each name ignored)."""
+    feet = [name.strip() for name in text.split(",")]
+    if not all(feet):
+        raise argparse.ArgumentTypeError(
+            f"expected foot bones' names separated by commas (LeftFoot,RightFoot), got {text!r}"
+        )
+    return feet
 
 
 def _whole(low: int | None = None) -> Callable[[str], int]:
@@ -248,11 +305,15 @@ def _number(text: str) -> float:
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROGRAM,
-        description="FABRIK IK: bake FABRIK inverse kinematics into bone rotation keys in .blend files.",
+        description=(
+            "FABRIK IK: bake FABRIK inverse kinematics into bone rotation keys in .blend files, or plant the feet "
+            "of animated legs (motion capture) so they do not slide."
+        ),
         epilog=(
             "Exit status: 0 when every file baked, 1 when any file failed (the others are still baked and "
             "reported), 2 for a usage error (nothing is opened), 3 with --strict when every file baked but a frame "
-            "is off target, 130 or 143 when stopped by Ctrl+C or SIGTERM (the file being baked is not written). "
+            "is off target (or a planted foot's pin out of reach), 130 or 143 when stopped by Ctrl+C or SIGTERM "
+            "(the file being baked is not written). "
             "With the extension installed: blender -c fabrik_bake ARGS; from the repository: python "
             "scripts/fabrik_bake.py ARGS, or blender -b --python scripts/fabrik_bake.py -- ARGS."
         ),
@@ -266,7 +327,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     chain.add_argument("--target", metavar="NAME", help="the object the tip follows")
     parser.add_argument(
-        "--config", type=Path, metavar="FILE", help="a TOML or JSON file listing the chains to bake in each file"
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="a TOML or JSON file listing the chains to bake (and feet to plant) in each file",
     )
     ik = parser.add_argument_group("Blender's IK constraints (instead of a chain)")
     ik.add_argument(
@@ -275,12 +339,28 @@ def _parser() -> argparse.ArgumentParser:
         help="bake every IK constraint of --armature that is on, then mute them (see --after)",
     )
     ik.add_argument("--after", choices=IK_AFTER, help="what becomes of the constraints: mute (default), remove, keep")
-    bake = parser.add_argument_group("bake settings (for every chain; a config job's own keys win)")
+    feet = parser.add_argument_group("feet to plant on the animation (instead of a chain)")
+    feet.add_argument(
+        "--plant-feet",
+        type=_feet,
+        metavar="FOOT[,FOOT...]",
+        help="hold each foot's ball (the bone's tail) still through its contacts with the floor, on --armature",
+    )
+    feet.add_argument("--hips", metavar="BONE", help="lower this bone where a pin is out of the legs' reach")
+    feet.add_argument(
+        "--leg-bones", type=_whole(), metavar="N", help="bones in each leg from the foot up, as Blender's IK counts (3)"
+    )
+    bake = parser.add_argument_group("bake settings (for every job; a config job's own keys win)")
     bake.add_argument(
         "--frames", type=_frames, metavar="A-B", help="frames to bake (1-250, -5--1); default: the scene's range"
     )
-    bake.add_argument("--step", type=_whole(), metavar="N", help="key every N-th frame")
-    bake.add_argument("--tolerance", type=_number, metavar="T", help="tip distance allowed, world units")
+    bake.add_argument("--step", type=_whole(), metavar="N", help="key every N-th frame, and the last")
+    bake.add_argument(
+        "--tolerance",
+        type=_number,
+        metavar="T",
+        help="tip distance allowed, world units (with --plant-feet, in leg lengths: default 2e-4)",
+    )
     bake.add_argument("--max-iterations", type=_whole(), metavar="N")
     bake.add_argument("--method", choices=sorted(METHODS))
     out = parser.add_argument_group("output")

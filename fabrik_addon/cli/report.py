@@ -5,11 +5,20 @@ The report's schema::
     {"files": [{"input": path, "output": path or null, "status": "ok" | "error", "error": message or null,
                 "chains": [{"armature": name, "tip_bone": name, "frames": [first, last], "max_error": number,
                             "unreachable_frames": [frame, ...], "off_target_frames": [frame, ...],
-                            "seconds": number}]}]}
+                            "seconds": number}],
+                "plantings": [{"armature": name, "frames": [first, last], "max_error": number,
+                               "max_hips_drop": number, "metres_per_unit": number, "seconds": number,
+                               "feet": [{"foot": name, "contacts": [[first, last], ...],
+                                         "skate_before": [number, ...], "skate_after": [number, ...],
+                                         "out_of_reach_frames": [frame, ...],
+                                         "off_target_frames": [frame, ...]}]}]}]}
 
-``output`` is null when nothing was written for the file; a failed file lists no chains, since none of them
-was saved. ``off_target_frames`` are the frames where Blender's evaluation of the keys puts the tip farther
-from the target than the tolerance, whatever the cause (``unreachable_frames`` among them).
+``output`` is null when nothing was written for the file; a failed file lists no chains and no plantings,
+since none of them was saved. ``off_target_frames`` are the frames where Blender's evaluation of the keys puts
+the tip farther from the target than the tolerance, whatever the cause (``unreachable_frames`` among them).
+A planting's lengths are in scene units (``metres_per_unit``, the scene's Unit Scale, turns them into metres);
+its ``off_target_frames`` are those where a ball is farther from its goal than the tolerance, its
+``out_of_reach_frames`` those whose pin the leg could not reach.
 """
 
 from __future__ import annotations
@@ -40,6 +49,33 @@ class ChainResult:
 
 
 @dataclass(frozen=True)
+class FootResult:
+    """One foot of a planting: its contacts (first and last frames), how far its ball slid in each before and
+    after (scene units), and the frames its pin was out of reach or its ball off its goal."""
+
+    foot: str
+    contacts: tuple[tuple[int, int], ...]
+    skate_before: tuple[float, ...]
+    skate_after: tuple[float, ...]
+    out_of_reach_frames: tuple[int, ...]
+    off_target_frames: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class PlantResult:
+    """Feet planted on one armature; ``frames`` the first and last keyed, lengths in scene units
+    (``metres_per_unit`` of them make a metre, as Blender shows lengths)."""
+
+    armature: str
+    feet: tuple[FootResult, ...]
+    frames: tuple[int, int]
+    max_error: float
+    max_hips_drop: float
+    metres_per_unit: float
+    seconds: float
+
+
+@dataclass(frozen=True)
 class FileResult:
     """One input file: ``status`` is "ok" (its output was saved) or "error" (nothing was written)."""
 
@@ -48,6 +84,7 @@ class FileResult:
     status: str
     error: str | None = None
     chains: tuple[ChainResult, ...] = field(default=())
+    plantings: tuple[PlantResult, ...] = field(default=())
 
     @classmethod
     def failed(cls, path: Path | str, message: str) -> FileResult:
@@ -74,10 +111,51 @@ def to_json(results: Sequence[FileResult]) -> dict[str, Any]:
                     }
                     for c in r.chains
                 ],
+                "plantings": [_planting_json(p) for p in r.plantings],
             }
             for r in results
         ]
     }
+
+
+def _planting_json(planting: PlantResult) -> dict[str, Any]:
+    feet = [
+        {
+            "foot": f.foot,
+            "contacts": [list(contact) for contact in f.contacts],
+            "skate_before": list(f.skate_before),
+            "skate_after": list(f.skate_after),
+            "out_of_reach_frames": list(f.out_of_reach_frames),
+            "off_target_frames": list(f.off_target_frames),
+        }
+        for f in planting.feet
+    ]
+    entry = {"armature": planting.armature, "frames": list(planting.frames), "max_error": planting.max_error}
+    entry |= {"max_hips_drop": planting.max_hips_drop, "metres_per_unit": planting.metres_per_unit}
+    return entry | {"seconds": planting.seconds, "feet": feet}
+
+
+def _planting(data: dict[str, Any]) -> PlantResult:
+    feet = tuple(
+        FootResult(
+            f["foot"],
+            tuple((int(first), int(last)) for first, last in f["contacts"]),
+            tuple(float(x) for x in f["skate_before"]),
+            tuple(float(x) for x in f["skate_after"]),
+            tuple(int(x) for x in f["out_of_reach_frames"]),
+            tuple(int(x) for x in f["off_target_frames"]),
+        )
+        for f in data["feet"]
+    )
+    return PlantResult(
+        data["armature"],
+        feet,
+        (int(data["frames"][0]), int(data["frames"][1])),
+        max_error=float(data["max_error"]),
+        max_hips_drop=float(data["max_hips_drop"]),
+        metres_per_unit=float(data["metres_per_unit"]),
+        seconds=float(data["seconds"]),
+    )
 
 
 def from_json(data: dict[str, Any]) -> list[FileResult]:
@@ -100,6 +178,7 @@ def from_json(data: dict[str, Any]) -> list[FileResult]:
                 )
                 for c in f["chains"]
             ),
+            tuple(_planting(p) for p in f["plantings"]),
         )
         for f in data["files"]
     ]
@@ -125,17 +204,45 @@ def say(message: str, stream: TextIO | None = None) -> None:
 
 
 def file_done(result: FileResult, seconds: float, counter: str = "") -> str:
-    """One line for a finished file: ``[3/8] shot_03.blend: ok (0.41 s): 2 chains, max error 3.1e-04 -> ...``."""
+    """One line for a finished file: ``[3/8] shot_03.blend: ok (0.41 s): 2 chains, max error 3.1e-04 -> ...``,
+    with what each planting did (``planted LeftFoot, RightFoot: 8 contacts, skate up to 27 -> 0.07 mm, ...``)."""
     head = f"{counter}{Path(result.input).name}"
     if result.status != "ok":
         return f"{head}: error ({seconds:.2f} s): {result.error}"
-    worst = max((c.max_error for c in result.chains), default=0.0)
-    off_target = sum(len(c.off_target_frames) for c in result.chains)
-    unreachable = sum(len(c.unreachable_frames) for c in result.chains)
-    missed = f", {unreachable} frames out of reach" if unreachable else ""
-    missed += f", {off_target} frames off target" if off_target else ""
-    chains = f"{len(result.chains)} chain{'s' if len(result.chains) != 1 else ''}"
-    return f"{head}: ok ({seconds:.2f} s): {chains}, max error {worst:.1e}{missed} -> {result.output}"
+    done = [_planted(planting) for planting in result.plantings]
+    if result.chains or not result.plantings:
+        worst = max((c.max_error for c in result.chains), default=0.0)
+        missed = _missed(sum(len(c.unreachable_frames) for c in result.chains), "out of reach")
+        missed += _missed(sum(len(c.off_target_frames) for c in result.chains), "off target")
+        done.insert(0, f"{_count(len(result.chains), 'chain')}, max error {worst:.1e}{missed}")
+    return f"{head}: ok ({seconds:.2f} s): {'; '.join(done)} -> {result.output}"
+
+
+def _planted(planting: PlantResult) -> str:
+    """What a planting did, in a few words: ``planted LeftFoot, RightFoot: 8 contacts, skate up to 27 -> 0.07
+    mm, max error 9.9e-04, hips lowered up to 21 mm, 12 frames out of reach``."""
+    feet = planting.feet
+    mm = 1000 * planting.metres_per_unit
+    before = max((s for f in feet for s in f.skate_before), default=0.0) * mm
+    after = max((s for f in feet for s in f.skate_after), default=0.0) * mm
+    line = f"planted {', '.join(f.foot for f in feet)}: {_count(sum(len(f.contacts) for f in feet), 'contact')}"
+    line += f", skate up to {_mm(before)} -> {_mm(after)} mm, max error {planting.max_error:.1e}"
+    if planting.max_hips_drop > 0:
+        line += f", hips lowered up to {_mm(planting.max_hips_drop * mm)} mm"
+    line += _missed(sum(len(f.out_of_reach_frames) for f in feet), "out of reach")
+    return line + _missed(sum(len(f.off_target_frames) for f in feet), "off target")
+
+
+def _mm(millimetres: float) -> str:
+    return f"{millimetres:.1f}" if millimetres >= 1 else f"{millimetres:.2g}"
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number} {thing}{'' if number == 1 else 's'}"
+
+
+def _missed(frames: int, how: str) -> str:
+    return f", {frames} frames {how}" if frames else ""
 
 
 #: How a ``-j N`` child tells its parent that it finished a file (the parent prints the line, numbered).
@@ -170,9 +277,14 @@ def quiet_stdout() -> Iterator[None]:
         os.close(saved)
 
 
-def off_target(results: Sequence[FileResult]) -> list[ChainResult]:
-    """The baked chains with a frame off target (or out of reach), what ``--strict`` fails on."""
-    return [c for r in results for c in r.chains if c.off_target_frames or c.unreachable_frames]
+def off_target(results: Sequence[FileResult]) -> list[ChainResult | FootResult]:
+    """The baked chains with a frame off target (or out of reach), then the planted feet with a frame off
+    target or a pin out of reach: what ``--strict`` fails on."""
+    chains: list[ChainResult | FootResult] = [
+        c for r in results for c in r.chains if c.off_target_frames or c.unreachable_frames
+    ]
+    feet = [f for r in results for p in r.plantings for f in p.feet if f.off_target_frames or f.out_of_reach_frames]
+    return chains + feet
 
 
 def summary(results: Sequence[FileResult], seconds: float, *, strict: bool = False) -> str:
@@ -183,10 +295,11 @@ def summary(results: Sequence[FileResult], seconds: float, *, strict: bool = Fal
     line += f"; {len(failed)} failed" if failed else ""
     missed = off_target(results)
     if missed:
-        frames = sum(len(set(c.off_target_frames) | set(c.unreachable_frames)) for c in missed)
-        unreachable = sum(len(c.unreachable_frames) for c in missed)
-        chains = f"{len(missed)} chain{'s' if len(missed) != 1 else ''}"
-        line += f"; {frames} frames off target ({unreachable} out of reach) in {chains}"
+        out = [c.unreachable_frames if isinstance(c, ChainResult) else c.out_of_reach_frames for c in missed]
+        frames = sum(len(set(c.off_target_frames) | set(o)) for c, o in zip(missed, out, strict=True))
+        chains = sum(isinstance(c, ChainResult) for c in missed)
+        where = [_count(n, word) for n, word in ((chains, "chain"), (len(missed) - chains, "leg")) if n]
+        line += f"; {frames} frames off target ({sum(map(len, out))} out of reach) in {' and '.join(where)}"
         line += f" (--strict: exit status {STRICT_STATUS})" if strict and not failed else ""
     return line
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // Flamenco job type "fabrik-bake": bake FABRIK inverse kinematics into bone rotation keys on a render farm,
-// with the fabrik_bake command of FABRIK IK, which the extension registers in Blender. One task per .blend
+// or plant the feet of captured animation (plant_feet), with the fabrik_bake command of FABRIK IK, which the extension registers in Blender. One task per .blend
 // file named in `files` (or one task for the whole folder); each task runs
 //
 //     {blender} {blenderArgs} --disable-autoexec -c fabrik_bake FILE OPTIONS...
@@ -30,7 +30,7 @@
 
 const JOB_TYPE = {
     label: "FABRIK Bake",
-    description: "Bake FABRIK IK into bone rotation keys, one task per .blend file",
+    description: "Bake FABRIK IK into bone rotation keys, or plant feet, one task per .blend file",
     settings: [
         { key: "folder", type: "string", subtype: "dir_path",
           description: "Folder of the .blend files to bake (//: relative to the open .blend file)" },
@@ -44,10 +44,17 @@ const JOB_TYPE = {
         { key: "chain_length", type: "int32", propargs: { min: 0 },
           description: "Bones up from the tip; 0: to the root" },
         { key: "target", type: "string", description: "The object the tip follows" },
+        { key: "plant_feet", type: "string",
+          description: "Foot bones separated by ',' to plant on the armature's animation instead of baking a "
+              + "chain (each foot's tail held through its contacts; chain_length: bones in each leg)" },
+        { key: "hips", type: "string",
+          description: "With plant_feet: a bone above the legs lowered (keyed Location) where a pin is out of reach" },
         { key: "frames", type: "string", description: "Frames to bake, START-END; empty: each scene's range" },
-        { key: "step", type: "int32", propargs: { min: 0 }, description: "Key every N-th frame; 0: every frame" },
+        { key: "step", type: "int32", propargs: { min: 0 },
+          description: "Key every N-th frame, and the last; 0: every frame" },
         { key: "tolerance", type: "float", propargs: { min: 0, precision: 6 },
-          description: "Tip distance allowed, in world units; 0: the command's default" },
+          description: "Tip distance allowed, in world units (planting feet: in leg lengths); 0: the "
+              + "command's default" },
         { key: "max_iterations", type: "int32", propargs: { min: 0 },
           description: "Solver iterations per frame at most; 0: the command's default" },
         { key: "method", type: "string", choices: ["default", "fabrik", "ccd"],
@@ -162,7 +169,25 @@ function bakeTargets(settings) {
 function bakeOptions(settings) {
     const chain = ["armature", "tip", "target"].filter((key) => settings[key] !== undefined);
     const args = [];
-    if (settings.config !== undefined) {
+    if (settings.hips !== undefined && settings.plant_feet === undefined) {
+        throw "hips applies to plant_feet: give the foot bones to plant";
+    }
+    if (settings.plant_feet !== undefined) {
+        const others = ["config", "tip", "target"].filter((key) => settings[key] !== undefined);
+        if (others.length > 0) {
+            throw `plant_feet plants the armature's feet: leave out ${others.join(", ")}`;
+        }
+        if (settings.armature === undefined) {
+            throw "give the armature whose feet plant_feet names";
+        }
+        args.push("--armature", settings.armature, "--plant-feet", settings.plant_feet);
+        if (settings.hips !== undefined) {
+            args.push("--hips", settings.hips);
+        }
+        if (settings.chain_length !== undefined) {
+            args.push("--leg-bones", String(settings.chain_length));
+        }
+    } else if (settings.config !== undefined) {
         if (chain.length > 0) {
             throw `the config file lists the chains: leave out ${chain.join(", ")}`;
         }

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import bpy
+import mocap
 import rigs
 
 from .oracle import FloatArray
@@ -40,6 +41,16 @@ def save_scene(
     path.parent.mkdir(parents=True, exist_ok=True)
     bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
     return path
+
+
+def save_walk(path: Path) -> str:
+    """A file with the committed CMU walk (``mocap.import_clip("walk")``) in metres, 360 frames at 120 fps;
+    its armature's name. Its feet are "LeftAnkle" and "RightAnkle", its hips "Hips"."""
+    rigs.new_file(range(1, 2))
+    armature = mocap.import_clip("walk", scale=mocap.CMU_UNIT)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    return armature.name
 
 
 def run_cli(

@@ -65,7 +65,8 @@ def bake_and_check(
     armature: bpy.types.Object, bones: list[str], target: bpy.types.Object, **options: Any
 ) -> tuple[api.BakeReport, dict[str, FloatArray]]:
     frames = range(options.get("frame_start", FRAMES.start), options.get("frame_end", FRAMES.stop - 1) + 1)
-    before = evaluated(armature, list(frames)[:: int(options.get("frame_step", 1))], bones)
+    keyed = list(frames)[:: int(options.get("frame_step", 1))]
+    before = evaluated(armature, keyed if keyed[-1] == frames[-1] else [*keyed, frames[-1]], bones)
     report = api.bake(
         armature,
         target,
@@ -227,13 +228,17 @@ def test_keys_inside_the_range_are_replaced_and_outside_kept() -> None:
     assert keys[(f'pose.bones["{names[0]}"].location', 0)] == [7.0]  # other channels untouched
 
 
-def test_frame_step_keys_every_nth_frame() -> None:
+def test_frame_step_keys_every_nth_frame_and_the_last() -> None:
     armature, names = make_chain(3)
     target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 1.8), (1.0, 0.8, 0.6)))
     report, _ = bake_and_check(armature, names, target, frame_step=5)
-    assert report.frames.tolist() == list(range(1, 61, 5))
+    keyed = [*range(1, 61, 5), 60]  # 1, 6, ..., 56, and the end frame (Bake Action would stop at 56)
+    assert report.frames.tolist() == keyed
     for fc in compat.assigned_fcurves(armature):
-        assert [k.co[0] for k in fc.keyframe_points] == list(map(float, range(1, 61, 5)))
+        assert [k.co[0] for k in fc.keyframe_points] == list(map(float, keyed))
+    # A step that lands on the end keys it once.
+    report = api.bake(armature, target, tip_bone=names[-1], frame_start=1, frame_end=21, frame_step=5)
+    assert report.frames.tolist() == [1, 6, 11, 16, 21]
 
 
 @pytest.mark.parametrize("method", ["fabrik", "ccd"])

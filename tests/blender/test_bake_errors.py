@@ -27,7 +27,12 @@ def scene() -> tuple[bpy.types.Object, list[str], bpy.types.Object]:
 
 
 CASES: list[tuple[str, Callable[..., dict[str, Any]], type[Exception], str]] = [
-    ("not an armature", lambda a, n, t: {"armature": t}, TypeError, "'Target' is not an armature"),
+    (
+        "not an armature",
+        lambda a, n, t: {"armature": t},
+        TypeError,
+        r"'Target' is not an armature \(it is an empty object\)",
+    ),
     ("not an object", lambda a, n, t: {"armature": a.data}, TypeError, "armature must be a Blender Object"),
     (
         "tip missing",
@@ -39,13 +44,13 @@ CASES: list[tuple[str, Callable[..., dict[str, Any]], type[Exception], str]] = [
         "chain too long",
         lambda a, n, t: {"chain_length": 5},
         ValueError,
-        r"chain_length 5 is longer .* \(3 bones\)",
+        r"Chain Length \(chain_length\) 5 is longer .* \(3 bones\)",
     ),
     (
         "negative chain",
         lambda a, n, t: {"chain_length": -1},
         ValueError,
-        "chain_length must be a whole number >= 0",
+        r"Chain Length \(chain_length\) must be a whole number >= 0",
     ),
     ("target is armature", lambda a, n, t: {"target": a}, ValueError, "cannot be the armature 'Rig' itself"),
     (
@@ -58,23 +63,23 @@ CASES: list[tuple[str, Callable[..., dict[str, Any]], type[Exception], str]] = [
         "reversed range",
         lambda a, n, t: {"frame_start": 10, "frame_end": 5},
         ValueError,
-        r"frame_end \(5\) is before",
+        r"the frames end before they start: End \(frame_end\) 5, Start \(frame_start\) 10",
     ),
-    ("zero step", lambda a, n, t: {"frame_step": 0}, ValueError, "frame_step must be a whole number >= 1"),
+    ("zero step", lambda a, n, t: {"frame_step": 0}, ValueError, r"Step \(frame_step\) must be a whole number >= 1"),
     (
         "fractional frame",
         lambda a, n, t: {"frame_start": 1.5},
         ValueError,
-        "frame_start must be a whole number",
+        r"Start \(frame_start\) must be a whole number",
     ),
-    ("bad tolerance", lambda a, n, t: {"tolerance": 0}, ValueError, "tolerance must be a positive"),
+    ("bad tolerance", lambda a, n, t: {"tolerance": 0}, ValueError, r"Tolerance \(tolerance\) must be a positive"),
     (
         "bad iterations",
         lambda a, n, t: {"max_iterations": 0},
         ValueError,
-        "max_iterations must be a whole number >= 1",
+        r"Max Iterations \(max_iterations\) must be a whole number >= 1",
     ),
-    ("bad method", lambda a, n, t: {"method": "jacobian"}, ValueError, "method must be one of"),
+    ("bad method", lambda a, n, t: {"method": "jacobian"}, ValueError, r"Method \(method\) must be one of"),
 ]
 
 

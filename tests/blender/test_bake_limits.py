@@ -186,11 +186,13 @@ def test_bad_pole_and_stretch_input_is_named_and_writes_nothing() -> None:
     assert "pole_target must be a Blender Object" in _bad(armature, target, tip, pole_target="Pole")
     assert "cannot be the armature" in _bad(armature, target, tip, pole_target=armature)
     assert "cannot be the target 'Target' too" in _bad(armature, target, tip, pole_target=target)
-    assert "pole_angle must be a finite number" in _bad(armature, target, tip, pole_target=pole, pole_angle=math.nan)
+    assert "Pole Angle (pole_angle) must be a finite number" in _bad(
+        armature, target, tip, pole_target=pole, pole_angle=math.nan
+    )
     assert "does not support joint limits, a pole target or stretch" in _bad(
         armature, target, tip, pole_target=pole, method="ccd"
     )
-    assert "use_stretch must be True or False" in _bad(armature, target, tip, use_stretch="yes")
+    assert "Stretch (use_stretch) must be True or False" in _bad(armature, target, tip, use_stretch="yes")
     armature.data.bones[tip].inherit_scale = "ALIGNED"
     assert "bone 'bone.001' has Inherit Scale 'ALIGNED'" in _bad(armature, target, tip, use_stretch=True)
     armature.data.bones[tip].inherit_scale = "FULL"

@@ -119,14 +119,20 @@ def test_bone_goal_mistakes_name_the_problem(rig: tuple[bpy.types.Object, list[s
     empty = keyed_empty("Empty", [(1, (0.5, 0.0, 1.5))])
     before = file_digest()
     for keywords, message in [
-        ({"target": empty, "target_bone": "ctrl"}, "the target 'Empty' is a empty object: a bone needs an armature"),
-        ({"target": empty, "pole_bone": "ctrl"}, "pole_bone 'ctrl' names a bone of no pole target"),
-        ({"target": armature}, r"cannot be the armature 'Rig' itself: .* or one of its bones \(target_bone\)"),
+        ({"target": empty, "target_bone": "ctrl"}, "the target 'Empty' is an empty object: a bone needs an armature"),
+        (
+            {"target": empty, "pole_bone": "ctrl"},
+            r"Pole Bone \(pole_bone\) 'ctrl' names a bone of no pole target: pick the Pole Target \(pole_target\)",
+        ),
+        (
+            {"target": armature},
+            r"cannot be the armature 'Rig' itself: .* or one of its bones as the Target Bone \(target_bone\)",
+        ),
         (
             {"target": armature, "target_bone": "ctrl", "pole_target": armature, "pole_bone": "ctrl"},
             "the pole target cannot be the target 'Rig/ctrl' too",
         ),
-        ({"target": empty, "target_bone": 3}, "target_bone must be a bone's name"),
+        ({"target": empty, "target_bone": 3}, r"Target Bone \(target_bone\) must be a bone's name"),
     ]:
         with pytest.raises((TypeError, ValueError), match=message):
             api.bake(armature, tip_bone=names[-1], **keywords)

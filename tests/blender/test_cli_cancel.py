@@ -167,3 +167,41 @@ def test_stopping_a_parallel_bake_ends_its_children_and_their_files(tmp_path: Pa
     assert sorted(path.name for path in (tmp_path / "shots").iterdir()) == [path.name for path in inputs]
     assert {path: digest(path) for path in inputs} == inputs, "no input was replaced"
     assert list(run.temporary.iterdir()) == [], "no temporary folder is left (fabrik-bake-*, Blender's own)"
+
+
+SIGNAL_WHILE_LEAVING = """
+import os
+import shutil
+import signal
+import time
+
+_remove = shutil.rmtree
+
+
+def rmtree(path, *args, **kwargs):
+    if os.path.basename(os.path.normpath(path)).startswith("blender_"):  # the command leaving: Blender's folder
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.2)
+    return _remove(path, *args, **kwargs)
+
+
+shutil.rmtree = rmtree
+"""
+
+
+def test_a_signal_while_the_command_leaves_does_not_cut_its_clean_up_short(tmp_path: Path) -> None:
+    """A ``-j`` child stopped by Ctrl+C gets its parent's SIGTERM a moment later, while it removes Blender's
+    folder for its temporary files: here the signal comes at that moment in a bake that went well."""
+    (shot,) = shots(tmp_path / "shots", 1)
+    site, temporary = tmp_path / "site", tmp_path / "tmp"
+    site.mkdir()
+    temporary.mkdir()
+    (site / "sitecustomize.py").write_text(SIGNAL_WHILE_LEAVING)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])),
+        "TMPDIR": str(temporary),
+    }
+    done = subprocess.run(cli_command(shot, *CHAIN, "--in-place"), env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert list(temporary.iterdir()) == [], "Blender's folder for temporary files is removed"

@@ -1,6 +1,7 @@
 """scripts/demo and scripts/demo.py, in the quick variant (a tiny render of two moments) to keep CI short: it
-writes into the ignored demo/out/ and nowhere else, prints only its own lines, and the saved file holds a bake
-that Blender's own evaluation puts on the targets."""
+writes into the ignored demo/out/ and nowhere else, prints only its own lines, and the saved file is the scene
+as rendered, holding a bake that Blender's own evaluation puts on the targets, with each FABRIK rig's chains in
+its chain list, so that pressing Bake in it bakes the same keys again."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import bpy
+import numpy as np
 import pytest
 from rigs import scene
 
+import fabrik_addon
+from tests.blender.oracle import fcurve_keys
 from tests.readme_blocks import blocks
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,24 +81,74 @@ def test_the_demo_writes_only_into_demo_out_prints_only_its_lines_and_saves_the_
     sheet = bpy.data.images.load(str(out_folder / "fabrik_demo.png"))
     assert tuple(sheet.size) == (300, 2 * 120 + 1)
 
-    # The saved file holds the bakes: Blender puts each FABRIK tip on its target; the tree's IK constraints
-    # are muted (the keys move it) and the one on the tentacle left to Blender's IK is not.
+    # The saved file is the scene as rendered, and holds the bakes: Blender puts each FABRIK tip on its target.
+    # The tree left to Blender's IK keeps its IK constraints, as the tentacle does.
     bpy.ops.wm.open_mainfile(filepath=str(out_folder / "fabrik_demo.blend"), load_ui=False, use_scripts=False)
+    assert str(scene().render.engine) == "CYCLES"
     objects = bpy.data.objects
-    tree = objects["Tree"]
-    tips = [(objects["Tentacle"], objects["Tentacle"].pose.bones[-1].name, objects["Tentacle.target"])]
-    tips.append((objects["Human"], "forearm.L", objects["Hand.target"]))
-    for bone in tree.pose.bones:
-        for constraint in bone.constraints:
-            assert constraint.mute
-            tips.append((tree, bone.name, constraint.target))
-    assert len(tips) == 2 + 9
     assert not objects["BlenderIK"].pose.bones[-1].constraints[0].mute
-    for frame in (7, 50, 93):
-        scene().frame_set(frame)
-        for armature, bone, target in tips:
-            tip = armature.matrix_world @ armature.pose.bones[bone].tail
-            assert (tip - target.matrix_world.translation).length <= 1e-3, (armature.name, bone, frame)
+    assert sum(not c.mute for b in objects["BlenderIKTree"].pose.bones for c in b.constraints if c.type == "IK") == 9
+    fabrik_addon.register()
+    try:
+        listed = chain_lists()
+        assert listed == {
+            "Human": [("forearm.L", 2, "Hand.target", "Elbow.pole")],
+            "Tentacle": [("Tentacle.047", 0, "Tentacle.target", None)],
+            "Tree": [(tip, 0, f"Tree.{tip}.target", None) for tip, *_ in listed["Tree"]],
+        }
+        assert len(listed["Tree"]) == 9
+        assert {tip for tip, *_ in listed["Tree"]} == {b.name for b in objects["Tree"].data.bones if not b.children}
+        tips = [(objects[rig], tip, objects[target]) for rig, chains in listed.items() for tip, _, target, _ in chains]
+        for frame in (7, 50, 93):
+            scene().frame_set(frame)
+            for armature, bone, target in tips:
+                tip = armature.matrix_world @ armature.pose.bones[bone].tail
+                assert (tip - target.matrix_world.translation).length <= 1e-3, (armature.name, bone, frame)
+
+        # Pressing Bake bakes what the demo baked: after Clear, with the chains back at rest as the demo found
+        # them, the same keys. Pressed on the keys that are there, each frame starts from the pose they give:
+        # on target on every frame again (the elbow of the arm, whose start is turned to its pole, may land up to
+        # 4 cm from where it was).
+        for rig in listed:
+            armature = objects[rig]
+            demo_keys = fcurve_keys(armature)
+            bpy.context.view_layer.objects.active = armature
+            assert bpy.ops.fabrik.clear() == {"FINISHED"}
+            assert not any(path.startswith("pose.bones") for path, _ in fcurve_keys(armature))
+            for chain in armature.fabrik.chains:
+                bone = armature.pose.bones[chain.tip_bone]
+                for _ in range(chain.chain_length or len(bone.parent_recursive) + 1):
+                    bone.rotation_quaternion, bone.rotation_euler = (1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+                    bone = bone.parent
+            assert bpy.ops.fabrik.bake() == {"FINISHED"}
+            assert_same_keys(fcurve_keys(armature), demo_keys, rig)
+            assert bpy.ops.fabrik.bake() == {"FINISHED"}
+            assert all(chain.last_bake.off_target == 0 for chain in armature.fabrik.chains), rig
+    finally:
+        fabrik_addon.unregister()
+
+
+def chain_lists() -> dict[str, list[tuple[str, int, str, str | None]]]:
+    """Each armature's chain list (``Object.fabrik.chains``) that has chains: tip bone, chain length, target
+    and pole target names."""
+    return {
+        obj.name: [
+            (c.tip_bone, c.chain_length, c.target.name, c.pole_target.name if c.pole_target else None)
+            for c in obj.fabrik.chains
+        ]
+        for obj in bpy.data.objects
+        if obj.type == "ARMATURE" and len(obj.fabrik.chains)
+    }
+
+
+def assert_same_keys(
+    keys: dict[tuple[str, int], list[tuple[float, float]]],
+    expected: dict[tuple[str, int], list[tuple[float, float]]],
+    rig: str,
+) -> None:
+    assert keys.keys() == expected.keys(), rig
+    for channel, points in expected.items():
+        assert np.allclose(keys[channel], points, rtol=0.0, atol=1e-6), (rig, channel)
 
 
 def test_quick_never_updates_the_readme_picture() -> None:

@@ -4,6 +4,7 @@ scripts/fabrik_bake.py with the bpy module, the same code, since no Blender bina
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import bpy
 
 from ..flamenco.node import compile_job, job_type
-from .cli_scenes import TOLERANCE, run_cli, save_scene, tip_errors
+from .cli_scenes import TOLERANCE, run_cli, save_scene, save_walk, tip_errors
 
 CHAIN = {"armature": "Rig", "tip": "bone.002", "target": "Target"}
 
@@ -48,6 +49,22 @@ def test_a_task_run_again_replaces_its_baked_file_with_overwrite(tmp_path: Path)
     assert "--overwrite" in again.stderr
     bake(compile_job({**settings, "overwrite": True}))
     assert tip_errors(tmp_path / "shots" / "a_baked.blend")[1:11].max() <= TOLERANCE * 1.001
+
+
+def test_a_task_plants_feet(tmp_path: Path) -> None:
+    """plant_feet on the committed walk: the task's report holds each ball within 2 mm through its contacts."""
+    name = save_walk(tmp_path / "mocap" / "walk.blend")
+    settings = {"folder": str(tmp_path / "mocap"), "files": "walk.blend", "armature": name, "hips": "Hips"}
+    tasks = compile_job({**settings, "plant_feet": "LeftAnkle,RightAnkle", "report_dir": str(tmp_path / "r")})
+    bake(tasks)
+    (entry,) = json.loads((tmp_path / "r" / "walk.json").read_text())["files"]
+    ((first, second),) = [planting["feet"] for planting in entry["plantings"]]
+    assert (first["foot"], second["foot"]) == ("LeftAnkle", "RightAnkle")
+    for foot in (first, second):
+        assert foot["contacts"]
+        assert max(foot["skate_after"]) <= 0.002  # metres: the walk is saved in metres
+        assert foot["out_of_reach_frames"] == []
+    assert Path(entry["output"]) == tmp_path / "mocap" / "walk_baked.blend"
 
 
 def addon_form(settings: list[dict[str, Any]]) -> type[bpy.types.PropertyGroup]:

@@ -180,7 +180,7 @@ def test_nan_in_a_chain_bones_keyed_scale_is_refused_naming_the_frame(rig: Rig) 
 def test_frames_beyond_blenders_are_refused(rig: Rig) -> None:
     armature, names, target = rig
     refused(
-        f"frame_end must be one of Blender's frames, -1048574 to {FRAME_MAX}, got 10000000",
+        rf"End \(frame_end\) must be one of Blender's frames, -1048574 to {FRAME_MAX}, got 10000000",
         lambda: api.bake(armature, target, tip_bone=names[-1], frame_end=10_000_000),
     )
     frame_current = bpy.types.Scene.bl_rna.properties["frame_current"]
@@ -316,8 +316,8 @@ def test_a_goal_that_follows_another_chain_of_the_bake_is_refused() -> None:
 def test_a_chain_longer_than_the_armatures_is_refused_saying_how_long_it_may_be(rig: Rig) -> None:
     armature, names, target = rig
     refused(
-        r"chain_length 9 is longer than the chain from 'bone.003' up to its root bone 'bone.000' \(4 bones\): set "
-        r"it to 4 or less \(0: up to the root\)",
+        r"Chain Length \(chain_length\) 9 is longer than the chain from 'bone.003' up to its root bone 'bone.000' "
+        r"\(4 bones\): set it to 4 or less \(0: up to the root\)",
         lambda: api.bake(armature, target, tip_bone=names[-1], chain_length=9),
     )
 
@@ -420,18 +420,19 @@ def test_a_stepped_rebake_replaces_every_key_up_to_frame_end(rig: Rig) -> None:
         if key[0].startswith('pose.bones["bone.003"]')
         for frame, _ in keys
     }
-    assert frames == {1.0, 6.0, 11.0, 16.0}
-    tips = evaluated(armature, [17, 20], names)["tails"][:, -1]
+    assert frames == {1.0, 6.0, 11.0, 16.0, 20.0}  # the first bake's 17-19 gone; frame_end keyed anew
+    tips = evaluated(armature, [16, 20], names)["tails"][:, -1]
     np.testing.assert_allclose(tips, [target.location] * 2, atol=TOLERANCE)
 
 
 def test_bad_numbers_are_value_errors_and_write_nothing(rig: Rig) -> None:
     armature, _, target = rig
     refused(
-        "chain_length must be a whole number", lambda: api.bake(armature, target, tip_bone="x", chain_length=math.inf)
+        r"Chain Length \(chain_length\) must be a whole number",
+        lambda: api.bake(armature, target, tip_bone="x", chain_length=math.inf),
     )
     refused(
-        "tolerance must be a positive finite number",
+        r"Tolerance \(tolerance\) must be a positive finite number",
         lambda: api.bake(armature, target, tip_bone="x", tolerance=math.inf),
     )
 

@@ -89,6 +89,6 @@ def test_no_soft_reach_keys_what_a_bake_without_the_option_keys() -> None:
 
 def test_a_negative_soft_reach_is_refused_before_anything_is_written() -> None:
     armature, target, _ = _outward_leg()
-    with pytest.raises(ValueError, match="soft_reach must be a distance >= 0"):
+    with pytest.raises(ValueError, match=r"Soft Reach \(soft_reach\) must be a distance >= 0"):
         _bake(armature, target, soft_reach=-0.1)
     assert armature.animation_data is None or armature.animation_data.action is None

@@ -206,8 +206,16 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
                         "seconds": 0.5,
                     }
                 ],
+                "plantings": [],
             },
-            {"input": "/b.blend", "output": None, "status": "error", "error": "armature 'Rig' not found", "chains": []},
+            {
+                "input": "/b.blend",
+                "output": None,
+                "status": "error",
+                "error": "armature 'Rig' not found",
+                "chains": [],
+                "plantings": [],
+            },
         ]
     }
     assert from_json(data) == results

@@ -170,3 +170,22 @@ test("on a mixed-platform farm every path reaches each Worker in its own form", 
     ]);
     assert.equal(onWindows[0], "blender.exe");
 });
+
+test("plant_feet plants the armature's feet: hips and chain_length (the bones in each leg) pass their options", () => {
+    const given = { folder: "/mocap", files: "walk.blend", armature: "Walk", plant_feet: "LeftFoot,RightFoot" };
+    assert.deepEqual(args(compile(given)[0]), ["/mocap/walk.blend", "--armature", "Walk", "--plant-feet", "LeftFoot,RightFoot"]);
+    const [task] = compile({ ...given, hips: "Hips", chain_length: 3, tolerance: 0.0001, strict: true });
+    assert.deepEqual(args(task).slice(5), ["--hips", "Hips", "--leg-bones", "3", "--tolerance", "0.0001", "--strict"]);
+    assert.deepEqual(args(fromAddon({ ...given, hips: "Hips" })[0]).slice(5), ["--hips", "Hips"]);
+});
+
+test("plant_feet with a chain's or a config's settings, or hips without it, fails the submission", () => {
+    const feet = { folder: "/mocap", armature: "Walk", plant_feet: "LeftFoot" };
+    const cases = [
+        [{ ...feet, tip: "hand.L", target: "E" }, /plant_feet plants the armature's feet: leave out tip, target/],
+        [{ ...feet, config: "/c.toml" }, /leave out config/],
+        [{ folder: "/mocap", plant_feet: "LeftFoot" }, /give the armature whose feet plant_feet names/],
+        [{ folder: "/mocap", hips: "Hips", ...chain }, /hips applies to plant_feet/],
+    ];
+    for (const [given, message] of cases) throwsMessage(() => compile(given), message);
+});

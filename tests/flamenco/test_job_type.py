@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from fabrik_addon.cli.jobs import PlantJob
 from fabrik_addon.cli.options import Request, parse_args
 from fabrik_addon.solver import METHODS
 
@@ -24,7 +25,7 @@ def test_the_job_type_and_the_stand_in_of_flamenco_pass_their_node_tests() -> No
     failed = re.search(r"^# fail (\d+)$", run.stdout, re.MULTILINE)
     assert passed is not None, run.stdout
     assert failed is not None, run.stdout
-    assert (int(passed[1]), int(failed[1])) == (16, 0), run.stdout
+    assert (int(passed[1]), int(failed[1])) == (18, 0), run.stdout
 
 
 def command_requests(settings: dict[str, Any], *, addon: bool) -> list[Request]:
@@ -93,3 +94,13 @@ def test_every_method_of_the_command_is_a_choice_after_the_default() -> None:
     for method in METHODS:
         (request,) = command_requests({"folder": "/s", "files": "a.blend", **CHAIN, "method": method}, addon=True)
         assert request.defaults == {"method": method}
+
+
+@pytest.mark.parametrize("addon", [True, False], ids=["from-blender", "from-the-api"])
+def test_feet_to_plant_reach_the_command_as_a_planting(addon: bool) -> None:
+    feet = {"armature": "Walk", "plant_feet": "LeftFoot,RightFoot", "hips": "Hips", "chain_length": 4}
+    (request,) = command_requests({"folder": "/mocap", "files": "walk.blend", **feet, "tolerance": 1e-4}, addon=addon)
+    assert isinstance(request.chain, PlantJob)
+    settings = request.chain.settings
+    assert (settings.feet, settings.hips_bone, settings.chain_length) == (("LeftFoot", "RightFoot"), "Hips", 4)
+    assert settings.rules.tolerance == 1e-4  # leg lengths

@@ -1,6 +1,6 @@
 """The bake: every check it makes before writing (``plan``, with ``checks`` and ``conflicts``), the walks through the
 frames that read the scene and check the keys with Blender's own evaluation (``read``, in a ``sandbox`` scene),
-the unit it solves, one chain or a tree of chains (``unit``, in each chain's ``root_frame``), upper units before
+the unit it solves, one chain or a tree of chains (``unit``, in each chain's root frame: ``inputs``), upper units before
 the chains hanging below them (``order``), the keys it writes all or nothing (``run``: ``bake``, ``carry_out``)
 and what it reports (``report``); Blender's IK constraints as its input (``ik_constraints``), and Clear
 (``clear``).
@@ -9,20 +9,25 @@ Imports ``rig``, ``compat``, and the solver's and settings' public names; the li
 and the API import only the names below.
 """
 
+from .checks import check_channel_fcurves
 from .clear import clear
 from .ik_constraints import bake_ik_constraints
-from .order import Hang, Order, moved_inputs, solve_order
+from .inputs import Inputs, inputs_from_rows
+from .order import Hang, Order, groups, moved_inputs, solve_order, units
 from .plan import BakePlan, plan
-from .read import Inputs, current_inputs, goal_fill, goal_matrix, inputs_from_rows, walking_frames
+from .read import BoneTrack, current_inputs, goal_fill, goal_matrix, walking_frames
 from .report import BakeReport, RigBakeReport
-from .run import bake, carry_out
+from .run import Adjust, Adjusted, bake, carry_out, read_frames
 from .sandbox import SANDBOX_NAME
-from .unit import PreparedChain, Solved, Unit, groups, prepare_chain, units
+from .unit import PreparedChain, Solved, Unit, prepare_chain
 
 __all__ = [
     "SANDBOX_NAME",
+    "Adjust",
+    "Adjusted",
     "BakePlan",
     "BakeReport",
+    "BoneTrack",
     "Hang",
     "Inputs",
     "Order",
@@ -33,6 +38,7 @@ __all__ = [
     "bake",
     "bake_ik_constraints",
     "carry_out",
+    "check_channel_fcurves",
     "clear",
     "current_inputs",
     "goal_fill",
@@ -42,6 +48,7 @@ __all__ = [
     "moved_inputs",
     "plan",
     "prepare_chain",
+    "read_frames",
     "solve_order",
     "units",
     "walking_frames",

@@ -3,7 +3,7 @@ and what to do: the armature can be edited, the target and pole are objects Blen
 bones can be turned as the solver turns them, the method can honour the chain, the keys can go into the Action
 and play there. Each check and its message is written here once; ``plan`` runs them in order. (What would
 override the keys or move a goal with the chain: ``conflicts``; what the scene does on each frame, once it is
-read: ``root_frame``.)"""
+read: ``inputs``.)"""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from collections.abc import Collection, Iterable
 
 import bpy
 
+from ...setting_names import named
 from ...settings import ChainSettings
 from .. import compat
-from ..rig import ROTATION_PATHS, ArmatureChain, armature_data, bone_path, check_unlocked
+from ..rig import ROTATION_PATHS, ArmatureChain, armature_data, bone_path, check_unlocked, object_kind
 
 #: The keyword that names a bone of each kind of goal.
 _BONE_KEYWORDS = {"target": "target_bone", "pole target": "pole_bone"}
@@ -75,7 +76,7 @@ def check_goal(
     if bone:
         bones = armature_data(obj).bones if obj.type == "ARMATURE" else None
         if bones is None:
-            raise ValueError(f"the {role} '{obj.name}' is a {obj.type.lower()} object: a bone needs an armature")
+            raise ValueError(f"the {role} '{obj.name}' is {object_kind(obj)}: a bone needs an armature")
         if bone not in bones:
             close = difflib.get_close_matches(bone, bones.keys(), n=3)
             hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
@@ -83,7 +84,7 @@ def check_goal(
     elif obj == armature:
         raise ValueError(
             f"the {role} cannot be the armature '{armature.name}' itself: pick an Empty or another object, "
-            f"or one of its bones ({_BONE_KEYWORDS[role]})"
+            f"or one of its bones as the {named(_BONE_KEYWORDS[role])}"
         )
     for other, other_bone in others:
         if obj == other and bone == other_bone:
@@ -125,7 +126,10 @@ def check_goals(
     if pole is not None:
         pole = check_goal(pole, settings.pole_bone, "pole target", armature, (target, settings.target_bone))
     elif settings.pole_bone:
-        raise ValueError(f"pole_bone '{settings.pole_bone}' names a bone of no pole target: pick the pole_target")
+        raise ValueError(
+            f"{named('pole_bone')} '{settings.pole_bone}' names a bone of no pole target: pick the "
+            f"{named('pole_target')}"
+        )
     return target, pole
 
 
@@ -133,10 +137,8 @@ def check_tips_apart(chains: Iterable[ChainSettings[bpy.types.Object]]) -> None:
     """No two chains end at the same bone: its tail follows one target (chains given, their targets checked)."""
     by_tip: dict[tuple[bpy.types.Object, str], list[str]] = {}
     for chain in chains:
-        assert chain.target is not None
-        by_tip.setdefault((chain.armature, chain.tip_bone), []).append(
-            f"'{_goal_name(chain.target, chain.target_bone)}'"
-        )
+        goal = "its animation" if chain.target is None else f"'{_goal_name(chain.target, chain.target_bone)}'"
+        by_tip.setdefault((chain.armature, chain.tip_bone), []).append(goal)
     for (armature, tip), targets in by_tip.items():
         if len(targets) > 1:
             raise ValueError(
@@ -172,8 +174,8 @@ def check_stretch_inheritance(armature: bpy.types.Object, names: Iterable[str], 
     for name in names:
         if bones[name].inherit_scale != "FULL":
             raise ValueError(
-                f"use_stretch needs the {whose} bones to inherit their parent's scale fully: bone '{name}' has "
-                f"Inherit Scale '{bones[name].inherit_scale}' (set it to Full)"
+                f"{named('use_stretch')} needs the {whose} bones to inherit their parent's scale fully: bone "
+                f"'{name}' has Inherit Scale '{bones[name].inherit_scale}' (set it to Full)"
             )
 
 
@@ -182,8 +184,8 @@ def check_fabrik(method: str, needs: str) -> None:
     which the bake has."""
     if method != "fabrik":
         raise ValueError(
-            f"method {method!r} does not support joint limits, a pole target or stretch, nor chains that share "
-            f"bones ({needs}): use method 'fabrik'"
+            f"{named('method')} {method!r} does not support joint limits, a pole target or stretch, nor chains that "
+            f"share bones ({needs}): use 'fabrik'"
         )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import bpy
 
-from ...settings import BakeSettings
+from ...settings import BakeSettings, keyed_frames
 from ..rig import keyed_channels
 from .checks import (
     check_action_switch,
@@ -19,8 +19,8 @@ from .checks import (
     current_scene,
 )
 from .conflicts import check_blending, check_goal_independent
-from .order import Order, solve_order
-from .unit import PreparedChain, Unit, prepare_chain, units
+from .order import Order, solve_order, units
+from .unit import PreparedChain, Unit, prepare_chain
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,9 @@ class BakePlan:
     settings : BakeSettings
     scene : bpy.types.Scene
     frame_range : range
-        The frames to key; keys are replaced from its first frame to its last (``frame_end``).
+        The frames of the bake; keys are replaced from its first frame to its last (``frame_end``).
+    frames : tuple of int
+        The frames to key: ``frame_range``'s, and its last where the step passes it by (``FrameRange.keyed``).
     chains : list of PreparedChain
     chain_bones : dict of armature to set of str
         The chains' bones on each armature.
@@ -45,6 +47,7 @@ class BakePlan:
     settings: BakeSettings[bpy.types.Object]
     scene: bpy.types.Scene
     frame_range: range
+    frames: tuple[int, ...]
     chains: list[PreparedChain]
     chain_bones: dict[bpy.types.Object, set[str]]
     units: list[Unit]
@@ -52,13 +55,17 @@ class BakePlan:
 
 
 def plan(
-    settings: BakeSettings[bpy.types.Object], replaced: Collection[tuple[bpy.types.Object, str, str]] = ()
+    settings: BakeSettings[bpy.types.Object],
+    replaced: Collection[tuple[bpy.types.Object, str, str]] = (),
+    *,
+    tips_as_goals: bool = False,
 ) -> BakePlan:
     """Check everything a bake of ``settings`` needs, writing nothing.
 
     ``replaced`` names IK constraints (armature, bone, constraint) that the keys will replace (the caller
     switches them off before ``carry_out``; see ``ik_constraints``): they are not taken for constraints that would
-    override the keys.
+    override the keys. With ``tips_as_goals`` the chains name no targets: each one's goal is its own tip as
+    animated, for ``carry_out``'s ``adjust`` to change (planting feet).
 
     Raises
     ------
@@ -71,14 +78,14 @@ def plan(
     chains = []
     for chain in settings.chains:
         theirs = {(bone, name) for owner, bone, name in replaced if owner == chain.armature}
-        chains.append(prepare_chain(chain, settings.solver, theirs))
+        chains.append(prepare_chain(chain, settings.solver, theirs, tip_as_goal=tips_as_goals))
     check_tips_apart(settings.chains)
     check_goals_apart(chains)
     chain_bones = _check_armatures(chains, settings.action_name)
     planned = units(chains, settings.solver)
     order = solve_order(planned)
     _check_fcurves(planned, settings.action_name)
-    return BakePlan(settings, scene, frame_range, chains, chain_bones, planned, order)
+    return BakePlan(settings, scene, frame_range, keyed_frames(frame_range), chains, chain_bones, planned, order)
 
 
 def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> dict[bpy.types.Object, set[str]]:
@@ -126,7 +133,7 @@ def check_goals_apart(chains: Sequence[PreparedChain]) -> None:
         Naming the goal or armature, how it follows the other chain and that chain's tip.
     """
     for prepared in chains:
-        goals = [(prepared.target, "target", prepared.target_bone)]
+        goals = [] if prepared.target is None else [(prepared.target, "target", prepared.target_bone)]
         if prepared.pole_target is not None:
             goals.append((prepared.pole_target, "pole target", prepared.pole_bone))
         for other in chains:

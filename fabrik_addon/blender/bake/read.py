@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from ...solver import FloatArray
 from ..rig import ArmatureChain, chain_is_animated, rotation_property
+from .inputs import Inputs, inputs_from_rows, inverse, matrices, transformed
 from .sandbox import Evaluation
 
 #: A row to fill with what Blender evaluated, in float32 as Blender keeps it (a matrix column after column).
@@ -30,43 +31,54 @@ _Copies: TypeAlias = dict[bpy.types.Object, bpy.types.Object]
 
 
 @dataclass(frozen=True)
-class Inputs:
-    """What Blender evaluates on each baked frame, before the bake.
+class BoneTrack:
+    """A bone besides the chains' whose frames a walk reads (``sample_inputs``' ``tracks``): row ``i`` of each
+    array is filled on the walk's ``i``-th frame, in float32 as Blender keeps it.
 
     Attributes
     ----------
-    targets : ndarray, shape (F, 3)
-        The target's world location (an object's, or a target bone's head).
-    root_frames : ndarray, shape (F, 4, 4)
-        World matrix of the chain root's frame without its own rotation: where the chain hangs from.
-    bone_bases : ndarray, shape (F, m, 4, 4) or (1, m, 4, 4)
-        Each chain bone's ``matrix_basis`` (its own location, rotation and scale); one frame if the chain's
-        bones are not animated.
-    first_channels : list of ndarray, shape (4,) or (3,)
-        Each chain bone's rotation values in its own rotation mode on the first frame: the keys written
-        start next to them (same quaternion sign, Euler angles within half a turn).
-    poles : ndarray, shape (F, 3), or None
-        The pole target's world location (or its bone's head), if there is one.
-    target_rotations : ndarray, shape (F, 3, 3), or None
-        The target's world orientation (its matrix's columns made unit length), when the tip turns with it.
+    armature : bpy.types.Object
+    bone : str
+    world, matrix, basis : ndarray, shape (F, 16)
+        The armature's world matrix, the bone's posed matrix (armature space) and its ``matrix_basis``.
     """
 
-    targets: FloatArray
-    root_frames: FloatArray
-    bone_bases: FloatArray
-    first_channels: list[FloatArray]
-    poles: FloatArray | None = None
-    target_rotations: FloatArray | None = None
+    armature: bpy.types.Object
+    bone: str
+    world: NDArray[np.float32]
+    matrix: NDArray[np.float32]
+    basis: NDArray[np.float32]
+
+    @classmethod
+    def empty(cls, armature: bpy.types.Object, bone: str, frames: int) -> BoneTrack:
+        return cls(armature, bone, *(np.empty((frames, 16), dtype=np.float32) for _ in range(3)))
+
+    def locations_moving(self, moves: FloatArray) -> FloatArray:
+        """Per frame, the bone's Location (F, 3) that moves its head by ``moves`` (F, 3) in world space from
+        where it is: through the linear map from Location to world, what the head hangs from (the armature's
+        world matrix and the bone's posed matrix without its own ``matrix_basis``)."""
+        linear = matrices(self.world)[:, :3, :3] @ matrices(self.matrix)[:, :3, :3]
+        hangs = linear @ inverse(matrices(self.basis)[:, :3, :3])
+        location = matrices(self.basis)[:, :3, 3]
+        return np.asarray(location + np.einsum("fij,fj->fi", inverse(hangs), moves), dtype=np.float64)
+
+    def reads(self, copies: _Copies) -> list[_Read]:
+        bone = _pose_bones(copies[self.armature], [self.bone])[0]
+        return [
+            (_fill(copies[self.armature], "matrix_world"), self.world),
+            (_fill(bone, "matrix"), self.matrix),
+            (_fill(bone, "matrix_basis"), self.basis),
+        ]
 
 
 class Goals(Protocol):
-    """A chain and what it follows, as the frame walks read them (``adapter.PreparedChain`` is one): objects,
-    or bones of them where a bone is named."""
+    """A chain and what it follows, as the frame walks read them (``unit.PreparedChain`` is one): objects,
+    or bones of them where a bone is named; no target: the chain's own tip as animated."""
 
     @property
     def chain(self) -> ArmatureChain: ...
     @property
-    def target(self) -> bpy.types.Object: ...
+    def target(self) -> bpy.types.Object | None: ...
     @property
     def target_bone(self) -> str: ...
     @property
@@ -82,17 +94,22 @@ def sample_inputs(
     frames: NDArray[np.int64],
     chains: Sequence[Goals],
     progress: Callable[[int], None] | None = None,
+    tracks: Sequence[BoneTrack] = (),
 ) -> list[Inputs]:
     """Evaluate every frame once and read, for each chain, the target (and pole), the chain's root frame and
-    the chain's own pose, from the evaluated objects."""
+    the chain's own pose, from the evaluated objects; and fill the rows of ``tracks``."""
     readings = [_Reading.empty(len(frames), c, chain_is_animated(c.chain.armature, c.chain.bone_names)) for c in chains]
 
     def reads(copies: _Copies) -> list[_Read]:
-        return [read for reading, goals in zip(readings, chains, strict=True) for read in reading.reads(copies, goals)]
+        of_chains = [r for reading, goals in zip(readings, chains, strict=True) for r in reading.reads(copies, goals)]
+        return of_chains + [read for track in tracks for read in track.reads(copies)]
 
     walk = _Walk(
         evaluation,
-        [obj for c in chains for obj in (c.chain.armature, c.target, c.pole_target) if obj is not None],
+        [
+            *(obj for c in chains for obj in (c.chain.armature, c.target, c.pole_target) if obj is not None),
+            *(track.armature for track in tracks),
+        ],
         reads,
     )
     with _walking():
@@ -152,18 +169,14 @@ def _pose_bones(armature: bpy.types.Object, names: Sequence[str]) -> list[bpy.ty
     return [pose.bones[name] for name in names]
 
 
-def _matrices(rows: NDArray[np.float32]) -> FloatArray:
-    """Matrices (..., 4, 4) from rows (..., 16) filled column after column."""
-    return np.swapaxes(rows.reshape(*rows.shape[:-1], 4, 4), -1, -2).astype(np.float64)
-
-
 @dataclass
 class _Reading:
     """The matrices read from Blender's evaluation, one row per frame, before they become ``Inputs``."""
 
     world: NDArray[np.float32]  # (F, 16) the armature object's world matrix
     root_pose: NDArray[np.float32]  # (F, 16) the chain root's posed matrix, in armature space
-    targets: NDArray[np.float32]  # (F, 16): the target's world matrix
+    targets: NDArray[np.float32]  # (F, 16): the target's world matrix (the tip bone's posed matrix, no target)
+    tips: NDArray[np.float32] | None  # (F, 2, 3): the tip bone's head and tail (armature space), with no target
     bases: NDArray[np.float32]  # (F or 1, m, 16): read on the first frame only when the chain is not animated
     first_channels: list[FloatArray]  # each bone's rotation values in its own mode, on the first frame
     poles: NDArray[np.float32] | None  # (F, 16) the pole target's world matrix, if there is one
@@ -175,6 +188,7 @@ class _Reading:
             world=np.empty((frames, 16), dtype=np.float32),
             root_pose=np.empty((frames, 16), dtype=np.float32),
             targets=np.empty((frames, 16), dtype=np.float32),
+            tips=np.empty((frames, 2, 3), dtype=np.float32) if goals.target is None else None,
             bases=np.empty((frames if animated else 1, len(goals.chain.bone_names), 16), dtype=np.float32),
             first_channels=[],
             poles=np.empty((frames, 16), dtype=np.float32) if goals.pole_target is not None else None,
@@ -187,11 +201,12 @@ class _Reading:
         ``matrix_basis`` where the chain is animated."""
         armature = copies[goals.chain.armature]
         bones = _pose_bones(armature, goals.chain.bone_names)
-        reads = [
-            (_fill(armature, "matrix_world"), self.world),
-            (_fill(bones[0], "matrix"), self.root_pose),
-            (goal_fill(copies[goals.target], goals.target_bone), self.targets),
-        ]
+        reads = [(_fill(armature, "matrix_world"), self.world), (_fill(bones[0], "matrix"), self.root_pose)]
+        if goals.target is not None:
+            reads.append((goal_fill(copies[goals.target], goals.target_bone), self.targets))
+        elif self.tips is not None:  # the chain's own tip as animated
+            reads += [(_fill(bones[-1], "matrix"), self.targets), (_fill(bones[-1], "head"), self.tips[:, 0])]
+            reads.append((_fill(bones[-1], "tail"), self.tips[:, 1]))
         if goals.pole_target is not None and self.poles is not None:
             reads.append((goal_fill(copies[goals.pole_target], goals.pole_bone), self.poles))
         if len(self.bases) > 1:
@@ -208,62 +223,15 @@ class _Reading:
 
     def inputs(self) -> Inputs:
         return inputs_from_rows(
-            self.world, self.root_pose, self.targets, self.bases, self.first_channels, self.poles, self.use_rotation
+            self.world,
+            self.root_pose,
+            self.targets,
+            self.bases,
+            self.first_channels,
+            self.poles,
+            self.use_rotation,
+            tips=self.tips,
         )
-
-
-def inputs_from_rows(
-    world: NDArray[np.float32],
-    root_pose: NDArray[np.float32],
-    targets: NDArray[np.float32],
-    bases: NDArray[np.float32],
-    first_channels: list[FloatArray],
-    poles: NDArray[np.float32] | None,
-    use_rotation: bool,
-) -> Inputs:
-    """A chain's ``Inputs`` from the matrices Blender evaluated, as rows of 16 filled column after column
-    (``foreach_get``), one row per frame: the armature's world matrix (F, 16), the root bone's posed matrix
-    (F, 16), the target's (and pole's) world matrix (F, 16), each chain bone's ``matrix_basis`` (F or 1, m,
-    16), and each bone's rotation values in its own mode on the first frame. What a frame walk and the live
-    preview read both become ``Inputs`` here, the same way."""
-    # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R and S (S is
-    # 1 but for a stretched root), its own matrix_basis (read on every frame where the chain is animated).
-    basis = _matrices(bases)
-    root_frames = _matrices(world) @ _matrices(root_pose)
-    root_frames[:, :3, :3] = root_frames[:, :3, :3] @ _inverse(basis[:, 0, :3, :3])
-    goals = _matrices(targets)
-    rotations = None
-    if use_rotation:
-        linear = goals[:, :3, :3]
-        rotations = linear / np.linalg.norm(linear, axis=1, keepdims=True)
-    return Inputs(
-        targets=np.ascontiguousarray(goals[:, :3, 3]),
-        root_frames=root_frames,
-        bone_bases=basis,
-        first_channels=first_channels,
-        poles=None if poles is None else np.ascontiguousarray(_matrices(poles)[:, :3, 3]),
-        target_rotations=rotations,
-    )
-
-
-def _inverse(m: FloatArray) -> FloatArray:
-    """The inverses of 3 x 3 matrices (..., 3, 3), by their adjugates: the rows of the inverse are the cross
-    products of the columns over the determinant. (numpy's batched inverse calls multithreaded LAPACK once
-    per matrix, which costs milliseconds for a few hundred frames; the cross products are written out, as
-    ``np.cross`` computes them, without its cost per call.)"""
-    c0, c1, c2 = m[..., :, 0], m[..., :, 1], m[..., :, 2]
-    rows = np.stack([_cross(c1, c2), _cross(c2, c0), _cross(c0, c1)], axis=-2)
-    determinant = np.einsum("...i,...i->...", c0, rows[..., 0, :])
-    return np.asarray(rows / determinant[..., None, None], dtype=np.float64)
-
-
-def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Cross products of vectors (..., 3), each component ``a_i b_j - a_j b_i`` as ``np.cross`` rounds it."""
-    product = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    product[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-    product[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-    product[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    return product
 
 
 def sample_tips(
@@ -299,17 +267,7 @@ def sample_tips(
             walk.read(i)
             if progress is not None:
                 progress(i)
-    return [_transformed(world, tail) for world, tail in zip(worlds, tails, strict=True)]
-
-
-def _transformed(world: NDArray[np.float32], points: NDArray[np.float32]) -> FloatArray:
-    """``Matrix @ Vector`` of ``mathutils`` for rows of world matrices (F, 16) and points (F, 3), to the bit:
-    each product of an element and a coordinate rounded to float32, the products summed in double precision,
-    the sum rounded to float32."""
-    matrices = world.reshape(-1, 4, 4)  # [frame, column, row]
-    products = matrices[:, :3, :3] * points[:, :, None]  # float32, as mathutils multiplies
-    total = products[:, 0].astype(np.float64) + products[:, 1] + products[:, 2] + matrices[:, 3, :3]
-    return np.asarray(total.astype(np.float32), dtype=np.float64)
+    return [transformed(world, tail) for world, tail in zip(worlds, tails, strict=True)]
 
 
 class _Walk:

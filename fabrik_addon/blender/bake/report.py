@@ -45,6 +45,8 @@ class BakeReport:
         Seconds spent reading the scene, solving, writing keys and checking them.
     action : bpy.types.Action
         The Action the keys were written into.
+    tips : ndarray, shape (F, 3)
+        Where the tip bone's tail is on each frame, in world space, as Blender evaluates the written keys.
     """
 
     armature: str
@@ -60,6 +62,7 @@ class BakeReport:
     seconds: float
     timings: dict[str, float]
     action: bpy.types.Action
+    tips: FloatArray
 
     @property
     def on_target(self) -> bool:
@@ -122,4 +125,5 @@ def chain_report(
         seconds=seconds,
         timings=dict(timings),
         action=action,
+        tips=tips,
     )

@@ -8,8 +8,10 @@ frames once more to check them all with Blender's own evaluation.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import bpy
 import numpy as np
@@ -17,9 +19,10 @@ from numpy.typing import NDArray
 
 from ...settings import BakeSettings
 from ..rig import KeyWriter, PoseSnapshot, animated_paths, bone_path, keyed_channels
+from .inputs import Inputs
 from .order import solve_in_order
 from .plan import BakePlan, plan
-from .read import sample_inputs, sample_tips
+from .read import BoneTrack, sample_inputs, sample_tips
 from .report import RigBakeReport, chain_report
 from .sandbox import evaluating
 from .unit import Solved
@@ -27,6 +30,40 @@ from .unit import Solved
 #: Shares of the progress bar: reading the scene, then (after solving and writing) checking the keys.
 _READ_SHARE = 0.45
 _CHECK_SHARE = 0.45
+
+#: Writes keys of a bake's own besides the chains' (``Adjusted.write``): given each armature's writer, the frames
+#: and the span of frames whose keys are replaced.
+ExtraKeys = Callable[[Mapping[bpy.types.Object, KeyWriter], NDArray[np.int64], tuple[float, float]], None]
+
+
+@dataclass(frozen=True)
+class Adjusted:
+    """What an ``Adjust`` makes of what the bake read.
+
+    Attributes
+    ----------
+    inputs : list of Inputs
+        Per chain, what it is solved from and toward (the goals the report measures against).
+    write : callable, optional
+        Keys of its own, written with the chains' (all or nothing): see ``ExtraKeys``.
+    keyed : dict of armature to set of str
+        The bones ``write`` keys, which show their new keys after the bake (as the chains' bones do).
+    """
+
+    inputs: list[Inputs]
+    write: ExtraKeys | None = None
+    keyed: Mapping[bpy.types.Object, set[str]] = field(default_factory=dict)
+
+
+class Adjust(Protocol):
+    """A change to a bake between reading the frames and solving them (planting feet is one): ``tracks`` are
+    bones it needs read on every frame besides the chains, filled by the read walk; then it is called with
+    every chain's inputs and the frames, and returns what to solve."""
+
+    @property
+    def tracks(self) -> Sequence[BoneTrack]: ...
+
+    def __call__(self, inputs: list[Inputs], frames: NDArray[np.int64]) -> Adjusted: ...
 
 
 def bake(
@@ -61,13 +98,18 @@ def bake(
 
 
 def carry_out(
-    plan: BakePlan, progress: Callable[[float], None] | None = None, *, sandbox: bool = True
+    plan: BakePlan,
+    progress: Callable[[float], None] | None = None,
+    *,
+    sandbox: bool = True,
+    adjust: Adjust | None = None,
 ) -> RigBakeReport:
-    """Carry out a planned bake (see ``bake``): read, solve, write, check; all or nothing."""
+    """Carry out a planned bake (see ``bake``): read, solve, write, check; all or nothing. ``adjust`` changes
+    what was read before it is solved, and may key bones of its own with the chains'."""
     started = time.perf_counter()
     settings, scene, prepared, chain_bones = plan.settings, plan.scene, plan.chains, plan.chain_bones
     solver = settings.solver
-    frames = np.array(plan.frame_range, dtype=np.int64)
+    frames = np.array(plan.frames, dtype=np.int64)
     span = (float(plan.frame_range.start), float(plan.frame_range.stop - 1))
     report_progress = progress or (lambda fraction: None)
 
@@ -85,13 +127,16 @@ def carry_out(
     snapshots = [PoseSnapshot.take(armature) for armature in chain_bones]
     goals = [goal for p in prepared for goal in (p.target, p.pole_target) if goal is not None]
     succeeded = False
+    keyed: dict[bpy.types.Object, set[str]] = {}  # the bones that show their new keys, once they are written
     mode = ""
     try:
         with evaluating(scene, [*chain_bones, *goals], sandbox) as evaluation:
             mode = evaluation.mode
             clock = time.perf_counter()
-            inputs = sample_inputs(evaluation, frames, prepared, reading)
+            inputs = sample_inputs(evaluation, frames, prepared, reading, () if adjust is None else adjust.tracks)
             timings["read scene"] = time.perf_counter() - clock
+            adjusted = Adjusted(inputs) if adjust is None else adjust(inputs, frames)
+            inputs = adjusted.inputs
 
             clock = time.perf_counter()
             solved = solve_in_order(plan.units, plan.order, inputs, frames, solver)
@@ -102,6 +147,11 @@ def carry_out(
                 clock = time.perf_counter()
                 for unit, result in zip(plan.units, solved, strict=True):
                     _write(writers[unit.armature], frames, span, result)
+                if adjusted.write is not None:
+                    adjusted.write(writers, frames, span)
+                keyed = {armature: set(bones) for armature, bones in chain_bones.items()}
+                for armature, bones in adjusted.keyed.items():
+                    keyed.setdefault(armature, set()).update(bones)
                 timings["write keys"] = time.perf_counter() - clock
                 report_progress(1.0 - _CHECK_SHARE)
 
@@ -115,7 +165,7 @@ def carry_out(
     finally:
         if mode != "sandbox":
             scene.frame_set(original_frame[0], subframe=original_frame[1])
-        _settle(snapshots, chain_bones if succeeded else {})
+        _settle(snapshots, keyed if succeeded else {})
 
     seconds = time.perf_counter() - started
     actions = {armature: writer.action for armature, writer in writers.items()}
@@ -139,6 +189,31 @@ def carry_out(
         for i, (chain, tip) in enumerate(zip(prepared, tips, strict=True))
     )
     return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, mode)
+
+
+def read_frames(
+    plan: BakePlan, progress: Callable[[float], None] | None = None, *, sandbox: bool = True
+) -> list[Inputs]:
+    """What a bake of ``plan`` would read on its frames (``carry_out``'s first walk), writing nothing: each
+    chain's inputs. The scene is left on its frame, every pose as it was."""
+    frames = np.array(plan.frame_range, dtype=np.int64)
+    scene, original_frame = plan.scene, (plan.scene.frame_current, plan.scene.frame_subframe)
+    snapshots = [PoseSnapshot.take(armature) for armature in plan.chain_bones]
+    goals = [goal for p in plan.chains for goal in (p.target, p.pole_target) if goal is not None]
+    mode = ""
+    try:
+        with evaluating(scene, [*plan.chain_bones, *goals], sandbox) as evaluation:
+            mode = evaluation.mode
+
+            def reading(i: int) -> None:
+                if progress is not None:
+                    progress((i + 1) / len(frames))
+
+            return sample_inputs(evaluation, frames, plan.chains, reading)
+    finally:
+        if mode != "sandbox":
+            scene.frame_set(original_frame[0], subframe=original_frame[1])
+        _settle(snapshots, {})
 
 
 def _settle(snapshots: list[PoseSnapshot], keyed: dict[bpy.types.Object, set[str]]) -> None:

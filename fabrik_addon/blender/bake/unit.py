@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 import bpy
 import numpy as np
 from numpy.typing import NDArray
 
+from ...setting_names import named
 from ...settings import ChainSettings, SolverSettings
 from ...solver import (
     FloatArray,
@@ -41,7 +42,7 @@ from ...solver import (
     tree_inherited_stretch,
     tree_local_rotations,
 )
-from ..rig import ArmatureChain, bone_channels, groups_sharing, read_chain, read_tree
+from ..rig import ArmatureChain, bone_channels, read_chain, read_tree
 from .checks import (
     check_armature,
     check_chain_bones,
@@ -50,8 +51,7 @@ from .checks import (
     check_stretch_inheritance,
 )
 from .conflicts import check_chain_alone, check_goal_independent
-from .read import Inputs
-from .root_frame import ChainFrame, Motion, chain_frame
+from .inputs import ChainFrame, Inputs, Motion, chain_frame
 
 
 @dataclass(frozen=True)
@@ -61,14 +61,16 @@ class PreparedChain:
     Attributes
     ----------
     chain : ArmatureChain
-    target : bpy.types.Object
+    target : bpy.types.Object or None
+        None for a chain whose goal is its own tip as animated (``prepare_chain``'s ``tip_as_goal``), which
+        a bake that changes that goal (planting feet) reads.
     pole_target : bpy.types.Object or None
     settings : ChainSettings
         As given (``pole_angle``, ``use_stretch``...).
     """
 
     chain: ArmatureChain
-    target: bpy.types.Object
+    target: bpy.types.Object | None
     pole_target: bpy.types.Object | None
     settings: ChainSettings[bpy.types.Object]
 
@@ -96,15 +98,20 @@ class PreparedChain:
         return needs_pose_solve(self.chain.limits, self.pole_target, self.settings.use_stretch)
 
     def root_frame(self, inputs: Inputs, frames: NDArray[np.int64], tolerance: float) -> ChainFrame:
-        """The chain's inputs in its root frame, checked (``root_frame.chain_frame``)."""
+        """The chain's inputs in its root frame, checked (``inputs.chain_frame``)."""
         return chain_frame(self.chain, self.settings.use_stretch, inputs, frames, tolerance)
 
 
 def prepare_chain(
-    settings: ChainSettings[bpy.types.Object], solver: SolverSettings, replaced: Collection[tuple[str, str]] = ()
+    settings: ChainSettings[bpy.types.Object],
+    solver: SolverSettings,
+    replaced: Collection[tuple[str, str]] = (),
+    *,
+    tip_as_goal: bool = False,
 ) -> PreparedChain:
     """Read the chain that ``settings`` name and check everything the bake needs of it and its goals (but for
-    the IK constraints ``replaced``, (bone, constraint) of its armature that the bake replaces).
+    the IK constraints ``replaced``, (bone, constraint) of its armature that the bake replaces). With
+    ``tip_as_goal`` the settings name no target nor pole: the goal is the chain's own tip as animated.
 
     Raises
     ------
@@ -114,11 +121,17 @@ def prepare_chain(
         without full scale inheritance, a method that cannot honour the chain's limits, pole or stretch.
     """
     armature = check_armature(settings.armature)
-    target, pole = check_goals(settings, armature)
+    if tip_as_goal:
+        assert settings.target is None, "the goal is the tip as animated"
+        assert settings.pole_target is None, "the goal is the tip as animated"
+        target, pole = None, None
+    else:
+        target, pole = check_goals(settings, armature)
     chain = read_chain(armature, settings.tip_bone, settings.chain_length)
     check_chain_bones(chain)
     check_chain_alone(chain, settings.use_stretch, replaced)
-    check_goal_independent(target, chain, "target", settings.target_bone)
+    if target is not None:
+        check_goal_independent(target, chain, "target", settings.target_bone)
     if pole is not None:
         check_goal_independent(pole, chain, "pole target", settings.pole_bone)
     if settings.use_stretch:
@@ -254,21 +267,11 @@ class Unit:
         Raises
         ------
         ValueError
-            As ``root_frame.chain_frame``, for any chain of the unit.
+            As ``inputs.chain_frame``, for any chain of the unit.
         """
         if self._tree is None:
             return _solve_chain(self.chains[0], inputs[0], frames, solver)
         return _solve_tree(self._tree, self.chains, inputs, frames, solver)
-
-
-def groups(chains: Sequence[PreparedChain]) -> list[list[int]]:
-    """The chains grouped by the bones they share (on one armature): each group is solved as one unit."""
-    return groups_sharing([[(c.chain.armature, name) for name in c.chain.bone_names] for c in chains])
-
-
-def units(chains: Sequence[PreparedChain], solver: SolverSettings) -> list[Unit]:
-    """Every unit of ``chains``, in the order of their first chains (see ``Unit.of``)."""
-    return [Unit.of(chains, group, solver) for group in groups(chains)]
 
 
 def _solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int64], solver: SolverSettings) -> Solved:
@@ -301,10 +304,7 @@ def _solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int
     pose_bones = chain.pose_bones
     channels = bone_channels(rotations, [pb.rotation_mode for pb in pose_bones], inputs.first_channels)
     reached = [solution.error <= root.tolerance]
-
-    def motion() -> Motion:
-        return Motion.of_chain(root, chain.rest, chain.bone_names, solution.rotations)
-
+    motion = partial(Motion.of_chain, root, chain.rest, chain.bone_names, solution.rotations)
     return Solved(pose_bones, channels, y_scales, [solution.iterations], reached, motion)
 
 
@@ -314,8 +314,8 @@ def _tree_of(chains: Sequence[PreparedChain], solver: SolverSettings) -> _Tree:
         if prepared.use_rotation:
             raise ValueError(
                 f"the chains {', '.join(c.label for c in chains)} share bones and are solved as one tree, which "
-                f"does not turn a tip to its target's rotation: {prepared.label} has Rotation on; bake it apart, "
-                "or without it"
+                f"does not turn a tip to its target's rotation: {prepared.label} has {named('use_rotation')} on; "
+                "bake it apart, or without it"
             )
     check_fabrik(solver.method, f"the chains {', '.join(c.label for c in chains)} share bones: one tree")
     armature = chains[0].chain.armature
@@ -379,10 +379,7 @@ def _solve_tree(
     channels = bone_channels(rotations, [b.rotation_mode for b in pose_bones], [first[b.name] for b in pose_bones])
     iterations = [solution.iterations for _ in chains]
     reached = [solution.reached[:, e] for e in range(len(chains))]
-
-    def motion() -> Motion:
-        return Motion.of_tree(root, tree.rest, tree.bone_names, start, solution.rotations)
-
+    motion = partial(Motion.of_tree, root, tree.rest, tree.bone_names, start, solution.rotations)
     return Solved(pose_bones, channels, y_scales, iterations, reached, motion)
 
 

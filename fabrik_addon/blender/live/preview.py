@@ -33,7 +33,7 @@ from bpy.app.handlers import persistent
 from numpy.typing import NDArray
 
 from ...settings import ChainSettings, SolverSettings
-from .. import properties
+from .. import setting_changes
 from ..bake import Solved, goal_matrix, moved_inputs
 from ..properties import FABRIK_PG_chain, settings_of
 from ..rig import chain_bone_names
@@ -298,7 +298,7 @@ _HANDLERS = (
 
 
 def register() -> None:
-    properties.subscribe(_setting_changed)
+    setting_changes.subscribe(_setting_changed)
     for handlers, handler in _HANDLERS:
         if handler not in handlers:
             handlers.append(handler)
@@ -308,5 +308,5 @@ def unregister() -> None:
     for handlers, handler in _HANDLERS:
         while handler in handlers:
             handlers.remove(handler)
-    properties.unsubscribe(_setting_changed)
+    setting_changes.unsubscribe(_setting_changed)
     LIVE.forget()

@@ -242,6 +242,7 @@ def _unit_plan(armature: bpy.types.Object, members: tuple[int, ...], unit: Unit)
     chains = []
     hanging: set[int] = set()
     for prepared in unit.chains:
+        assert prepared.target is not None  # a chain of the list follows a target (only a planting's do not)
         names = prepared.chain.bone_names
         parent = bones[names[0]].parent
         if parent is not None and parent.name not in unit.bone_names:

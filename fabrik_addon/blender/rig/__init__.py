@@ -3,8 +3,8 @@ chains of bones (names, rest geometry, IK limits, which chains share bones), the
 what animates them, keys written in bulk and all or nothing, snapshots of the pose, and what objects and
 bones follow (parents, constraints, drivers).
 
-Imports ``bpy``, ``compat`` and the solver's public names; the other Blender packages import only the names
-below.
+Imports ``bpy``, ``compat``, the solver's public names and ``setting_names.named`` (how a message names a setting);
+the other Blender packages import only the names below.
 """
 
 from .chain import (
@@ -14,6 +14,7 @@ from .chain import (
     chain_bone_names,
     groups_sharing,
     hang,
+    object_kind,
     read_chain,
     read_limits,
     read_tree,
@@ -49,6 +50,7 @@ __all__ = [
     "hang",
     "keyed_channels",
     "keys_within",
+    "object_kind",
     "path_to",
     "read_chain",
     "read_limits",

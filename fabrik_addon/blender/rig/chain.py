@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
+from ...setting_names import named
 from ...solver import ChainRest, FloatArray, JointLimits, TreeRest
 
 #: A child's head this close to its parent's head (a fraction of the parent's length) is on it: float32
@@ -55,8 +56,14 @@ def armature_data(armature: object) -> bpy.types.Armature:
     if not isinstance(armature, bpy.types.Object):
         raise TypeError(f"armature must be a Blender Object, got {type(armature).__name__}")
     if armature.type != "ARMATURE" or not isinstance(armature.data, bpy.types.Armature):
-        raise TypeError(f"'{armature.name}' is not an armature (it is a {armature.type.lower()} object)")
+        raise TypeError(f"'{armature.name}' is not an armature (it is {object_kind(armature)})")
     return armature.data
+
+
+def object_kind(obj: bpy.types.Object) -> str:
+    """What ``obj`` is, in words: ``"an empty object"``, ``"a mesh object"``."""
+    kind = obj.type.lower().replace("_", " ")
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} object"
 
 
 def chain_bone_names(armature: bpy.types.Object, tip_bone: str, chain_length: int) -> tuple[str, ...]:
@@ -68,7 +75,9 @@ def chain_bone_names(armature: bpy.types.Object, tip_bone: str, chain_length: in
         hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
         raise ValueError(f"armature '{armature.name}' has no bone {tip_bone!r}{hint}")
     if isinstance(chain_length, bool) or int(chain_length) != chain_length or chain_length < 0:
-        raise ValueError(f"chain_length must be an integer >= 0 (0 = up to the root bone), got {chain_length!r}")
+        raise ValueError(
+            f"{named('chain_length')} must be an integer >= 0 (0 = up to the root bone), got {chain_length!r}"
+        )
     names: list[str] = []
     bone: bpy.types.Bone | None = bones[tip_bone]
     while bone is not None and (chain_length == 0 or len(names) < chain_length):
@@ -76,7 +85,7 @@ def chain_bone_names(armature: bpy.types.Object, tip_bone: str, chain_length: in
         bone = bone.parent
     if chain_length > len(names):
         raise ValueError(
-            f"chain_length {chain_length} is longer than the chain from '{tip_bone}' up to its root bone "
+            f"{named('chain_length')} {chain_length} is longer than the chain from '{tip_bone}' up to its root bone "
             f"'{names[-1]}' ({len(names)} bones): set it to {len(names)} or less (0: up to the root)"
         )
     return tuple(reversed(names))

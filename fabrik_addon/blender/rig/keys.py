@@ -78,19 +78,29 @@ class Keys:
         return cls(arrays)
 
     @classmethod
-    def baked(cls, frames: NDArray[np.int64], values: NDArray[np.float64], only: tuple[str, ...] | None = None) -> Keys:
-        """New keys as Blender's Bake Action makes them: linear, on ``frames``, valued ``values``; with
-        ``only``, just those properties."""
+    def baked(
+        cls,
+        frames: NDArray[np.int64],
+        values: NDArray[np.float64],
+        only: tuple[str, ...] | None = None,
+        interpolation: str = "LINEAR",
+    ) -> Keys:
+        """New keys as Blender's Bake Action makes them: linear (or ``interpolation``), on ``frames``, valued
+        ``values``; with ``only``, just those properties."""
         n = len(frames)
         co = np.empty((n, 2), dtype=np.float32)
         co[:, 0], co[:, 1] = frames, values
         rest = _new_key_values()
-        return cls(
+        keys = cls(
             {
                 name: co if name in _PAIRS else np.full(n, rest[name][1], dtype=rest[name][0])
                 for name in (only if only is not None else (*_PAIRS, *rest))
             }
         )
+        if interpolation != "LINEAR":
+            enum = cast(bpy.types.EnumProperty, bpy.types.Keyframe.bl_rna.properties["interpolation"])
+            keys.arrays["interpolation"][:] = enum.enum_items[interpolation].value
+        return keys
 
     def outside(self, first: float, last: float) -> Keys:
         """The keys before ``first`` or after ``last``."""
@@ -144,6 +154,11 @@ class KeyWriter:
             self._undo.append(lambda: compat.remove_slot(action, slot))
         return self
 
+    def on_undo(self, undo: Callable[[], None]) -> None:
+        """Have ``undo`` run, with the writer's own, if the ``with`` block fails (for a change made beside the
+        keys, such as the custom property that keys animate)."""
+        self._undo.append(undo)
+
     @property
     def action(self) -> bpy.types.Action:
         anim = self.obj.animation_data
@@ -170,9 +185,11 @@ class KeyWriter:
         frames: NDArray[np.int64],
         values: NDArray[np.float64],
         span: tuple[float, float] | None = None,
+        interpolation: str = "LINEAR",
     ) -> None:
         """Key ``data_path[index]`` with ``values`` on ``frames``, replacing its keys within ``span`` (first and
-        last frame, both included; by default the first and last of ``frames``) and keeping the others.
+        last frame, both included; by default the first and last of ``frames``) and keeping the others. The new
+        keys are linear, as Bake Action's, or ``interpolation`` ("CONSTANT" for switches).
 
         Raises
         ------
@@ -190,9 +207,9 @@ class KeyWriter:
             self._undo.append(lambda: old.write(fcurve))
             kept = old.outside(first, last)
         if kept is not None and len(kept.frames):
-            kept.merged(Keys.baked(frames, values)).write(fcurve)
+            kept.merged(Keys.baked(frames, values, interpolation=interpolation)).write(fcurve)
         else:  # nothing to keep: the baked keys alone, with Blender's defaults for all but these two
-            Keys.baked(frames, values, _BAKED_ONLY).write(fcurve, only=_BAKED_ONLY)
+            Keys.baked(frames, values, _BAKED_ONLY, interpolation).write(fcurve, only=_BAKED_ONLY)
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import bpy
 from bpy.props import EnumProperty
 
-from ..properties import FABRIK_PG_chain, FABRIK_PG_settings, chain_label, enabled_chains, notify, settings_of
+from ..properties import FABRIK_PG_chain, FABRIK_PG_settings, chain_label, enabled_chains, settings_of
 from ..rig import chain_bone_names, groups_sharing
+from ..setting_changes import notify
 from ..versioning import migrate
 from .operators import ArmatureOperator
 

@@ -14,7 +14,7 @@ from bpy.props import FloatProperty, IntProperty, PointerProperty
 from ..live import LEAVE_FIRST, LIVE, begin_stepping, player, pose_chains, tip_distance
 from ..properties import chain_label, chain_settings, enabled_chains, settings_of, solver_settings
 from ..rig import KeyWriter, PoseSnapshot, chain_bone_names, keyed_channels
-from .messages import length_text, sentence
+from .messages import counted, length_text, sentence
 from .operators import ArmatureOperator, chain_problem
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ class FABRIK_OT_key_current_frame(ArmatureOperator):
         except (RuntimeError, TypeError, ValueError) as error:
             self.report({"ERROR"}, f"Nothing keyed: {sentence(error)}")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Keyed {len(keyed)} bones at frame {scene.frame_current}")
+        self.report({"INFO"}, f"Keyed {counted(len(keyed), 'bone')} at frame {scene.frame_current}")
         return {"FINISHED"}
 
 
@@ -158,8 +158,13 @@ class FABRIK_OT_step_through(ArmatureOperator):
             self.report({"ERROR"}, sentence(error))
             return {"CANCELLED"}
         player.start(session, draw=not bpy.app.background and context.screen is not None)  # nothing drawn headless
-        steps = len(session.steps.names) - 1
-        self.report({"INFO"}, f"{steps} steps to step through at frame {scene.frame_current}")
+        steps, frame = len(session.steps.names) - 1, scene.frame_current
+        if steps == 0 and session.steps.distances[0] <= session.steps.tolerance:
+            self.report(
+                {"INFO"}, f"The tip is on target at frame {frame} already (within the tolerance): no step to take"
+            )
+        else:
+            self.report({"INFO"}, f"{counted(steps, 'step')} to step through at frame {frame}")
         return {"FINISHED"}
 
 

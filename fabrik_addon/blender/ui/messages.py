@@ -4,9 +4,11 @@ frames as runs, lengths in the scene's units, errors begun as sentences."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 import bpy
 
+from ...setting_names import in_words
 from ..bake import BakeReport
 from ..properties import FABRIK_PG_bake_summary
 
@@ -15,19 +17,29 @@ _MOST_RUNS = 6
 
 
 def sentence(message: object) -> str:
-    """An error message as a report or label starts: with a capital letter (but for a name like
-    ``chain_length``, which stays as the Python API spells it)."""
-    text = str(message)
+    """An error message in the panel's words, as a report or label starts: the settings it names by their
+    labels alone (``Chain Length``, not ``Chain Length (chain_length)``), and with a capital letter (but for a
+    name like ``action_name``, which the panel does not show, and stays as the Python API spells it)."""
+    text = in_words(str(message), lambda label, _keyword: label)
     if "_" in text.split(" ", 1)[0]:
         return text
     return text[:1].upper() + text[1:]
 
 
-def frame_runs(frames: Sequence[int], step: int = 1) -> str:
-    """Frames as runs, e.g. ``"12-15, 30"``; runs advance by ``step``. Long lists end with ``"..."``."""
+def counted(number: int, noun: str) -> str:
+    """``number`` of ``noun``: ``"1 frame"``, ``"3 frames"``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def frame_runs(frames: Sequence[int], keyed: Sequence[int] | None = None) -> str:
+    """Frames as runs, e.g. ``"12-15, 30"``: a run goes on through frames that follow each other in ``keyed``
+    (the frames a bake keyed: every step-th, and the end; by default every frame). Long lists end with
+    ``"..."``."""
+    following = None if keyed is None else dict(pairwise(keyed))
     runs: list[list[int]] = []
     for frame in frames:
-        if runs and frame - runs[-1][1] == step:
+        last = runs[-1][1] if runs else None
+        if last is not None and frame == (last + 1 if following is None else following.get(last)):
             runs[-1][1] = frame
         else:
             runs.append([frame, frame])
@@ -45,8 +57,9 @@ def summary_text(summary: FABRIK_PG_bake_summary, scene: bpy.types.Scene) -> str
     """One line saying what a bake did: "on target on every frame" only when Blender's evaluation of the keys
     puts the tip within tolerance on every frame."""
     text = (
-        f"Baked frames {summary.frame_start}-{summary.frame_end} ({summary.frames} keyed) of {summary.bones} bones "
-        f"in {summary.seconds:.2f} s: max error {length_text(scene, summary.max_error)}"
+        f"Baked frames {summary.frame_start}-{summary.frame_end} ({summary.frames} keyed) of "
+        f"{counted(summary.bones, 'bone')} in {summary.seconds:.2f} s: "
+        f"max error {length_text(scene, summary.max_error)}"
     )
     return f"{text}; {target_text(summary)}"
 
@@ -56,9 +69,9 @@ def target_text(summary: FABRIK_PG_bake_summary) -> str:
     (the scene undoing the keys), or both."""
     if summary.off_target and summary.off_target_frames != summary.unreachable_frames:
         reach = f" ({summary.unreachable} out of reach)" if summary.unreachable else ""
-        return f"off target on {summary.off_target} frames{reach}: {summary.off_target_frames}"
+        return f"off target on {counted(summary.off_target, 'frame')}{reach}: {summary.off_target_frames}"
     if summary.unreachable:
-        return f"out of reach on {summary.unreachable} frames: {summary.unreachable_frames}"
+        return f"out of reach on {counted(summary.unreachable, 'frame')}: {summary.unreachable_frames}"
     return "on target on every frame"
 
 
@@ -84,7 +97,8 @@ def summarise(summary: FABRIK_PG_bake_summary, report: BakeReport, frames: range
     summary.bones = len(report.bones)
     summary.max_error = report.max_error
     summary.unreachable = len(report.unreachable_frames)
-    summary.unreachable_frames = frame_runs(report.unreachable_frames, frames.step)
+    keyed = report.frames.tolist()
+    summary.unreachable_frames = frame_runs(report.unreachable_frames, keyed)
     summary.off_target = len(report.off_target_frames)
-    summary.off_target_frames = frame_runs(report.off_target_frames, frames.step)
+    summary.off_target_frames = frame_runs(report.off_target_frames, keyed)
     summary.seconds = report.seconds

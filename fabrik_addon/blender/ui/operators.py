@@ -3,6 +3,8 @@ add-on's operators share (``ArmatureOperator``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -13,7 +15,7 @@ from ...settings import BakeSettings
 from ..bake import bake, bake_ik_constraints, clear
 from ..live import LEAVE_FIRST, LIVE
 from ..properties import bake_settings, chain_label, enabled_chains, frame_range, no_chain_text, solver_settings
-from .messages import bake_text, length_text, sentence, summarise
+from .messages import bake_text, counted, length_text, sentence, summarise
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -52,6 +54,19 @@ def chain_problem(context: bpy.types.Context, *, need_target: bool) -> str | Non
         if chain.tip_bone not in obj.data.bones:
             return f"Armature '{obj.name}' has no bone '{chain.tip_bone}'"
     return None
+
+
+@contextmanager
+def progress_bar(context: bpy.types.Context) -> Iterator[Callable[[float], None]]:
+    """Blender's progress bar (the cursor's, in the interface) from 0 to 1 while the block runs: yields the
+    function that moves it."""
+    window_manager = context.window_manager
+    assert window_manager is not None
+    window_manager.progress_begin(0.0, 1.0)
+    try:
+        yield window_manager.progress_update
+    finally:
+        window_manager.progress_end()
 
 
 class ArmatureOperator(bpy.types.Operator):
@@ -109,14 +124,9 @@ class FABRIK_OT_bake(_ChainOperator):
     def act(
         self, context: bpy.types.Context, armature: bpy.types.Object, settings: BakeSettings[bpy.types.Object]
     ) -> set[OperatorReturnItems]:
-        window_manager = context.window_manager
-        assert window_manager is not None
         assert context.scene is not None
-        window_manager.progress_begin(0.0, 1.0)
-        try:
-            reports = bake(settings, progress=window_manager.progress_update).chains
-        finally:
-            window_manager.progress_end()
+        with progress_bar(context) as progress:
+            reports = bake(settings, progress=progress).chains
         frames = settings.frames.resolved(context.scene.frame_start, context.scene.frame_end)
         summaries = []
         for (index, chain), report in zip(enabled_chains(armature), reports, strict=True):
@@ -145,7 +155,7 @@ class FABRIK_OT_clear(_ChainOperator):
         if not removed:
             self.report({"INFO"}, f"{sentence(chains)} {'has' if one else 'have'} no rotation keys in {frames}")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Removed {removed} rotation keys of {chains} in {frames}")
+        self.report({"INFO"}, f"Removed {counted(removed, 'rotation key')} of {chains} in {frames}")
         return {"FINISHED"}
 
 
@@ -173,26 +183,21 @@ class FABRIK_OT_bake_ik_constraints(ArmatureOperator):
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         armature = context.active_object
-        window_manager = context.window_manager
         assert armature is not None
-        assert window_manager is not None
         assert context.scene is not None
         try:
             frames = frame_range(armature, context.scene)
             solver = replace(solver_settings(armature), method="fabrik")  # IK constraints are baked with FABRIK
-            window_manager.progress_begin(0.0, 1.0)
-            try:
-                progress = window_manager.progress_update
+            with progress_bar(context) as progress:
                 report = bake_ik_constraints(armature, frames, solver, after=self.after, progress=progress)
-            finally:
-                window_manager.progress_end()
         except (TypeError, ValueError) as error:
             self.report({"ERROR"}, sentence(error))
             return {"CANCELLED"}
         worst = length_text(context.scene, report.max_error)
         missed = [chain.tip_bone for chain in report.chains if not chain.on_target]
         verdict = f"off target in {len(missed)} ({', '.join(missed)})" if missed else "on target on every frame"
-        lines = [f"Baked {len(report.chains)} IK constraints in {report.seconds:.2f} s: max error {worst}; {verdict}"]
+        baked = counted(len(report.chains), "IK constraint")
+        lines = [f"Baked {baked} in {report.seconds:.2f} s: max error {worst}; {verdict}"]
         lines += [
             f"{chain.tip_bone}: max error {length_text(context.scene, chain.max_error)}" for chain in report.chains
         ]

@@ -8,7 +8,7 @@ import bpy
 from ..live import LIVE, player, problems
 from ..properties import FABRIK_PG_chain, chain_label, settings_of
 from .chain_list import tree_numbers
-from .messages import length_text, sentence, target_text
+from .messages import counted, length_text, sentence, target_text
 
 
 def _split(layout: bpy.types.UILayout | None) -> bpy.types.UILayout:
@@ -32,7 +32,7 @@ class _Sidebar(bpy.types.Panel):
     bl_category = "FABRIK IK"
 
 
-class _ArmatureSubpanel(_Sidebar):
+class ArmatureSubpanel(_Sidebar):
     bl_parent_id = "FABRIK_PT_main"
 
     @classmethod
@@ -120,7 +120,7 @@ def _draw_goal(column: bpy.types.UILayout, chain: FABRIK_PG_chain, goal: str, bo
         row.prop(chain, bone)
 
 
-class FABRIK_PT_solver(_ArmatureSubpanel):
+class FABRIK_PT_solver(ArmatureSubpanel):
     """How the solver works: method, tolerance, iterations."""
 
     bl_label = "Solver"
@@ -138,7 +138,7 @@ class FABRIK_PT_solver(_ArmatureSubpanel):
         column.prop(settings, "warm_start")
 
 
-class FABRIK_PT_frames(_ArmatureSubpanel):
+class FABRIK_PT_frames(ArmatureSubpanel):
     """Which frames Bake keys and Clear clears: the scene's range or a custom one, and the step."""
 
     bl_label = "Frames"
@@ -161,7 +161,7 @@ class FABRIK_PT_frames(_ArmatureSubpanel):
         layout.prop(settings, "frame_step")
 
 
-class FABRIK_PT_last_bake(_ArmatureSubpanel):
+class FABRIK_PT_last_bake(ArmatureSubpanel):
     """What the last bake of each of the armature's chains did (greyed out: a chain not enabled now)."""
 
     bl_label = "Last Bake"
@@ -185,7 +185,7 @@ class FABRIK_PT_last_bake(_ArmatureSubpanel):
             missed = summary.off_target or summary.unreachable
             column.label(text=chain_label(chain, index), icon="ERROR" if missed else "CHECKMARK")
             column.label(text=f"Frames {summary.frame_start}-{summary.frame_end}: {summary.frames} keyed")
-            column.label(text=f"{summary.bones} bones in {summary.seconds:.2f} s")
+            column.label(text=f"{counted(summary.bones, 'bone')} in {summary.seconds:.2f} s")
             column.label(text=f"Max error: {length_text(context.scene, summary.max_error)}")
             if missed:
                 words, frames = target_text(summary).split(": ", 1)
@@ -195,7 +195,7 @@ class FABRIK_PT_last_bake(_ArmatureSubpanel):
                 column.label(text="On target on every frame")
 
 
-class FABRIK_PT_playback(_ArmatureSubpanel):
+class FABRIK_PT_playback(ArmatureSubpanel):
     """Step Through Iterations: the step's slider, its name, the tip's distance, Play and Leave."""
 
     bl_label = "Step Through Iterations"

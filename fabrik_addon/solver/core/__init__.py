@@ -43,6 +43,7 @@ from .rotations import (
 )
 from .row_clamp import RowClamp
 from .stopping import DEFAULT_MAX_ITERATIONS, DEFAULT_MIN_IMPROVEMENT, DEFAULT_TOLERANCE, Stopping
+from .straight_chains import unbend_starts
 from .validate import (
     FloatArray,
     as_joints,
@@ -102,5 +103,6 @@ __all__ = [
     "soften_reach",
     "turn_about",
     "twist",
+    "unbend_starts",
     "unit_or",
 ]

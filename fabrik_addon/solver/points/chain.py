@@ -16,18 +16,14 @@ from ..core import (
     FALLBACK_DIRECTION,
     FloatArray,
     Stopping,
-    arc_angle,
     as_joints,
     as_point,
     as_points,
-    bend,
     chain_along,
-    dots,
     inner_radius,
-    is_straight_line,
     norms,
-    perpendicular,
     segment_lengths,
+    unbend_starts,
     unit_or,
 )
 from .ccd import ccd_iteration
@@ -38,12 +34,6 @@ from .warm_start import solve_warm
 
 #: The algorithms on points, by name: each is one iteration the loop (``iterate``) repeats.
 METHODS: dict[str, Iteration] = {"fabrik": fabrik_iteration, "ccd": ccd_iteration}
-#: A straight chain whose target lies off its line this near its full reach (a fraction of its length) is bent
-#: toward the target first: FABRIK from a straight chain creeps there (a straight leg toward a foot held at 99.8 %
-#: of its reach took 317 iterations, 27 bent); farther in it bends the chain in a few, as the paper's example.
-_NEAR_FULL_REACH = 0.95
-#: How far a straight chain whose target lies on its own line is bent before solving (radians, whole chain).
-_UNSTRAIGHTEN_RAD = 0.5
 
 
 @dataclass(frozen=True)
@@ -327,42 +317,10 @@ def _solve_block(
         every = free.size == P.shape[2]  # as a smooth path's frames usually are: nothing to copy out and back
         # Every frame free: ``result`` is still the copy of ``P``, and the solve replaces it.
         starts, goals = (result, targets) if every else (np.take(P, free, axis=2), targets[:, free])
-        unsolved = norms(starts[-1] - goals) > stopping.tolerance
-        # A hair over the chain's length: its segments, measured, may be longer by a rounding.
-        straight = unsolved & is_straight_line(starts, goals, reach=float(lengths.sum()) * (1.0 + 1e-12))
-        if straight.any():
-            starts[:, :, straight] = bend(starts[:, :, straight], _UNSTRAIGHTEN_RAD)
-        near_full = norms(goals - starts[0]) >= _NEAR_FULL_REACH * float(lengths.sum())
-        creeping = unsolved & ~straight & near_full
-        aligned = (
-            np.flatnonzero(creeping & _collinear(starts)) if creeping.any() and lengths.size > 1 else np.empty(0, int)
-        )
-        if aligned.size:
-            starts[:, :, aligned] = _bent_toward(starts[:, :, aligned], goals[:, aligned], lengths)
+        unbend_starts(starts, goals, lengths, norms(starts[-1] - goals) > stopping.tolerance)
         solved, solved_iterations, _ = iterate(starts, lengths, goals, iteration, stopping, accelerate=accelerate)
         if every:
             result, iterations = solved, solved_iterations
         else:
             result[:, :, free], iterations[free] = solved, solved_iterations
     return result, iterations, norms(result[-1] - targets)
-
-
-def _collinear(P: FloatArray) -> NDArray[np.bool_]:
-    """Per frame, whether every joint of the chains ``P`` (n+1, 3, m) lies on the line from the root to the
-    last joint (to a millionth of its length, float32 poses): a straight limb, as a leg at heel strike."""
-    root, axis = P[0], unit_or(P[-1] - P[0], FALLBACK_DIRECTION[:, None])
-    off_line = norms(np.cross(P[1:-1] - root, axis[None], axis=1))  # (n-1, m)
-    return np.asarray(off_line.max(axis=0) <= 1e-6 * norms(P[-1] - root))
-
-
-def _bent_toward(P: FloatArray, targets: FloatArray, lengths: FloatArray) -> FloatArray:
-    """Straight chains (n+1, 3, k) whose targets (3, k) lie off their line near their full reach, bent into an
-    arc whose chord is the distance to the target, in the plane of the line and the target, away from the
-    target's side: where FABRIK from the straight chain ends, reached in a few iterations rather than creeping
-    there for hundreds."""
-    root = P[0]
-    axis = unit_or(P[-1] - root, FALLBACK_DIRECTION[:, None])
-    to_target = targets - root
-    off = to_target - dots(to_target, axis)[None] * axis
-    ratio = norms(to_target) / float(lengths.sum())
-    return bend(P, arc_angle(ratio), unit_or(-off, perpendicular(axis)))

@@ -3,14 +3,18 @@ in the folder the README's commands run in: the README's lines that need Blender
 
 - ``install ARGS``: Blender's own ``blender -c extension ARGS``, through the function its bl_pkg add-on
   registers for that command. It saves the preferences, so a later Blender start finds the extension enabled.
-- ``run SPEC.json``: start as a Blender binary does, loading the saved preferences (which enables the
-  extension; Blender 4.2's bpy module cannot, see ``run``), then run the spec's ``commands`` (the arguments
-  of the README's ``blender -c fabrik_bake`` lines) through the command the extension registered, and each of
-  its ``blocks`` of Python on a fresh copy of its ``scene``, as a script run inside Blender.
+- ``blocks SPEC.json``: run the spec's ``blocks`` of Python in turn, as written (the README's way to install
+  the extension with the bpy module, or to enable it in a new process), and say whether the extension is
+  enabled after them.
+- ``run SPEC.json``: start with the spec's ``start`` block (the README's: load the saved preferences, which
+  enables the extension, as a Blender start does), then run the spec's ``commands`` (the arguments of the
+  README's ``blender -c fabrik_bake`` lines) through the command the extension registered, and each of its
+  ``blocks`` of Python as written, as a script run inside Blender (each opens the file it bakes).
 
 Prints what happened as one JSON line and leaves through os._exit (bpy's teardown may crash).
 
     python readme_run.py install install-file -r user_default --enable dist/fabrik_addon-0.1.0.zip
+    python readme_run.py blocks spec.json
     python readme_run.py run spec.json
 """
 
@@ -34,26 +38,27 @@ def install(args: list[str]) -> dict[str, Any]:
     return {"status": status, "enabled": EXTENSION in bpy.context.preferences.addons}
 
 
+def blocks(codes: list[str]) -> dict[str, Any]:
+    """Each of ``codes`` run as a script: None, or the traceback it raised."""
+    done: list[str | None] = []
+    for code in codes:
+        try:
+            exec(compile(code, "<README block>", "exec"), {"__name__": "__main__"})
+            done.append(None)
+        except Exception:
+            done.append(traceback.format_exc())
+    return {"blocks": done, "enabled": EXTENSION in bpy.context.preferences.addons}
+
+
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    # What a Blender start does: load the saved preferences (the bpy module starts with factory ones). The bpy
-    # module of Blender 4.2 crashes loading them; there the extension the install enabled is enabled by hand.
-    if bpy.app.version >= (4, 5, 0):
-        bpy.ops.wm.read_userpref()
-    else:
-        bpy.ops.preferences.addon_enable(module=EXTENSION)
-    seen: dict[str, Any] = {"enabled": EXTENSION in bpy.context.preferences.addons}
+    started = blocks([spec["start"]])
+    assert started["blocks"] == [None], started["blocks"][0]
+    seen: dict[str, Any] = {"enabled": started["enabled"]}
     extension = importlib.import_module(EXTENSION)
     seen["command_registered"] = extension._command is not None
     command = importlib.import_module(f"{EXTENSION}.cli.command")
     seen["commands"] = [command.execute(list(args)) for args in spec["commands"]]
-    seen["blocks"] = []
-    for code in spec["blocks"]:
-        bpy.ops.wm.open_mainfile(filepath=spec["scene"], load_ui=False, use_scripts=False)
-        try:
-            exec(compile(code, "<README block>", "exec"), {"__name__": "__main__"})
-            seen["blocks"].append(None)
-        except Exception:
-            seen["blocks"].append(traceback.format_exc())
+    seen["blocks"] = blocks(spec["blocks"])["blocks"]
     return seen
 
 
@@ -61,7 +66,8 @@ def main(what: str, *args: str) -> dict[str, Any]:
     if what == "install":
         return install(list(args))
     with open(args[0], encoding="utf-8") as spec_file:
-        return run(json.load(spec_file))
+        spec = json.load(spec_file)
+    return blocks(spec["blocks"]) if what == "blocks" else run(spec)
 
 
 if __name__ == "__main__":

@@ -160,7 +160,7 @@ def test_the_report_is_off_target_when_any_chain_is(capsys: pytest.CaptureFixtur
     assert head.endswith("; off target in 1 of them (Reaching)")
     assert "on target" not in head.replace("off target", "")
     assert "Reaching: Baked frames 1-20 (20 keyed) of 3 bones" in out
-    assert f"out of reach on {right.last_bake.unreachable} frames" in out
+    assert f"out of reach on {right.last_bake.unreachable} frame" in out
     summaries = [("left.002", left.last_bake), ("Reaching", right.last_bake)]
     assert bake_text(summaries, bpy.context.scene).splitlines()[0] == head.removeprefix("Info: ")
 
@@ -219,3 +219,6 @@ def test_bake_ik_constraints_from_the_panel(capsys: pytest.CaptureFixture[str]) 
         assert armature.pose.bones[names[side][-1]].constraints[0].mute
     with pytest.raises(RuntimeError, match="has no IK constraint that is on to bake"):
         bpy.ops.fabrik.bake_ik_constraints()  # all muted now
+    armature.pose.bones[names["right"][-1]].constraints[0].mute = False
+    assert bpy.ops.fabrik.bake_ik_constraints() == {"FINISHED"}
+    assert "Baked 1 IK constraint in" in capsys.readouterr().out  # one constraint, in the singular

@@ -14,7 +14,7 @@ from rigs import world_location as target_path
 from fabrik_addon import api
 from fabrik_addon.blender import compat
 from fabrik_addon.blender.properties import settings_of
-from fabrik_addon.blender.ui.messages import frame_runs, summary_text, target_text
+from fabrik_addon.blender.ui.messages import counted, frame_runs, sentence, summary_text, target_text
 
 from ..oracle import data_snapshot, evaluated, fcurve_keys
 from .scenes import activate, add_chain, chain_scene, summary_values
@@ -107,6 +107,7 @@ def test_the_operator_bakes_what_the_settings_say(options: dict[str, Any]) -> No
     for channel, keys in ours.items():
         np.testing.assert_allclose(keys, theirs[channel], atol=1e-6)
     assert [frame for frame, _ in next(iter(ours.values()))] == report.frames.tolist()
+    assert report.frames[-1] == (settings.frame_end if settings.use_custom_range else bpy.context.scene.frame_end)
     assert chain.last_bake.max_error == pytest.approx(report.max_error, abs=1e-6)
     assert chain.last_bake.frames == len(report.frames)
 
@@ -126,7 +127,7 @@ def test_frames_out_of_reach_are_summarised(capsys: pytest.CaptureFixture[str]) 
     assert len(far) > 1
     summary = chain.last_bake
     assert summary.unreachable == len(far)
-    assert summary.unreachable_frames == frame_runs(far, 2) == f"{far[0]}-{far[-1]}"
+    assert summary.unreachable_frames == frame_runs(far, frames) == f"{far[0]}-{far[-1]}"
     assert f"out of reach on {len(far)} frames: {far[0]}-{far[-1]}" in capsys.readouterr().out
 
 
@@ -140,14 +141,30 @@ def test_the_summary_says_on_target_only_when_every_frame_is() -> None:
     summary.unreachable, summary.unreachable_frames = 1, "9"
     assert target_text(summary) == "off target on 2 frames (1 out of reach): 4, 9"
     summary.off_target, summary.off_target_frames = 1, "9"  # missed only where out of reach
-    assert target_text(summary) == "out of reach on 1 frames: 9"
+    assert target_text(summary) == "out of reach on 1 frame: 9"
     assert "on target" not in summary_text(summary, bpy.context.scene)
+
+
+def test_messages_count_in_words_and_name_settings_as_the_panel_labels_them() -> None:
+    assert [counted(n, "frame") for n in (0, 1, 2)] == ["0 frames", "1 frame", "2 frames"]
+    assert counted(1, "IK constraint") == "1 IK constraint"
+    # The panel shows a setting's label alone; the API's keyword stays for a name the panel does not show.
+    assert (
+        sentence("Chain Length (chain_length) 10 is longer than the chain")
+        == "Chain Length 10 is longer than the chain"
+    )
+    assert sentence("the frames end before they start: End (frame_end) 5, Start (frame_start) 10") == (
+        "The frames end before they start: End 5, Start 10"
+    )
+    assert sentence("action_name must be a string, got int") == "action_name must be a string, got int"
+    assert sentence("the target 'Empty' is an empty object") == "The target 'Empty' is an empty object"
 
 
 def test_frame_runs() -> None:
     assert frame_runs([]) == ""
     assert frame_runs([3, 4, 5, 9, 11, 12]) == "3-5, 9, 11-12"
-    assert frame_runs([1, 3, 5, 9], step=2) == "1-5, 9"
+    assert frame_runs([1, 3, 5, 9], keyed=range(1, 12, 2)) == "1-5, 9"
+    assert frame_runs([41, 46, 50], keyed=[*range(1, 50, 5), 50]) == "41-50"  # the end frame follows 46
     assert frame_runs(list(range(0, 40, 3))) == "0, 3, 6, 9, 12, 15, ..."
 
 
@@ -211,17 +228,17 @@ def _constrain_a_chain_bone(armature: bpy.types.Object, names: list[str], target
 
 
 BAD_SETTINGS = [
-    ("fabrik.bake", {"chain_length": 5}, r"Error: chain_length 5 is longer than the chain"),
-    ("fabrik.clear", {"chain_length": 5}, r"Error: chain_length 5 is longer than the chain"),
+    ("fabrik.bake", {"chain_length": 5}, r"Error: Chain Length 5 is longer than the chain"),
+    ("fabrik.clear", {"chain_length": 5}, r"Error: Chain Length 5 is longer than the chain"),
     (
         "fabrik.bake",
         {"use_custom_range": True, "frame_start": 10, "frame_end": 5},
-        r"Error: frame_end \(5\) is before frame_start \(10\)",
+        r"Error: The frames end before they start: End 5, Start 10",
     ),
     (
         "fabrik.clear",
         {"use_custom_range": True, "frame_start": 10, "frame_end": 5},
-        r"Error: frame_end \(5\) is before frame_start \(10\)",
+        r"Error: The frames end before they start: End 5, Start 10",
     ),
     ("fabrik.bake", _parent_target_to_tip, r"Error: The target 'Target' is parented to the bone 'bone.002'"),
     ("fabrik.bake", _constrain_a_chain_bone, r"Error: Bone 'bone.001' has constraints .*Copy Rotation"),
@@ -317,3 +334,33 @@ def test_clear_on_an_action_another_object_uses() -> None:
     with pytest.raises(RuntimeError, match=r"also animates 'Other'.*make it single-user first"):
         bpy.ops.fabrik.clear()
     assert fcurve_keys(armature) == before
+
+
+def test_a_chain_below_another_is_baked_from_where_the_upper_chain_puts_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27, case 2, from the sidebar: a 2-bone arm hanging from the tip of a 3-bone spine, both in the
+    armature's list (the arm first). The spine's tip follows a target that sweeps it far from its rest place,
+    and the arm's target stays within the arm's reach of that target: reachable only from where the solved
+    spine puts the arm. Every frame of both is on target as Blender evaluates the keys, and none is reported
+    out of reach (from the spine's rest pose the arm's target is beyond its reach of 2 on 12 of the 20 frames,
+    by up to 0.72)."""
+    frames = range(1, 21)
+    armature, names = make_chain(5)
+    spine, arm = names[:3], names[3:]
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = frames.start, frames.stop - 1
+    sweep = loop_path(frames, (1.2, 0.0, 2.0), (0.6, 0.5, 0.4))
+    spine_target = keyed_empty("Spine target", sweep)
+    arm_target = keyed_empty("Arm target", [(f, (p[0] + 0.8, p[1] + 0.3, p[2] + 0.9)) for f, p in sweep])
+    activate(armature)
+    add_chain(armature, name="Arm", target=arm_target, tip_bone=arm[-1], chain_length=2)
+    add_chain(armature, name="Spine", target=spine_target, tip_bone=spine[-1], chain_length=3)
+    assert bpy.ops.fabrik.bake() == {"FINISHED"}
+    out = capsys.readouterr().out
+    assert "out of reach" not in out
+    for chain in settings_of(armature).chains:
+        assert chain.last_bake.unreachable == 0
+        assert chain.last_bake.off_target == 0
+    for tip, target in ((spine[-1], spine_target), (arm[-1], arm_target)):
+        state = evaluated(armature, frames, [tip])
+        errors = np.linalg.norm(state["tails"][:, 0] - target_path(target, frames), axis=1)
+        assert errors.max() <= 1e-3

@@ -10,15 +10,16 @@ import bpy
 import pytest
 from rigs import make_chain
 
-from fabrik_addon.blender.properties import settings_of
+from fabrik_addon.blender.properties import FABRIK_PG_chain, FABRIK_PG_settings, settings_of
 from fabrik_addon.blender.ui import panel
+from fabrik_addon.setting_names import LABELS
 
 from .scenes import activate, chain_scene, two_chain_scene
 
 
-def draw_panels(context: bpy.types.Context) -> dict[str, list[str]]:
-    """Draw every FABRIK panel whose poll passes, each into the layout of a fresh popover, and return what
-    each drew: labels and values, RNA paths and operators, flattened.
+def draw_panels(context: bpy.types.Context, extra: tuple[type[bpy.types.Panel], ...] = ()) -> dict[str, list[str]]:
+    """Draw every FABRIK panel whose poll passes (``panel``'s, then ``extra``), each into the layout of a fresh
+    popover, and return what each drew: labels and values, RNA paths and operators, flattened.
 
     Background Blender has no window to show a popover in (ending one crashes there), but the layout it
     begins with is Blender's own; it is simply never shown. The popovers are begun in the 3D viewport's
@@ -28,7 +29,7 @@ def draw_panels(context: bpy.types.Context) -> dict[str, list[str]]:
     region = next(region for region in area.regions if region.type == "UI")
     drawn: dict[str, list[str]] = {}
     with context.temp_override(area=area, region=region):
-        for cls in panel.CLASSES:
+        for cls in (*panel.CLASSES, *extra):
             parent = getattr(cls, "bl_parent_id", None)
             if (parent is not None and parent not in drawn) or not cls.poll(context):
                 continue  # Blender draws a subpanel only under its parent
@@ -120,6 +121,15 @@ def test_the_frames_drawn_are_the_scenes_or_the_custom_ones(custom: bool) -> Non
     frames = draw_panels(bpy.context)["FABRIK_PT_frames"]
     owner = "FABRIK_PG_settings" if custom else "Scene"
     assert {f"{owner}.frame_start", f"{owner}.frame_end", "FABRIK_PG_settings.frame_step"} <= set(frames)
+
+
+def test_messages_name_settings_by_the_labels_the_panel_shows() -> None:
+    """``settings.LABELS`` (how messages name a setting) are the properties' names; the Bone below Target and
+    the Weight beside Rotation are named with what they belong to."""
+    for keyword, label in LABELS.items():
+        group = FABRIK_PG_chain if keyword in FABRIK_PG_chain.bl_rna.properties else FABRIK_PG_settings
+        name = group.bl_rna.properties[keyword].name
+        assert label == name or label in {f"Target {name}", f"Rotation {name}"}, (keyword, label, name)
 
 
 def test_an_armature_without_chains_asks_for_one() -> None:

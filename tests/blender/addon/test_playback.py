@@ -83,7 +83,7 @@ def test_solve_now_names_a_chain_it_cannot_solve_and_changes_nothing() -> None:
     settings_of(armature).chains[0].tip_bone = names[-1]
     settings_of(armature).chains[0].chain_length = 9
     before = pose_values(armature)
-    with pytest.raises(RuntimeError, match="chain_length"):
+    with pytest.raises(RuntimeError, match=r"bone\.002: Chain Length 9 is longer than the chain"):  # the panel's words
         bpy.ops.fabrik.solve_now()
     assert pose_values(armature) == before
 
@@ -133,6 +133,23 @@ def test_key_current_frame_keys_nothing_into_a_locked_f_curve() -> None:
     with pytest.raises(RuntimeError, match=r"Nothing keyed: .* is locked: unlock it first"):
         bpy.ops.fabrik.key_current_frame()
     assert fcurve_keys(armature) == keys
+
+
+def test_step_through_says_how_many_steps_or_that_the_tip_is_on_target_already(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bent_scene()
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    steps = len(LIVE.session.steps.names) - 1 if LIVE.session else 0
+    assert steps > 1
+    assert f"Info: {steps} steps to step through at frame 7" in capsys.readouterr().out
+    bpy.ops.fabrik.step_leave()
+    assert bpy.ops.fabrik.solve_now() == {"FINISHED"}  # the tip on the target, unkeyed
+    capsys.readouterr()
+    assert bpy.ops.fabrik.step_through() == {"FINISHED"}
+    out = capsys.readouterr().out
+    assert "The tip is on target at frame 7 already (within the tolerance): no step to take" in out
+    assert "0 steps" not in out
 
 
 @pytest.mark.parametrize("method", ["fabrik", "ccd"])

@@ -170,7 +170,7 @@ def test_the_preview_follows_the_bakes_rules_ccd_is_refused_on_a_limited_chain()
     armature.pose.bones[names[1]].use_ik_limit_x = True
     settings = settings_of(armature)
     settings.method = "CCD"
-    with pytest.raises(ValueError, match="method 'ccd' does not support joint limits") as refused:
+    with pytest.raises(ValueError, match=r"Method \(method\) 'ccd' does not support joint limits") as refused:
         api.bake(armature, target, tip_bone=names[-1], method="ccd", frame_start=1, frame_end=1)
     pose = {name: tuple(armature.pose.bones[name].rotation_quaternion) for name in names}
     settings.live_preview = True
@@ -299,7 +299,7 @@ def test_a_chain_that_cannot_be_solved_leaves_the_others_posed() -> None:
     found = preview.problems(armature)
     assert found.keys() == {1, 2}
     assert found[1] == found[2]
-    assert found[1].startswith("method 'ccd' does not support")
+    assert found[1].startswith("Method (method) 'ccd' does not support")
     assert "nor chains that share bones" in found[1]
     tip, goal = tip_and_target(armature, names["left"][-1])
     assert np.linalg.norm(tip - goal) <= TOLERANCE  # the other chain still follows its target

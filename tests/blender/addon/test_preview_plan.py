@@ -13,7 +13,7 @@ import pytest
 from numpy.typing import NDArray
 from rigs import keyed_empty, link, loop_path
 
-from fabrik_addon.blender import properties
+from fabrik_addon.blender import setting_changes
 from fabrik_addon.blender.bake import Unit
 from fabrik_addon.blender.live import LIVE, preview
 from fabrik_addon.blender.live.rig_plan import settings_key
@@ -200,7 +200,7 @@ def test_a_setting_changed_unannounced_is_solved_with(plans: list[str]) -> None:
     settings_of(armature).live_preview = True
     target.location = (0.2, 0.1, 2.2)
     bpy.context.view_layer.update()
-    properties.unsubscribe(preview._setting_changed)
+    setting_changes.unsubscribe(preview._setting_changed)
     try:
 
         def edit() -> None:
@@ -211,7 +211,7 @@ def test_a_setting_changed_unannounced_is_solved_with(plans: list[str]) -> None:
 
         assert_as_fresh(armature, edit, move)
     finally:
-        properties.subscribe(preview._setting_changed)
+        setting_changes.subscribe(preview._setting_changed)
     assert len(plans) >= 2
 
 

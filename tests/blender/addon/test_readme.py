@@ -1,11 +1,15 @@
-"""The README runs as written: every fenced block is run or parsed here, against scenes with the README's names.
+"""The README runs as written: every fenced block is run or parsed here, each Python block as it stands, from a
+fresh process (the bpy module starts with its default scene: a block opens or builds the scene it needs).
 
 - Python blocks that import ``fabrik_addon`` run with the venv's Python from a folder outside the repository
-  (the package is found because scripts/test installs it into the venv), on the README scene.
+  (the package is found because scripts/test installs it into the venv), in the README's order: the first
+  makes the ``shot.blend`` the others open.
 - The shell lines that install the extension and run ``blender -c fabrik_bake`` run in a fresh Blender (bpy)
   process through Blender's own ``extension`` command and the command the extension registers; the Python
-  blocks that use the installed extension run there too. No Blender binary is at hand, so ``blender ...``
-  lines are run through those functions.
+  blocks that use the installed extension run there too, after the README's block that enables it in a new
+  process. No Blender binary is at hand, so ``blender ...`` lines are run through those functions. The
+  README's way to install the extension with the bpy module alone runs in a fresh process too, and a new
+  process finds the add-on off until it runs that block.
 - The TOML block is the config those command lines bake with; the JSON block must have the keys of the report
   they write. ``scripts/...`` lines must name scripts that exist and options they take.
 - The ``Object.fabrik`` tables must be the ones ``scripts/property_table.py`` generates now.
@@ -19,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,20 +46,17 @@ CHECKED_LANGUAGES = {"python", "toml", "json", "sh", "text"}
 
 
 def readme_scene(path: Path) -> Path:
-    """A file with the names the README uses: Rigify's human metarig as "Armature" and as "Rig", an Empty
-    "Empty" and "Hand.IK" in reach of its left hand, and a 32-bone "Tentacle" (bones tentacle.000 to .031) with
-    "Tip.IK" circling within its reach."""
+    """A file with the names the README's command lines use: Rigify's human metarig as "Rig" with an Empty
+    "Hand.IK" in reach of its left hand, and a 32-bone "Tentacle" (bones tentacle.000 to .031) with "Tip.IK"
+    circling within its reach."""
     rigs.new_file(FRAMES)
-    for name, target in (("Armature", "Empty"), ("Rig", "Hand.IK")):
-        rig = rigs.rigify_metarig()
-        rig.name = name
-        rig.location.x = 3.0 if name == "Rig" else 0.0
-        bpy.context.view_layer.update()
-        bones = rig.data.bones
-        shoulder = rig.matrix_world @ bones["upper_arm.L"].head_local
-        hand = rig.matrix_world @ bones["hand.L"].tail_local
-        goal = shoulder.lerp(hand, 0.8) + Vector((0.0, -0.1, 0.1))
-        rigs.keyed_empty(target, [(FRAMES.start, tuple(goal))])
+    rig = rigs.rigify_metarig()
+    rig.name = "Rig"
+    bpy.context.view_layer.update()
+    bones = rig.data.bones
+    shoulder = rig.matrix_world @ bones["upper_arm.L"].head_local
+    hand = rig.matrix_world @ bones["hand.L"].tail_local
+    rigs.keyed_empty("Hand.IK", [(FRAMES.start, tuple(shoulder.lerp(hand, 0.8) + Vector((0.0, -0.1, 0.1))))])
     tentacle, names = rigs.make_chain(32, name="Tentacle", length=0.1)
     for index, name in enumerate(names):
         tentacle.data.bones[name].name = f"tentacle.{index:03d}"
@@ -77,9 +79,46 @@ def of_language(language: str) -> list[Block]:
     return [block for block in blocks() if block.language == language]
 
 
+def installs(block: Block) -> bool:
+    """The Python block that installs the extension with the bpy module."""
+    return "package_install_files" in block.text
+
+
+def starts(block: Block) -> bool:
+    """The Python block that enables the installed extension in a new bpy process."""
+    return "read_userpref" in block.text
+
+
 def needs_blender(block: Block) -> bool:
     """A Python block for inside Blender: it imports the installed extension or uses the add-on's operators."""
+    if installs(block) or starts(block):
+        return False
     return "bl_ext." in block.text or "bpy.ops.fabrik" in block.text
+
+
+def with_the_package(block: Block) -> bool:
+    """A Python block for the venv's Python (the ``fabrik_addon`` package, or the scene the others open)."""
+    return not (installs(block) or starts(block) or needs_blender(block))
+
+
+def the_one(test: Callable[[Block], bool]) -> Block:
+    (block,) = [block for block in of_language("python") if test(block)]
+    return block
+
+
+def run_with_the_package(block: Block, folder: Path) -> None:
+    """``block`` as written, with the venv's Python in a fresh process, in ``folder``."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    leaving = "\nimport os, sys\nsys.stdout.flush()\nos._exit(0)  # bpy's teardown may crash\n"
+    done = subprocess.run(
+        [sys.executable, "-c", block.text + leaving],
+        cwd=folder,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"{block}:\n{done.stderr[-3000:]}"
 
 
 def blender_lines() -> list[list[str]]:
@@ -126,27 +165,13 @@ def test_the_scripts_named_exist_and_take_the_options_shown() -> None:
 
 
 def test_the_python_blocks_run_with_the_venvs_python_from_any_folder(tmp_path: Path) -> None:
-    scene = readme_scene(tmp_path / "readme.blend")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    ran = 0
-    for block in of_language("python"):
-        if needs_blender(block):
-            continue
-        opening = f"import bpy\nbpy.ops.wm.open_mainfile(filepath={str(scene)!r}, load_ui=False, use_scripts=False)\n"
-        leaving = "\nimport os, sys\nsys.stdout.flush()\nos._exit(0)  # bpy's teardown may crash\n"
-        done = subprocess.run(
-            [sys.executable, "-c", opening + block.text + leaving],
-            cwd=elsewhere,
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, f"{block}:\n{done.stderr[-3000:]}"
-        ran += 1
-    assert ran >= 3
+    found = [block for block in of_language("python") if with_the_package(block)]
+    assert len(found) >= 4
+    assert "save_as_mainfile" in found[0].text, "the first block makes the shot the others open"
+    assert all('open_mainfile(filepath="shot.blend")' in block.text for block in found[1:] if "bpy" in block.text)
+    for block in found:
+        run_with_the_package(block, tmp_path)
+    assert (tmp_path / "shot.blend").is_file()
 
 
 def blender_run(tmp_path: Path, *args: str) -> dict[str, Any]:
@@ -170,8 +195,9 @@ def blender_run(tmp_path: Path, *args: str) -> dict[str, Any]:
 def test_install_then_the_command_line_and_the_blocks_inside_blender(package: Path, tmp_path: Path) -> None:
     (tmp_path / "dist").mkdir()
     shutil.copy(package, tmp_path / "dist")
-    scene = readme_scene(tmp_path / "readme.blend")
-    shots_and_config(scene, tmp_path)
+    shots_and_config(readme_scene(tmp_path / "readme.blend"), tmp_path)
+    scene_block = next(block for block in of_language("python") if with_the_package(block))
+    run_with_the_package(scene_block, tmp_path)  # the README's shot.blend, which the blocks inside Blender open
 
     (install,) = [words[3:] for words in blender_lines() if words[2] == "extension"]
     install = [match for word in install for match in (sorted(glob.glob(word, root_dir=tmp_path)) or [word])]
@@ -181,7 +207,7 @@ def test_install_then_the_command_line_and_the_blocks_inside_blender(package: Pa
 
     commands = [words[3:] for words in blender_lines() if words[2] == "fabrik_bake"]
     inside = [block.text for block in of_language("python") if needs_blender(block)]
-    spec = {"scene": str(scene), "commands": commands, "blocks": inside}
+    spec = {"start": the_one(starts).text, "commands": commands, "blocks": inside}
     (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
     seen = blender_run(tmp_path, "run", "spec.json")
     assert seen["enabled"]
@@ -204,6 +230,29 @@ def test_install_then_the_command_line_and_the_blocks_inside_blender(package: Pa
     assert set(sample) == set(report)
     assert set(sample["files"][0]) == set(report["files"][0])
     assert set(sample["files"][0]["chains"][0]) == set(report["files"][0]["chains"][0])
+
+
+def test_the_bpy_module_installs_the_extension_and_a_new_process_enables_it(package: Path, tmp_path: Path) -> None:
+    (tmp_path / "dist").mkdir()
+    shutil.copy(package, tmp_path / "dist")
+    spec = tmp_path / "spec.json"
+    probe = "import bpy\nbpy.data.objects.new('probe', None).fabrik.chains.add()"
+
+    spec.write_text(json.dumps({"blocks": [the_one(installs).text, probe]}), encoding="utf-8")
+    installed = blender_run(tmp_path, "blocks", spec.name)
+    assert installed["blocks"] == [None, None], "\n".join(filter(None, installed["blocks"]))
+    assert installed["enabled"]
+
+    # A new process: the add-on is off, with the error the README quotes, until the README's block enables it.
+    spec.write_text(json.dumps({"blocks": [probe]}), encoding="utf-8")
+    fresh = blender_run(tmp_path, "blocks", spec.name)
+    assert not fresh["enabled"]
+    assert "AttributeError: 'Object' object has no attribute 'fabrik'" in fresh["blocks"][0]
+    assert "`'Object' object has no attribute 'fabrik'`" in " ".join(README.read_text(encoding="utf-8").split())
+    spec.write_text(json.dumps({"blocks": [the_one(starts).text, probe]}), encoding="utf-8")
+    started = blender_run(tmp_path, "blocks", spec.name)
+    assert started["blocks"] == [None, None], "\n".join(filter(None, started["blocks"]))
+    assert started["enabled"]
 
 
 @pytest.mark.parametrize("runner", ["scripts/fabrik_bake.py"])

@@ -2,7 +2,7 @@
 all it did, the file value by value as it was; Step Through Iterations pushes none (leaving puts back the pose
 the last step holds), and an undo while stepping ends the session before Blender reads the file anew.
 
-Bake, Solve Now and the chain list's operators have their own undo tests beside their other tests."""
+Bake, Solve Now, the chain list's operators and Plant Feet's have their own undo tests beside their other tests."""
 
 from __future__ import annotations
 
@@ -27,7 +27,11 @@ UNDO = {
     "chain_move": True,
     "chain_remove": True,
     "clear": True,
+    "detect_contacts": True,
+    "foot_add": True,
+    "foot_remove": True,
     "key_current_frame": True,
+    "plant_feet": True,
     "solve_now": True,
     "step_leave": False,
     "step_play": False,

@@ -1,0 +1,108 @@
+"""The legs of a planting, checked against the armature: each foot a bone with a chain of bones above it that
+its own keys pose (motion capture, a game rig's plain bone chains), the legs apart, and the hips bone (if one
+is named) above every leg; then the bake that plants them, planned (nothing written).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import bpy
+import numpy as np
+
+from ...planting import PlantSettings
+from ...settings import BakeSettings, ChainSettings
+from ..bake import BakePlan, check_channel_fcurves, plan
+from ..rig import armature_data, bone_path, chain_bone_names
+
+
+def plan_legs(settings: PlantSettings[bpy.types.Object]) -> BakePlan:
+    """The bake of every leg toward its own foot as animated (``bake.plan``'s ``tips_as_goals``), each foot
+    turning with its animation (Rotation on), after the checks planting adds.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the problem: not an armature, a missing bone, legs sharing bones, a leg bone with
+        constraints (feet driven by IK controls), a hips bone that is not above every leg or that something
+        other than its keys moves, and everything ``bake.plan`` refuses.
+    """
+    armature = settings.armature
+    armature_data(armature)
+    legs = [chain_bone_names(armature, foot, settings.chain_length) for foot in settings.feet]
+    _check_apart(settings.feet, legs)
+    for foot, names in zip(settings.feet, legs, strict=True):
+        _check_unconstrained(armature, foot, names)
+    if settings.hips_bone:
+        _check_hips(armature, settings.hips_bone, legs, settings.action_name)
+    chains = tuple(
+        ChainSettings(armature, None, foot, settings.chain_length, use_rotation=True) for foot in settings.feet
+    )
+    # The rules' tolerance is in leg lengths: the shortest leg's, from hip to ankle, in world units at rest.
+    bones = armature_data(armature).bones
+    scale = float(np.cbrt(abs(np.linalg.det(np.array(armature.matrix_world.to_3x3())))))
+    shortest = min(sum(bones[name].length for name in names[:-1]) for names in legs) * scale
+    solver = replace(settings.solver, tolerance=settings.rules.tolerance * shortest)
+    return plan(BakeSettings(chains, settings.frames, solver, settings.action_name), tips_as_goals=True)
+
+
+def _check_apart(feet: tuple[str, ...], legs: list[tuple[str, ...]]) -> None:
+    """No two legs share a bone: each is solved alone, its foot turning with its animation."""
+    for i, first in enumerate(legs):
+        for j in range(i + 1, len(legs)):
+            shared = [name for name in first if name in legs[j]]
+            if shared:
+                raise ValueError(
+                    f"the legs of '{feet[i]}' and '{feet[j]}' share bone '{shared[-1]}': make Chain Length short "
+                    "enough that each leg stops below where they meet (3 for a foot, shin and thigh)"
+                )
+
+
+def _check_unconstrained(armature: bpy.types.Object, foot: str, names: tuple[str, ...]) -> None:
+    """Planting keys the legs' own rotations: a leg whose bones a constraint poses (Rigify's feet follow IK
+    controls) is out of its reach."""
+    pose = armature.pose
+    assert pose is not None
+    for name in names:
+        constraints = [c for c in pose.bones[name].constraints if c.enabled and c.influence > 0.0]
+        if constraints:
+            raise ValueError(
+                f"bone '{name}' of the leg of '{foot}' has constraint '{constraints[0].name}' "
+                f"({constraints[0].type.replace('_', ' ').title()}): Plant Feet keys legs that their own keys "
+                "pose (motion capture, plain bone chains); feet driven by IK controls (Rigify) are not supported: "
+                "bake the legs to FK first, or plant the controls by hand"
+            )
+
+
+def _check_hips(armature: bpy.types.Object, hips: str, legs: list[tuple[str, ...]], action_name: str | None) -> None:
+    """The hips bone exists, is above every leg and in none, and only its keys move it (so keys lower it)."""
+    bones = armature_data(armature).bones
+    if hips not in bones:
+        raise ValueError(f"armature '{armature.name}' has no bone '{hips}' to lower as the hips: name the pelvis")
+    for names in legs:
+        if hips in names:
+            raise ValueError(f"hips bone '{hips}' is in the leg of '{names[-1]}': name a bone above the legs")
+    for names in legs:
+        above = bones[names[0]].parent_recursive
+        if bones[hips] not in above:
+            raise ValueError(
+                f"hips bone '{hips}' is not above the leg of '{names[-1]}' (from '{names[0]}'): lowering it would "
+                "not move that leg; name a bone every leg hangs from, as the pelvis"
+            )
+    pose = armature.pose
+    assert pose is not None
+    constraints = [c.name for c in pose.bones[hips].constraints if c.enabled and c.influence > 0.0]
+    if constraints:
+        raise ValueError(
+            f"hips bone '{hips}' has constraint '{constraints[0]}', which would override the keys that lower it: "
+            "mute it, or leave the hips out"
+        )
+    path = f"{bone_path(hips)}.location"
+    driven = {
+        driver.data_path
+        for driver in (armature.animation_data.drivers if armature.animation_data is not None else ())
+        if driver.data_path == path
+    }
+    if driven:
+        raise ValueError(f"hips bone '{hips}' has a driver on its Location, which would override the keys")
+    check_channel_fcurves(armature, action_name, {(path, index) for index in range(3)})

@@ -1,0 +1,63 @@
+"""Contact marks: when each foot is planted, as keys an animator sees and edits in the Dope Sheet or Graph
+Editor. Each foot's pose bone gets a custom property ``fabrik_contact`` (0 or 1), keyed with constant
+interpolation: 1 from a contact's first frame, 0 from the frame after its last. Detect Contacts writes them;
+Plant Feet plants what they say where a foot has them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+from ...planting import Contact, runs
+from .. import compat
+from ..rig import KeyWriter
+
+#: The custom property of a foot's pose bone whose keys mark its contacts.
+MARK = "fabrik_contact"
+
+
+def mark_path(foot: str) -> str:
+    """The data path of a foot's contact marks."""
+    return f'pose.bones["{bpy.utils.escape_identifier(foot)}"]["{MARK}"]'
+
+
+def marks_fcurve(armature: bpy.types.Object, foot: str) -> bpy.types.FCurve | None:
+    """The F-curve of a foot's contact marks in the armature's active Action, if it has one."""
+    path = mark_path(foot)
+    return next((f for f in compat.assigned_fcurves(armature) if f.data_path == path and f.array_index == 0), None)
+
+
+def read_marks(armature: bpy.types.Object, foot: str, frames: Sequence[int]) -> list[Contact] | None:
+    """A foot's contacts as its marks say, as (first, last) indices into ``frames`` (the runs of frames where
+    the marks are above one half, joined where they touch); None where the foot has no marks (or they are
+    muted)."""
+    fcurve = marks_fcurve(armature, foot)
+    if fcurve is None or fcurve.mute:
+        return None
+    down = np.array([fcurve.evaluate(frame) > 0.5 for frame in frames], dtype=bool)
+    return runs(down, 0, 1)
+
+
+def write_marks(writer: KeyWriter, foot: str, frames: Sequence[int], contacts: Sequence[Contact]) -> None:
+    """Key a foot's contact marks over ``frames`` (replacing the keys within them): 0 on the first frame unless
+    a contact starts there, 1 on each contact's first frame, 0 on the frame after each contact's last (where
+    it is within ``frames``)."""
+    pose = writer.obj.pose
+    assert pose is not None
+    bone = pose.bones[foot]
+    if bone.get(MARK) is None:  # the property the keys animate, taken away again if the writer undoes its keys
+        bone[MARK] = 0
+        writer.on_undo(lambda: bone.pop(MARK, None))
+    keyed: dict[int, float] = {frames[0]: 0.0}
+    for first, last in contacts:
+        keyed[frames[first]] = 1.0
+        if last + 1 < len(frames):
+            keyed[frames[last + 1]] = 0.0
+    at: NDArray[np.int64] = np.array(sorted(keyed), dtype=np.int64)
+    values = np.array([keyed[frame] for frame in at.tolist()])
+    span = (float(frames[0]), float(frames[-1]))
+    writer.replace(mark_path(foot), 0, foot, at, values, span, interpolation="CONSTANT")

@@ -1,0 +1,158 @@
+"""Plant feet on an armature's animation, and detect (and mark) its contacts: one read walk through the frames,
+the goals computed in numpy (``fabrik_addon.planting``), one solve, keys written all or nothing and checked by
+Blender's evaluation, as every bake is (``bake.carry_out``, with this module's ``_Planter`` between reading
+and solving).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+from ...planting import Contact, Foot, Planting, PlantSettings, plant, skate
+from ...solver import FloatArray
+from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, carry_out, read_frames
+from ..rig import KeyWriter, bone_path
+from .feet import plan_legs
+from .marks import read_marks, write_marks
+from .report import FootReport, PlantReport
+
+
+def plant_feet(
+    settings: PlantSettings[bpy.types.Object], progress: Callable[[float], None] | None = None
+) -> PlantReport:
+    """Key each leg so its foot's ball stays on one point through each contact, the foot keeping its animated
+    orientation, the leg its animation outside contacts and their blends; lower the hips where asked.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For settings the scene cannot honour, naming what is wrong; nothing is written then.
+    """
+    started = time.perf_counter()
+    legs = plan_legs(settings)
+    frames = list(legs.frame_range)
+    marks = [read_marks(settings.armature, foot, frames) if settings.use_marks else None for foot in settings.feet]
+    planter = _Planter(settings, legs, _fps(legs.scene), marks)
+    if settings.hips_bone:
+        planter.tracks.append(BoneTrack.empty(settings.armature, settings.hips_bone, len(frames)))
+    baked = carry_out(legs, progress, adjust=planter)
+    assert planter.planting is not None, "the bake calls the planter between reading and solving"
+    planted, feet = planter.planting, planter.feet
+    reports = []
+    for k, (foot, chain) in enumerate(zip(feet, baked.chains, strict=True)):
+        found = planted.contacts[k]
+        reports.append(
+            FootReport(
+                foot=settings.feet[k],
+                contacts=tuple(_pairs(frames, found)),
+                marked=marks[k] is not None,
+                skate_before=tuple(skate(foot.ball, contact) for contact in found),
+                skate_after=tuple(skate(chain.tips, contact) for contact in found),
+                out_of_reach_frames=tuple(frames[i] for i in np.flatnonzero(planted.out_of_reach[:, k]).tolist()),
+            )
+        )
+    return PlantReport(
+        tuple(reports), baked.max_error, planted.drop, planted.floor, time.perf_counter() - started, baked
+    )
+
+
+def detect_contacts(
+    settings: PlantSettings[bpy.types.Object],
+    *,
+    mark: bool = True,
+    progress: Callable[[float], None] | None = None,
+) -> dict[str, list[tuple[int, int]]]:
+    """Find each foot's contacts in its animation (as ``plant_feet`` does where a foot has no marks) and, with
+    ``mark``, key them as the foot's contact marks over the frames (replacing the marks there).
+
+    Returns
+    -------
+    dict of str to list of (first, last)
+        Per foot, its contacts as frames, both included.
+    """
+    legs = plan_legs(settings)
+    frames = list(legs.frame_range)
+    inputs = read_frames(legs, progress)
+    feet = [_foot(prepared_reach(legs, k, i), i, None) for k, i in enumerate(inputs)]
+    found = plant(feet, settings.rules, fps=_fps(legs.scene), lower_hips=False).contacts
+    if mark:
+        with KeyWriter(settings.armature, settings.action_name) as writer:
+            for foot, contacts in zip(settings.feet, found, strict=True):
+                write_marks(writer, foot, frames, contacts)
+    return {foot: _pairs(frames, contacts) for foot, contacts in zip(settings.feet, found, strict=True)}
+
+
+@dataclass
+class _Planter:
+    """What ``plant_feet`` does between the bake's reading and solving (a ``bake.Adjust``): the goals of every
+    leg, the lowered hips under every leg's root, and the hips' keys."""
+
+    settings: PlantSettings[bpy.types.Object]
+    legs: BakePlan
+    fps: float
+    marks: list[list[Contact] | None]
+    tracks: list[BoneTrack] = field(default_factory=list)
+    planting: Planting | None = None
+    feet: list[Foot] = field(default_factory=list)
+
+    def __call__(self, inputs: list[Inputs], frames: NDArray[np.int64]) -> Adjusted:
+        self.feet = [_foot(prepared_reach(self.legs, k, i), i, self.marks[k]) for k, i in enumerate(inputs)]
+        planted = plant(self.feet, self.settings.rules, fps=self.fps, lower_hips=bool(self.settings.hips_bone))
+        self.planting = planted
+        adjusted = []
+        for k, leg in enumerate(inputs):
+            root_frames = leg.root_frames.copy()
+            root_frames[:, 2, 3] -= planted.drop  # the hips went down, and every leg with them
+            adjusted.append(replace(leg, targets=np.ascontiguousarray(planted.goals[:, k]), root_frames=root_frames))
+        if not self.tracks or not planted.drop.any():
+            return Adjusted(adjusted)
+        hips = self.tracks[0]
+        return Adjusted(adjusted, _HipsKeys(hips, planted.drop), {self.settings.armature: {hips.bone}})
+
+
+@dataclass(frozen=True)
+class _HipsKeys:
+    """The hips' Location keys that lower them by ``drop`` (F,) in world space on every frame."""
+
+    hips: BoneTrack
+    drop: FloatArray
+
+    def __call__(
+        self, writers: Mapping[bpy.types.Object, KeyWriter], frames: NDArray[np.int64], span: tuple[float, float]
+    ) -> None:
+        moves = np.zeros((len(frames), 3))
+        moves[:, 2] = -self.drop
+        locations = self.hips.locations_moving(moves)
+        writer = writers[self.hips.armature]
+        for index in range(3):
+            path = f"{bone_path(self.hips.bone)}.location"
+            writer.replace(path, index, self.hips.bone, frames, locations[:, index], span)
+
+
+def prepared_reach(legs: BakePlan, k: int, inputs: Inputs) -> float:
+    """How far leg ``k``'s bones above the foot reach, hip joint to ankle, in world units (its root frame's
+    scale on the first frame: a leg is not scaled in its animation, which the bake refuses)."""
+    chain = legs.chains[k].chain
+    scale = float(np.cbrt(abs(np.linalg.det(inputs.root_frames[0, :3, :3]))))
+    return float(chain.rest.lengths[:-1].sum()) * scale
+
+
+def _foot(reach: float, inputs: Inputs, contacts: list[Contact] | None) -> Foot:
+    """A leg as read: the ball (the foot's tail), the ankle (its head) and the hip joint (the leg's root)."""
+    assert inputs.tip_heads is not None, "planting reads each foot as animated"
+    return Foot(inputs.targets, inputs.tip_heads, inputs.root_frames[:, :3, 3].copy(), reach, contacts)
+
+
+def _fps(scene: bpy.types.Scene) -> float:
+    """The scene's frame rate, frames per second."""
+    return float(scene.render.fps / scene.render.fps_base)
+
+
+def _pairs(frames: Sequence[int], contacts: list[Contact]) -> list[tuple[int, int]]:
+    return [(frames[a], frames[b]) for a, b in contacts]

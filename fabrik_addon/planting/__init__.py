@@ -1,0 +1,41 @@
+"""Planting feet, in numpy: when each foot is planted (``contacts``), where its ball goes through each contact
+and its blends (``pins``), how far the hips go down so every pin is within reach and where a leg eases rather
+than snaps straight (``reach``), all of it for a bake's feet at once (``plan``), and the settings value every
+entry point makes (``settings``).
+
+Imports nothing of Blender; positions are world positions in scene units with +Z up, times in seconds,
+thresholds in leg lengths.
+"""
+
+from .contacts import Contact, ContactRules, contact_flags, find_contacts, floor_height, horizontal_speeds, runs, skate
+from .pins import PIN_AT, PinnedPath, pinned_path, smooth_step
+from .plan import Foot, Planting, PlantRules, plant
+from .reach import HipsDrop, eased_heads, hips_drop, lowered, needed_drop, rate_limited
+from .settings import PLANT_KEYWORDS, PlantSettings
+
+__all__ = [
+    "PIN_AT",
+    "PLANT_KEYWORDS",
+    "Contact",
+    "ContactRules",
+    "Foot",
+    "HipsDrop",
+    "PinnedPath",
+    "PlantRules",
+    "PlantSettings",
+    "Planting",
+    "contact_flags",
+    "eased_heads",
+    "find_contacts",
+    "floor_height",
+    "hips_drop",
+    "horizontal_speeds",
+    "lowered",
+    "needed_drop",
+    "pinned_path",
+    "plant",
+    "rate_limited",
+    "runs",
+    "skate",
+    "smooth_step",
+]

@@ -1,0 +1,98 @@
+"""Benchmark: Plant Feet against Blender's IK constraint + Bake Action toward the same pins, side by side in one
+process (the "plant" section of ``bench_bake.py``; also runnable alone).
+
+For each committed clip, with the hips lowered and without: FABRIK's whole ``api.plant_feet`` (finding the
+contacts, the bake, Blender's check of the keys) is timed on a fresh import; then on another fresh import
+Blender's side is given FABRIK's pins (an Empty per foot keyed where FABRIK's ball goes and turned as the foot
+is animated) and lowered hips, and an IK constraint per leg (Rotation on) is baked with Bake Action
+(``plant_scenes.native_plant``). Both are measured by Blender's evaluation: the knees against the capture
+(everywhere, and where Blender's IK reaches the pins), knee flips, the slide left in contacts.
+
+Run with the bpy module: ``.venv/bin/python scripts/bench_plant.py [--repeat N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import bpy
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import mocap
+import plant_scenes
+import rigs
+
+from fabrik_addon import api
+
+
+def _row(clip: str, hips: str | None, repeat: int) -> str:
+    ours: list[tuple[float, api.PlantReport, plant_scenes.FloatArray, plant_scenes.FloatArray]] = []
+    theirs: list[tuple[float, plant_scenes.FloatArray]] = []
+    for _ in range(repeat):
+        rigs.new_file(range(1, 2))
+        legs = plant_scenes.import_legs(clip)
+        seconds, report = plant_scenes.fabrik_plant(legs, hips_bone=hips)
+        after = plant_scenes.leg_joints(legs.armature, legs.legs, legs.frames)
+        ours.append((seconds, report, after, legs.joints.copy()))
+        rigs.new_file(range(1, 2))
+        native = plant_scenes.import_legs(clip)
+        native_seconds = plant_scenes.native_plant(native, report, hips)
+        theirs.append((native_seconds, plant_scenes.leg_joints(native.armature, native.legs, native.frames)))
+    seconds, report, after, animated = min(ours, key=lambda result: result[0])
+    native_seconds, native_after = min(theirs, key=lambda result: result[0])
+    frames = len(animated)
+    cm = mocap.CLIPS[clip].metres_per_unit * 100.0
+    goals = np.stack([chain.tips for chain in report.bake.chains], axis=1)
+    legs = np.linalg.norm(np.diff(animated[0, :, :3], axis=1), axis=-1).sum(axis=1)  # hip to knee to ankle
+    reached = np.linalg.norm(native_after[:, :, 3] - goals, axis=-1) <= 5 * plant_scenes.TOLERANCE * legs.min()
+    ours_knee = np.linalg.norm(after[:, :, 1] - animated[:, :, 1], axis=-1) * cm
+    their_knee = np.linalg.norm(native_after[:, :, 1] - animated[:, :, 1], axis=-1) * cm
+    flips = sum(len(mocap.knee_flips(*(after[:, k, j] for j in range(3)))) for k in range(2))
+    native_flips = sum(len(mocap.knee_flips(*(native_after[:, k, j] for j in range(3)))) for k in range(2))
+    before = max(s for foot in report.feet for s in foot.skate_before) * cm * 10
+    held = max(s for foot in report.feet for s in foot.skate_after) * cm * 10
+    missed = float(np.linalg.norm(native_after[:, :, 3] - goals, axis=-1).max() * cm)
+    contacts = sum(len(foot.contacts) for foot in report.feet)
+    return (
+        f"{clip:<13} {'hips' if hips else 'none':<5} {frames:>6} | {seconds / frames * 1e3:>6.3f} "
+        f"{native_seconds / frames * 1e3:>6.3f} {native_seconds / seconds:>5.2f}x | {contacts:>3} "
+        f"{before:>5.1f}/{held:<4.2f}mm | {ours_knee.max():>5.2f}/{their_knee.max():<5.2f} "
+        f"{ours_knee.mean():>5.3f}/{their_knee.mean():<5.3f} | {ours_knee[reached].max():>5.2f}/"
+        f"{their_knee[reached].max():<5.2f} {ours_knee[reached].mean():>5.3f}/{their_knee[reached].mean():<5.3f} | "
+        f"{flips}/{native_flips} | {missed:>5.2f} | {report.max_hips_drop * cm:>4.2f}"
+    )
+
+
+def plant_table(repeat: int = 1) -> None:
+    print(
+        f"{'clip':<13} {'hips':<5} {'frames':>6} | {'FABRIK':>6} {'native':>6} {'ratio':>6} | {'n':>3} "
+        f"{'slide before/after':>18} | {'knee max F/N':>11} {'mean F/N':>11} | {'where N reaches: max':>20} "
+        f"{'mean':>5} | flips | N miss | drop"
+    )
+    for clip in mocap.CLIPS:
+        for hips in ("Hips", None):
+            print(_row(clip, hips, repeat))
+    print(
+        "ms per frame: FABRIK's whole plant_feet (contacts, bake, check) and Blender's IK constraints + Bake "
+        "Action toward FABRIK's pins; ratio: Blender's time over FABRIK's; n: contacts; slide: the most a ball "
+        "slides in a contact, before and after (mm); knees: distance from the captured knee (cm), FABRIK / "
+        "Blender, everywhere and where Blender's IK reaches the pins; N miss: the farthest Blender's IK leaves "
+        "a ball from its pin (cm); drop: the hips' largest drop (cm)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--repeat", type=int, default=1, help="plant each row this many times, keep the fastest")
+    args = parser.parse_args(sys.argv[sys.argv.index("--") + 1 :] if "--" in sys.argv else sys.argv[1:])
+    rigs.new_file(range(1, 2))
+    print(f"Blender {bpy.app.version_string}; Plant Feet's tolerance {plant_scenes.TOLERANCE} leg lengths")
+    plant_table(args.repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""``plant``: every foot's goals at once, from the feet as animated; and the settings value of a planting."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fabrik_addon.planting import PLANT_KEYWORDS, ContactRules, Foot, PlantRules, PlantSettings, plant
+
+FPS = 30.0
+
+
+def _stepping_foot(side: float, phase: float) -> Foot:
+    """A leg 0.9 long (hip at 0.85 over the floor) stepping forward 0.5 a second: the ball down and creeping
+    (1 cm per contact) half the time, swinging the other half; the ankle 0.05 behind the ball and above it."""
+    t = np.arange(0.0, 4.0, 1.0 / FPS)
+    cycle = (t + phase) % 1.0
+    down = cycle < 0.5
+    steps = np.floor(t + phase)
+    x = steps * 0.5 + np.where(down, cycle * 0.02, 0.01 + (cycle - 0.5) * 0.98)
+    z = np.where(down, 0.0, 0.12 * np.sin(np.pi * (cycle - 0.5) / 0.5))
+    ball = np.stack([x, np.full_like(x, side), z], axis=1)
+    ankle = ball + np.array([-0.05, 0.0, 0.06])
+    hip = np.stack([0.5 * t - 0.125 + (phase % 1.0) * 0.5, np.full_like(t, side), np.full_like(t, 0.85)], axis=1)
+    return Foot(ball, ankle, hip, 0.9)
+
+
+def test_each_foot_is_pinned_through_its_contacts_and_follows_its_animation_elsewhere() -> None:
+    feet = [_stepping_foot(0.1, 0.0), _stepping_foot(-0.1, 0.5)]
+    planted = plant(feet, PlantRules(), fps=FPS, lower_hips=False)
+    assert [len(c) for c in planted.contacts] == [4, 4]
+    for k, (foot, contacts) in enumerate(zip(feet, planted.contacts, strict=True)):
+        for first, last in contacts:
+            held = planted.goals[first : last + 1, k]
+            assert np.ptp(held, axis=0).max() <= 1e-12  # one point through the contact
+            assert np.ptp(foot.ball[first : last + 1, 0]) > 0.005  # where the animation crept
+        free = planted.weights[:, k] == 0.0
+        np.testing.assert_array_equal(planted.goals[free, k], foot.ball[free])
+    assert planted.floor == pytest.approx(0.0, abs=1e-9)
+    np.testing.assert_array_equal(planted.drop, 0.0)
+
+
+def test_lowered_hips_bring_every_pin_within_reach_less_the_soft_margin() -> None:
+    foot = _stepping_foot(0.1, 0.0)
+    far = Foot(foot.ball, foot.ankle, foot.hip + np.array([0.0, 0.0, 0.1]), foot.reach)  # hips high: pins out of reach
+    rules = PlantRules(soft_reach=0.02)
+    without = plant([far], rules, fps=FPS, lower_hips=False)
+    assert without.out_of_reach.any()
+    lowered = plant([far], rules, fps=FPS, lower_hips=True)
+    assert not lowered.out_of_reach.any()
+    hips = far.hip.copy()
+    hips[:, 2] -= lowered.drop
+    heads = lowered.goals[:, 0] - (far.ball - far.ankle)
+    pinned = lowered.weights[:, 0] > 0
+    distance = np.linalg.norm(heads - hips, axis=1)
+    assert distance[pinned].max() <= 0.9 * (1 - 0.02 * lowered.weights[pinned, 0].min()) + 1e-9
+    assert np.abs(np.diff(lowered.drop)).max() <= 0.3 * 0.9 / FPS + 1e-12  # hips_speed leg lengths a second
+
+
+def test_contacts_given_are_planted_as_given() -> None:
+    foot = _stepping_foot(0.1, 0.0)
+    marked = Foot(foot.ball, foot.ankle, foot.hip, foot.reach, [(40, 50)])
+    planted = plant([marked], PlantRules(), fps=FPS, lower_hips=False)
+    assert planted.contacts == [[(40, 50)]]
+    assert np.ptp(planted.goals[40:51, 0], axis=0).max() == 0.0
+
+
+def test_settings_from_keywords_check_what_they_are_given() -> None:
+    settings = PlantSettings.from_keywords(
+        "Walk", ["LeftAnkle", "RightAnkle"], hips_bone="Hips", contact_height=0.05, blend_seconds=0.1, frame_end=9
+    )
+    assert settings.feet == ("LeftAnkle", "RightAnkle")
+    assert settings.rules.contacts == ContactRules(height=0.05)
+    assert settings.rules.blend_seconds == 0.1
+    assert settings.frames.end == 9
+    assert "contact_height" in PLANT_KEYWORDS
+    with pytest.raises(TypeError, match="unknown plant_feet option 'contact_hieght'"):
+        PlantSettings.from_keywords("Walk", ["LeftAnkle"], contact_hieght=0.05)
+    with pytest.raises(ValueError, match="feet must name at least one foot bone"):
+        PlantSettings.from_keywords("Walk", "LeftAnkle")
+    with pytest.raises(ValueError, match="named twice"):
+        PlantSettings.from_keywords("Walk", ["LeftAnkle", "LeftAnkle"])
+    with pytest.raises(ValueError, match="chain_length"):
+        PlantSettings.from_keywords("Walk", ["LeftAnkle"], chain_length=1)
+    with pytest.raises(ValueError, match="hips_bone 'LeftAnkle' is one of the feet"):
+        PlantSettings.from_keywords("Walk", ["LeftAnkle"], hips_bone="LeftAnkle")
+    with pytest.raises(ValueError, match="pin_at"):
+        PlantSettings.from_keywords("Walk", ["LeftAnkle"], pin_at="end")
+    with pytest.raises(ValueError, match="hips_speed"):
+        PlantSettings.from_keywords("Walk", ["LeftAnkle"], hips_speed=0)
