@@ -341,6 +341,29 @@ def creature_rig(frames: range) -> tuple[bpy.types.Object, bpy.types.Object]:
     return creature, prop
 
 
+def ik_as_chains(armature: bpy.types.Object) -> list[dict[str, object]]:
+    """The armature's IK constraints as chains of the add-on's list would hold them (the keywords of a chain:
+    its tip bone, chain length, target and pole with their bones, pole angle), each constraint muted."""
+    chains: list[dict[str, object]] = []
+    pose = armature.pose
+    assert pose is not None
+    for pose_bone in pose.bones:
+        for ik in [c for c in pose_bone.constraints if isinstance(c, bpy.types.KinematicConstraint)]:
+            chains.append(
+                {
+                    "tip_bone": pose_bone.name,
+                    "chain_length": ik.chain_count,
+                    "target": ik.target,
+                    "target_bone": ik.subtarget,
+                    "pole_target": ik.pole_target,
+                    "pole_bone": ik.pole_subtarget,
+                    "pole_angle": ik.pole_angle,
+                }
+            )
+            ik.mute = True
+    return chains
+
+
 def y_rig(trunk: int = 4, branch: int = 6, name: str = "Y") -> tuple[bpy.types.Object, list[str], list[str]]:
     """A Y: a trunk of ``trunk`` bones up +Z and two branches of ``branch`` bones from its top, leaning apart.
     Returns the armature, the two branch tips and every bone's name."""

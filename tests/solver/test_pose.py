@@ -32,6 +32,25 @@ def test_local_rotations_reproduce_the_solved_joints_and_keep_twist(bones: int) 
     assert (np.sum(rotations[1:] * rotations[:-1], axis=-1) >= 0).all()  # sign-continuous
 
 
+@pytest.mark.parametrize("bones", [1, 3, 12])
+def test_one_frame_gets_the_rotations_that_frame_gets_among_many(bones: int) -> None:
+    """A frame's rotations do not depend on the frames solved beside it, to the bit (one frame is worked out on
+    plain floats, many on arrays, with the same arithmetic): the live preview's single frames equal a bake's.
+    Each bone's quaternion up to its sign, which follows the frame before among many."""
+    rng = np.random.default_rng(bones)
+    rest = _random_rest(rng, bones)
+    offsets = rest.offsets.copy()
+    offsets[min(1, bones - 1)] = 0.0  # a bone that carries nothing keeps its input rotation
+    rest = ChainRest(rest.rest_rotations, offsets)
+    inputs = quat_normalize(rng.normal(size=(20, bones, 4)))
+    joints, _ = forward_kinematics(rest, quat_normalize(rng.normal(size=(20, bones, 4))))
+    together = local_rotations(rest, joints, inputs)
+    for frame in range(20):
+        alone = local_rotations(rest, joints[frame : frame + 1], inputs[frame : frame + 1])[0]
+        for k in range(bones):
+            assert np.array_equal(alone[k], together[frame, k]) or np.array_equal(alone[k], -together[frame, k])
+
+
 def test_rest_pose_is_the_identity() -> None:
     rest = ChainRest(np.tile(np.eye(3), (3, 1, 1)), np.array([[0, 1.0, 0], [0, 2.0, 0], [0.5, 0.5, 0]]))
     joints, orientations = forward_kinematics(rest, np.tile([1.0, 0, 0, 0], (1, 3, 1)))

@@ -1,6 +1,6 @@
 """The bake: every check it makes before writing (``plan``, with ``checks`` and ``conflicts``), the walks through the
 frames that read the scene and check the keys with Blender's own evaluation (``read``, in a ``sandbox`` scene),
-the unit it solves, one chain or a tree of chains (``unit``, in each chain's ``root_frame``), upper units before
+the unit it solves, one chain or a tree of chains (``unit``, in each chain's root frame: ``inputs``), upper units before
 the chains hanging below them (``order``), the keys it writes all or nothing (``run``: ``bake``, ``carry_out``)
 and what it reports (``report``); Blender's IK constraints as its input (``ik_constraints``), and Clear
 (``clear``).
@@ -12,13 +12,14 @@ and the API import only the names below.
 from .checks import check_channel_fcurves
 from .clear import clear
 from .ik_constraints import bake_ik_constraints
-from .order import Hang, moved_inputs, solve_order
+from .inputs import Inputs, inputs_from_rows
+from .order import Hang, Order, groups, moved_inputs, solve_order, units
 from .plan import BakePlan, plan
-from .read import BoneTrack, Inputs, current_inputs, goal_matrix, walking_frames
+from .read import BoneTrack, current_inputs, goal_fill, goal_matrix, walking_frames
 from .report import BakeReport, RigBakeReport
 from .run import Adjust, Adjusted, bake, carry_out, read_frames
 from .sandbox import SANDBOX_NAME
-from .unit import PreparedChain, Solved, Unit, groups, prepare_chain, units
+from .unit import PreparedChain, Solved, Unit, prepare_chain
 
 __all__ = [
     "SANDBOX_NAME",
@@ -29,6 +30,7 @@ __all__ = [
     "BoneTrack",
     "Hang",
     "Inputs",
+    "Order",
     "PreparedChain",
     "RigBakeReport",
     "Solved",
@@ -39,8 +41,10 @@ __all__ = [
     "check_channel_fcurves",
     "clear",
     "current_inputs",
+    "goal_fill",
     "goal_matrix",
     "groups",
+    "inputs_from_rows",
     "moved_inputs",
     "plan",
     "prepare_chain",

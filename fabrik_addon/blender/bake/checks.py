@@ -3,7 +3,7 @@ and what to do: the armature can be edited, the target and pole are objects Blen
 bones can be turned as the solver turns them, the method can honour the chain, the keys can go into the Action
 and play there. Each check and its message is written here once; ``plan`` runs them in order. (What would
 override the keys or move a goal with the chain: ``conflicts``; what the scene does on each frame, once it is
-read: ``root_frame``.)"""
+read: ``inputs``.)"""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""Chains below other chains of the same bake: a chain whose root hangs below a bone another unit turns (an arm
-below a spine chain) is solved after that unit, in the same walk through the frames, from where the unit's
-solution puts that bone, so the bake gives what baking the upper chains first and the lower ones in a second
-bake gives.
+"""The chains of a bake grouped into units (``units``: the chains of one armature sharing bones make one
+tree), and the units' order. A chain whose root hangs below a bone another unit turns (an arm below a spine
+chain) is solved after that unit, in the same walk through the frames, from where the unit's solution puts
+that bone, so the bake gives what baking the upper chains first and the lower ones in a second bake gives.
 
 Each unit's place in the order and the bone it hangs from are found once (``solve_order``); solving moves each
 lower chain's root frame by how its upper unit moved that bone (``moved_inputs``, with the unit's
-``root_frame.Motion``). A chain may hang below a chain that stretches only if it is baked apart: the stretched
+``inputs.Motion``). A chain may hang below a chain that stretches only if it is baked apart: the stretched
 bone's scale would carry it, non-uniformly.
 """
 
@@ -19,9 +19,19 @@ from numpy.typing import NDArray
 
 from ...setting_names import named
 from ...settings import SolverSettings
-from ..rig import armature_data
-from .read import Inputs
-from .unit import Solved, Unit
+from ..rig import armature_data, groups_sharing
+from .inputs import Inputs
+from .unit import PreparedChain, Solved, Unit
+
+
+def groups(chains: Sequence[PreparedChain]) -> list[list[int]]:
+    """The chains grouped by the bones they share (on one armature): each group is solved as one unit."""
+    return groups_sharing([[(c.chain.armature, name) for name in c.chain.bone_names] for c in chains])
+
+
+def units(chains: Sequence[PreparedChain], solver: SolverSettings) -> list[Unit]:
+    """Every unit of ``chains``, in the order of their first chains (see ``Unit.of``)."""
+    return [Unit.of(chains, group, solver) for group in groups(chains)]
 
 
 @dataclass(frozen=True)

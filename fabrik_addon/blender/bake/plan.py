@@ -19,8 +19,8 @@ from .checks import (
     current_scene,
 )
 from .conflicts import check_blending, check_goal_independent
-from .order import Order, solve_order
-from .unit import PreparedChain, Unit, prepare_chain, units
+from .order import Order, solve_order, units
+from .unit import PreparedChain, Unit, prepare_chain
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from ...solver import FloatArray
 from ..rig import ArmatureChain, chain_is_animated, rotation_property
+from .inputs import Inputs, inputs_from_rows, inverse, matrices, transformed
 from .sandbox import Evaluation
 
 #: A row to fill with what Blender evaluated, in float32 as Blender keeps it (a matrix column after column).
@@ -27,40 +28,6 @@ _Row: TypeAlias = NDArray[np.float32]
 _Read: TypeAlias = tuple[Callable[[_Row], None], NDArray[np.float32]]
 #: The evaluated copy of each object a walk reads (or each object itself, read as it is).
 _Copies: TypeAlias = dict[bpy.types.Object, bpy.types.Object]
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """What Blender evaluates on each baked frame, before the bake.
-
-    Attributes
-    ----------
-    targets : ndarray, shape (F, 3)
-        The target's world location (an object's, or a target bone's head).
-    root_frames : ndarray, shape (F, 4, 4)
-        World matrix of the chain root's frame without its own rotation: where the chain hangs from.
-    bone_bases : ndarray, shape (F, m, 4, 4) or (1, m, 4, 4)
-        Each chain bone's ``matrix_basis`` (its own location, rotation and scale); one frame if the chain's
-        bones are not animated.
-    first_channels : list of ndarray, shape (4,) or (3,)
-        Each chain bone's rotation values in its own rotation mode on the first frame: the keys written
-        start next to them (same quaternion sign, Euler angles within half a turn).
-    poles : ndarray, shape (F, 3), or None
-        The pole target's world location (or its bone's head), if there is one.
-    target_rotations : ndarray, shape (F, 3, 3), or None
-        The target's world orientation (its matrix's columns made unit length), when the tip turns with it.
-    tip_heads : ndarray, shape (F, 3), or None
-        For a chain whose goal is its own tip as animated (no target): the tip bone's head in world space;
-        ``targets`` is then its tail and ``target_rotations`` its orientation.
-    """
-
-    targets: FloatArray
-    root_frames: FloatArray
-    bone_bases: FloatArray
-    first_channels: list[FloatArray]
-    poles: FloatArray | None = None
-    target_rotations: FloatArray | None = None
-    tip_heads: FloatArray | None = None
 
 
 @dataclass(frozen=True)
@@ -90,10 +57,10 @@ class BoneTrack:
         """Per frame, the bone's Location (F, 3) that moves its head by ``moves`` (F, 3) in world space from
         where it is: through the linear map from Location to world, what the head hangs from (the armature's
         world matrix and the bone's posed matrix without its own ``matrix_basis``)."""
-        linear = _matrices(self.world)[:, :3, :3] @ _matrices(self.matrix)[:, :3, :3]
-        hangs = linear @ _inverse(_matrices(self.basis)[:, :3, :3])
-        location = _matrices(self.basis)[:, :3, 3]
-        return np.asarray(location + np.einsum("fij,fj->fi", _inverse(hangs), moves), dtype=np.float64)
+        linear = matrices(self.world)[:, :3, :3] @ matrices(self.matrix)[:, :3, :3]
+        hangs = linear @ inverse(matrices(self.basis)[:, :3, :3])
+        location = matrices(self.basis)[:, :3, 3]
+        return np.asarray(location + np.einsum("fij,fj->fi", inverse(hangs), moves), dtype=np.float64)
 
     def reads(self, copies: _Copies) -> list[_Read]:
         bone = _pose_bones(copies[self.armature], [self.bone])[0]
@@ -184,9 +151,9 @@ def _fill(owner: bpy.types.Object | bpy.types.PoseBone, name: str) -> Callable[[
     return prop.foreach_get
 
 
-def _goal_fill(obj: bpy.types.Object, bone: str) -> Callable[[_Row], None]:
-    """What fills a row with a goal's world matrix (see ``goal_matrix``): in place for an object; a bone's is a
-    product, made as Blender's ``Matrix`` makes it (float32 arithmetic)."""
+def goal_fill(obj: bpy.types.Object, bone: str) -> Callable[[_Row], None]:
+    """What fills a row (16,) with a goal's world matrix, column after column (see ``goal_matrix``): in place
+    for an object; a bone's is a product, made as Blender's ``Matrix`` makes it (float32 arithmetic)."""
     if not bone:
         return _fill(obj, "matrix_world")
 
@@ -200,11 +167,6 @@ def _pose_bones(armature: bpy.types.Object, names: Sequence[str]) -> list[bpy.ty
     pose = armature.pose
     assert pose is not None
     return [pose.bones[name] for name in names]
-
-
-def _matrices(rows: NDArray[np.float32]) -> FloatArray:
-    """Matrices (..., 4, 4) from rows (..., 16) filled column after column."""
-    return np.swapaxes(rows.reshape(*rows.shape[:-1], 4, 4), -1, -2).astype(np.float64)
 
 
 @dataclass
@@ -241,12 +203,12 @@ class _Reading:
         bones = _pose_bones(armature, goals.chain.bone_names)
         reads = [(_fill(armature, "matrix_world"), self.world), (_fill(bones[0], "matrix"), self.root_pose)]
         if goals.target is not None:
-            reads.append((_goal_fill(copies[goals.target], goals.target_bone), self.targets))
+            reads.append((goal_fill(copies[goals.target], goals.target_bone), self.targets))
         elif self.tips is not None:  # the chain's own tip as animated
             reads += [(_fill(bones[-1], "matrix"), self.targets), (_fill(bones[-1], "head"), self.tips[:, 0])]
             reads.append((_fill(bones[-1], "tail"), self.tips[:, 1]))
         if goals.pole_target is not None and self.poles is not None:
-            reads.append((_goal_fill(copies[goals.pole_target], goals.pole_bone), self.poles))
+            reads.append((goal_fill(copies[goals.pole_target], goals.pole_bone), self.poles))
         if len(self.bases) > 1:
             reads += [(_fill(bone, "matrix_basis"), self.bases[:, k]) for k, bone in enumerate(bones)]
         return reads
@@ -260,40 +222,16 @@ class _Reading:
         self.first_channels = [np.array(getattr(pb, rotation_property(pb.rotation_mode))) for pb in pose_bones]
 
     def inputs(self) -> Inputs:
-        # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R and S (S is
-        # 1 but for a stretched root), its own matrix_basis (read on every frame where the chain is animated).
-        bases = _matrices(self.bases)
-        root_frames = _matrices(self.world) @ _matrices(self.root_pose)
-        root_frames[:, :3, :3] = root_frames[:, :3, :3] @ _inverse(bases[:, 0, :3, :3])
-        targets = _matrices(self.targets)
-        heads = None
-        if self.tips is not None:  # the tip bone's matrix, head and tail in armature space: into world space
-            targets = _matrices(self.world) @ targets
-            heads = _transformed(self.world, np.ascontiguousarray(self.tips[:, 0]))
-            targets[:, :3, 3] = _transformed(self.world, np.ascontiguousarray(self.tips[:, 1]))
-        rotations = None
-        if self.use_rotation:
-            linear = targets[:, :3, :3]
-            rotations = linear / np.linalg.norm(linear, axis=1, keepdims=True)
-        return Inputs(
-            targets=np.ascontiguousarray(targets[:, :3, 3]),
-            root_frames=root_frames,
-            bone_bases=bases,
-            first_channels=self.first_channels,
-            poles=None if self.poles is None else np.ascontiguousarray(_matrices(self.poles)[:, :3, 3]),
-            target_rotations=rotations,
-            tip_heads=heads,
+        return inputs_from_rows(
+            self.world,
+            self.root_pose,
+            self.targets,
+            self.bases,
+            self.first_channels,
+            self.poles,
+            self.use_rotation,
+            tips=self.tips,
         )
-
-
-def _inverse(m: FloatArray) -> FloatArray:
-    """The inverses of 3 x 3 matrices (..., 3, 3), by their adjugates: the rows of the inverse are the cross
-    products of the columns over the determinant. (numpy's batched inverse calls multithreaded LAPACK once
-    per matrix, which costs milliseconds for a few hundred frames.)"""
-    c0, c1, c2 = m[..., :, 0], m[..., :, 1], m[..., :, 2]
-    rows = np.stack([np.cross(c1, c2), np.cross(c2, c0), np.cross(c0, c1)], axis=-2)
-    determinant = np.einsum("...i,...i->...", c0, rows[..., 0, :])
-    return np.asarray(rows / determinant[..., None, None], dtype=np.float64)
 
 
 def sample_tips(
@@ -329,17 +267,7 @@ def sample_tips(
             walk.read(i)
             if progress is not None:
                 progress(i)
-    return [_transformed(world, tail) for world, tail in zip(worlds, tails, strict=True)]
-
-
-def _transformed(world: NDArray[np.float32], points: NDArray[np.float32]) -> FloatArray:
-    """``Matrix @ Vector`` of ``mathutils`` for rows of world matrices (F, 16) and points (F, 3), to the bit:
-    each product of an element and a coordinate rounded to float32, the products summed in double precision,
-    the sum rounded to float32."""
-    matrices = world.reshape(-1, 4, 4)  # [frame, column, row]
-    products = matrices[:, :3, :3] * points[:, :, None]  # float32, as mathutils multiplies
-    total = products[:, 0].astype(np.float64) + products[:, 1] + products[:, 2] + matrices[:, 3, :3]
-    return np.asarray(total.astype(np.float32), dtype=np.float64)
+    return [transformed(world, tail) for world, tail in zip(worlds, tails, strict=True)]
 
 
 class _Walk:

@@ -19,9 +19,10 @@ from numpy.typing import NDArray
 
 from ...settings import BakeSettings
 from ..rig import KeyWriter, PoseSnapshot, animated_paths, bone_path, keyed_channels
+from .inputs import Inputs
 from .order import solve_in_order
 from .plan import BakePlan, plan
-from .read import BoneTrack, Inputs, sample_inputs, sample_tips
+from .read import BoneTrack, sample_inputs, sample_tips
 from .report import RigBakeReport, chain_report
 from .sandbox import evaluating
 from .unit import Solved

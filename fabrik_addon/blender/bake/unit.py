@@ -20,8 +20,9 @@ would leave out the branches that hang from the tip and the effectors the turned
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import cached_property, partial
 
 import bpy
 import numpy as np
@@ -41,7 +42,7 @@ from ...solver import (
     tree_inherited_stretch,
     tree_local_rotations,
 )
-from ..rig import ArmatureChain, bone_channels, groups_sharing, read_chain, read_tree
+from ..rig import ArmatureChain, bone_channels, read_chain, read_tree
 from .checks import (
     check_armature,
     check_chain_bones,
@@ -50,8 +51,7 @@ from .checks import (
     check_stretch_inheritance,
 )
 from .conflicts import check_chain_alone, check_goal_independent
-from .read import Inputs
-from .root_frame import ChainFrame, Motion, chain_frame
+from .inputs import ChainFrame, Inputs, Motion, chain_frame
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class PreparedChain:
         return needs_pose_solve(self.chain.limits, self.pole_target, self.settings.use_stretch)
 
     def root_frame(self, inputs: Inputs, frames: NDArray[np.int64], tolerance: float) -> ChainFrame:
-        """The chain's inputs in its root frame, checked (``root_frame.chain_frame``)."""
+        """The chain's inputs in its root frame, checked (``inputs.chain_frame``)."""
         return chain_frame(self.chain, self.settings.use_stretch, inputs, frames, tolerance)
 
 
@@ -158,8 +158,8 @@ class Solved:
         Y scales to key, with stretch.
     iterations, reached : list of ndarray, shape (F,)
         Per chain of the unit: solver iterations, and whether the solver brought its tip within tolerance.
-    motion : Motion
-        How the unit moves its bones, and so what hangs below them (``order``).
+    motion_of : callable
+        Makes ``motion``, only when a chain hangs below the unit.
     """
 
     pose_bones: list[bpy.types.PoseBone]
@@ -167,7 +167,12 @@ class Solved:
     y_scales: FloatArray | None
     iterations: list[NDArray[np.int64]]
     reached: list[NDArray[np.bool_]]
-    motion: Motion
+    motion_of: Callable[[], Motion]
+
+    @cached_property
+    def motion(self) -> Motion:
+        """How the unit moves its bones, and so what hangs below them (``order``)."""
+        return self.motion_of()
 
 
 @dataclass(frozen=True)
@@ -262,21 +267,11 @@ class Unit:
         Raises
         ------
         ValueError
-            As ``root_frame.chain_frame``, for any chain of the unit.
+            As ``inputs.chain_frame``, for any chain of the unit.
         """
         if self._tree is None:
             return _solve_chain(self.chains[0], inputs[0], frames, solver)
         return _solve_tree(self._tree, self.chains, inputs, frames, solver)
-
-
-def groups(chains: Sequence[PreparedChain]) -> list[list[int]]:
-    """The chains grouped by the bones they share (on one armature): each group is solved as one unit."""
-    return groups_sharing([[(c.chain.armature, name) for name in c.chain.bone_names] for c in chains])
-
-
-def units(chains: Sequence[PreparedChain], solver: SolverSettings) -> list[Unit]:
-    """Every unit of ``chains``, in the order of their first chains (see ``Unit.of``)."""
-    return [Unit.of(chains, group, solver) for group in groups(chains)]
 
 
 def _solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int64], solver: SolverSettings) -> Solved:
@@ -306,10 +301,11 @@ def _solve_chain(prepared: PreparedChain, inputs: Inputs, frames: NDArray[np.int
     rotations, y_scales = solution.rotations, None
     if solution.scales is not None:
         rotations, y_scales = inherited_stretch(chain.rest, rotations, solution.scales)
-    channels = bone_channels(rotations, [pb.rotation_mode for pb in chain.pose_bones], inputs.first_channels)
-    motion = Motion.of_chain(root, chain.rest, chain.bone_names, solution.rotations)
+    pose_bones = chain.pose_bones
+    channels = bone_channels(rotations, [pb.rotation_mode for pb in pose_bones], inputs.first_channels)
     reached = [solution.error <= root.tolerance]
-    return Solved(chain.pose_bones, channels, y_scales, [solution.iterations], reached, motion)
+    motion = partial(Motion.of_chain, root, chain.rest, chain.bone_names, solution.rotations)
+    return Solved(pose_bones, channels, y_scales, [solution.iterations], reached, motion)
 
 
 def _tree_of(chains: Sequence[PreparedChain], solver: SolverSettings) -> _Tree:
@@ -383,7 +379,7 @@ def _solve_tree(
     channels = bone_channels(rotations, [b.rotation_mode for b in pose_bones], [first[b.name] for b in pose_bones])
     iterations = [solution.iterations for _ in chains]
     reached = [solution.reached[:, e] for e in range(len(chains))]
-    motion = Motion.of_tree(root, tree.rest, tree.bone_names, start, solution.rotations)
+    motion = partial(Motion.of_tree, root, tree.rest, tree.bone_names, start, solution.rotations)
     return Solved(pose_bones, channels, y_scales, iterations, reached, motion)
 
 

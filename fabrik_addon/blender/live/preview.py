@@ -1,8 +1,16 @@
 """Live preview: while an armature's ``live_preview`` is on, FABRIK poses its enabled chains (without keys)
 whenever a target moves or the frame changes, so the animator sees each chain follow its target as they drag
-it. The chains are solved one after another (those that share bones together, as one tree), each from the
-pose Blender last evaluated: a chain hanging below another one is solved before that one's new pose is
-evaluated (which happens after the handler), so it catches up at the next change in the scene.
+it. The chains are solved as a bake solves them (those that share bones together, as one tree; a chain hanging
+below another after it, from where its new pose puts it, in the same update), each from the pose Blender last
+evaluated: on a frame change, the pose its animation gives there.
+
+Each update does what it must and no more. What the preview checked of an armature's chains is kept between
+updates (``rig_plan.RigPlan``) and made again only when the settings or the rig change, or on undo, redo,
+loading a file and a change of relations. An update that touches none of the objects a plan watches (the
+armature, the targets and poles) costs nothing more; on one that does, the pose is read in bulk
+(``PoseRows``), a unit is solved only if something it reads has changed and its tips are not on their goals
+already, every bone that moved is written back in one call per property, and Blender evaluates the pose once,
+in the same update.
 
 The handlers stay registered while the add-on is enabled, persistent so that they survive loading a file, and
 look at the settings on every call: a file saved with the preview on resumes it when loaded, and nothing is
@@ -12,7 +20,7 @@ bake steps through frames.
 Recursion: Blender evaluates a pose written in ``depsgraph_update_post`` or ``frame_change_post`` in a second
 pass of the same update, without calling the handlers again. A flag still keeps the handlers from re-entering
 while they pose (if something evaluates the scene meanwhile), and a pose is written only where it changes, so
-the update that a write causes finds the tip on target and does nothing.
+an update after a write finds the unit's inputs as it left them and does nothing.
 """
 
 from __future__ import annotations
@@ -22,27 +30,17 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 from bpy.app.handlers import persistent
+from numpy.typing import NDArray
 
 from ...settings import ChainSettings, SolverSettings
-from ...solver import FloatArray
 from .. import setting_changes
-from ..bake import (
-    PreparedChain,
-    Solved,
-    Unit,
-    current_inputs,
-    goal_matrix,
-    groups,
-    moved_inputs,
-    prepare_chain,
-    solve_order,
-)
-from ..properties import FABRIK_PG_chain, chain_settings, enabled_chains, settings_of, solver_settings
-from ..rig import chain_bone_names, rotation_property
+from ..bake import Solved, goal_matrix, moved_inputs
+from ..properties import FABRIK_PG_chain, settings_of
+from ..rig import chain_bone_names
+from .pose_rows import UNCHANGED, PoseRows
+from .rig_plan import RigPlan, UnitPlan, make_plan
 from .state import LIVE
-
-#: A rotation channel that moves less than this (radians, or quaternion units) is left as it is.
-_UNCHANGED = 1e-6
+from .updates import Touched
 
 
 @dataclass(frozen=True)
@@ -55,7 +53,7 @@ class Followed:
         Whether any chain's pose changed.
     iterations : dict of int to int
         The solver's iterations for each chain solved, by its place in the list (none for a chain already on
-        its goal, which is left as it is).
+        its goal, or whose inputs did not change, which is left as it is).
     problems : dict of int to str
         Why a chain could not be posed, by its place in the list.
     """
@@ -65,10 +63,14 @@ class Followed:
     problems: dict[int, str]
 
 
-def follow(armature: bpy.types.Object, frame: int) -> bool:
-    """Pose every enabled chain of ``armature`` so its tip reaches its target (``pose_chains``) and note the
-    chains that cannot be solved (``problems``); whether any chain's pose changed."""
-    followed = pose_chains(armature, frame)
+def follow(armature: bpy.types.Object, frame: int, check_rig: bool = True) -> bool:
+    """Pose every enabled chain of ``armature`` so its tip reaches its target, with the armature's plan (made
+    again if its settings, or with ``check_rig`` its rig, changed), and note the chains that cannot be solved
+    (``problems``); whether any chain's pose changed."""
+    plan = LIVE.plans.get(armature.session_uid)
+    if plan is None or plan.armature != armature or not plan.holds(check_rig):
+        plan = LIVE.plans[armature.session_uid] = make_plan(armature)
+    followed = pose_with(plan, frame)
     LIVE.problems[armature.name] = followed.problems
     return followed.changed
 
@@ -83,9 +85,9 @@ def pause(armature_uid: int, paused: bool) -> None:
 
 
 def pose_chains(armature: bpy.types.Object, frame: int) -> Followed:
-    """Pose every enabled chain of ``armature`` so its tip reaches its target, without keying: each alone, or
-    with the chains it shares bones with, as one tree (as a bake solves them); a chain that cannot be solved
-    is left as it is and its problem noted.
+    """Pose every enabled chain of ``armature`` so its tip reaches its target, without keying, each checked
+    anew: each alone, or with the chains it shares bones with, as one tree (as a bake solves them); a chain
+    that cannot be solved is left as it is and its problem noted.
 
     Parameters
     ----------
@@ -98,84 +100,71 @@ def pose_chains(armature: bpy.types.Object, frame: int) -> Followed:
     -------
     Followed
     """
-    solver = solver_settings(armature)
-    found: dict[int, str] = {}
-    wanted: list[tuple[int, ChainSettings[bpy.types.Object]]] = []
-    for index, item in enabled_chains(armature):
-        try:
-            chain = chain_settings(armature, item)
-            if chain.target is None:
-                raise ValueError("pick a target object")
-            if not chain.tip_bone:
-                raise ValueError("pick a tip bone")
-            wanted.append((index, chain))
-        except (TypeError, ValueError) as error:
-            found[index] = str(error)
-    if all(_settled(chain, solver) for _, chain in wanted):  # the common update: nothing to do, checked cheaply
-        return Followed(False, {}, found)
-    ready: list[tuple[int, PreparedChain]] = []
-    for index, chain in wanted:
-        try:
-            ready.append((index, prepare_chain(chain, solver)))
-        except (TypeError, ValueError) as error:
-            found[index] = str(error)
-    chains = [prepared for _, prepared in ready]
-    units: list[Unit] = []
-    for group in groups(chains):
-        try:
-            units.append(Unit.of(chains, group, solver))
-        except (TypeError, ValueError) as error:
-            found.update((ready[i][0], str(error)) for i in group)
-    try:
-        order = solve_order(units)
-    except ValueError as error:
-        found.update((ready[i][0], str(error)) for unit in units for i in unit.members)
-        return Followed(False, {}, found)
-    changed = False
+    return pose_with(make_plan(armature), frame)
+
+
+def pose_with(plan: RigPlan, frame: int) -> Followed:
+    """Pose the chains of ``plan`` as Blender evaluated the scene last: read the pose in bulk, solve each unit
+    in order whose inputs changed since it was solved (or that hangs below a unit solved now) and whose tips
+    are not all on their goals already, and write every bone that moved.
+
+    Returns
+    -------
+    Followed
+    """
+    found = dict(plan.problems)
     iterations: dict[int, int] = {}
-    solved: list[Solved | None] = [None] * len(units)
-    for u, hangs in order:
-        unit = units[u]
+    if not plan.units:
+        return Followed(False, iterations, found)
+    rows = PoseRows(plan.armature, plan.reads)
+    solved: list[Solved | None] = [None] * len(plan.units)
+    looked: dict[int, list[NDArray[np.float32]]] = {}
+    for u, hangs in plan.order:
+        unit = plan.units[u]
+        goals = unit.goals()
+        fingerprint = unit.fingerprint(rows, goals)
         carried = any(solved[hang.upper] is not None for hang in hangs)  # moved by a unit above: not settled
-        if not carried and all(_settled(c.settings, solver) for c in unit.chains):
+        unchanged = unit.last is not None and np.array_equal(fingerprint, unit.last)
+        if not carried and (unchanged or _settled(unit, plan.solver)):
+            unit.last = fingerprint
             continue
+        unit.last = None
         try:
-            inputs = moved_inputs([current_inputs(prepared) for prepared in unit.chains], hangs, solved)
-            result = unit.solve(inputs, np.array([frame]), solver)
+            inputs = moved_inputs(unit.inputs(rows, goals), hangs, solved)
+            result = unit.unit.solve(inputs, np.array([frame]), plan.solver)
         except (TypeError, ValueError) as error:
-            found.update((ready[i][0], str(error)) for i in unit.members)
+            found.update((index, str(error)) for index in unit.members)
             continue
         solved[u] = result
-        changed |= _pose(result)
-        iterations.update(
-            (ready[i][0], int(spent[0])) for i, spent in zip(unit.members, result.iterations, strict=True)
-        )
+        _set(rows, unit, result)
+        looked[u] = goals
+        iterations.update((i, int(spent[0])) for i, spent in zip(unit.members, result.iterations, strict=True))
+    changed = rows.write()
+    for u, goals in looked.items():  # what the unit reads now, its bones as it left them
+        plan.units[u].last = plan.units[u].fingerprint(rows, goals)
     return Followed(changed, iterations, found)
 
 
-def _settled(chain: ChainSettings[bpy.types.Object], solver: SolverSettings) -> bool:
-    """Whether the chain's tip is within tolerance of its goal already, and it has no pole or orientation to
-    follow: then solving it again would give the pose it has."""
-    return chain.pole_target is None and not chain.use_rotation and tip_distance(chain) <= solver.tolerance
+def _set(rows: PoseRows, unit: UnitPlan, solved: Solved) -> None:
+    """Set a solved unit's first frame's rotations (and Y scales, with stretch) in ``rows``."""
+    for name in set(unit.channels):
+        picked = [k for k, channel in enumerate(unit.channels) if channel == name]
+        rows.set(name, unit.bones[picked], np.array([solved.channels[k][0] for k in picked]))
+    if solved.y_scales is not None:
+        rows.set("scale", unit.bones, solved.y_scales[0], column=1)
 
 
-def _pose(solved: Solved) -> bool:
-    """Pose a solved unit's bones (its first frame's rotations, and Y scales with stretch), writing only what
-    changes; whether anything did."""
-    changed = False
-    for k, (pose_bone, channels) in enumerate(zip(solved.pose_bones, solved.channels, strict=True)):
-        changed |= _set(pose_bone, rotation_property(pose_bone.rotation_mode), channels[0])
-        if solved.y_scales is not None:
-            changed |= _set(pose_bone, "scale", np.array([1.0, solved.y_scales[0, k], 1.0]))
-    return changed
-
-
-def _set(pose_bone: bpy.types.PoseBone, path: str, values: FloatArray) -> bool:
-    """Write ``values`` to the pose bone's property ``path`` unless they are already there; whether it wrote."""
-    if np.abs(np.array(getattr(pose_bone, path)) - values).max() <= _UNCHANGED:
-        return False
-    setattr(pose_bone, path, values.tolist())
-    return True
+def _settled(unit: UnitPlan, solver: SolverSettings) -> bool:
+    """Whether every tip of the unit is within tolerance of its goal already, and none has a pole or
+    orientation to follow, nor eases in near its reach (soft reach may pull a tip on its target back): then
+    solving it again would give the pose it has."""
+    return all(
+        chain.pole_target is None
+        and not chain.use_rotation
+        and not (chain.soft_reach > 0.0 and not chain.use_stretch)
+        and tip_distance(chain) <= solver.tolerance
+        for chain in unit.settings
+    )
 
 
 def unstretch(armature: bpy.types.Object, chain: FABRIK_PG_chain) -> None:
@@ -189,7 +178,7 @@ def unstretch(armature: bpy.types.Object, chain: FABRIK_PG_chain) -> None:
     pose = armature.pose
     assert pose is not None
     for name in names:
-        if abs(pose.bones[name].scale[1] - 1.0) > _UNCHANGED:
+        if abs(pose.bones[name].scale[1] - 1.0) > UNCHANGED:
             pose.bones[name].scale[1] = 1.0
 
 
@@ -225,17 +214,30 @@ def _setting_changed(armature: bpy.types.Object, group: bpy.types.PropertyGroup,
         _follow_guarded([armature], scene.frame_current if scene is not None else 0)
     else:
         LIVE.problems.pop(armature.name, None)
+        LIVE.plans.pop(armature.session_uid, None)
 
 
-def _follow_guarded(armatures: list[bpy.types.Object], frame: int) -> None:
-    """Pose each armature's chains, unless a bake is stepping through frames or the preview is posing already."""
+def _follow_guarded(armatures: list[bpy.types.Object], frame: int, touched: Touched | None = None) -> None:
+    """Pose each armature's chains, unless a bake is stepping through frames or the preview is posing already.
+    With ``touched`` (what a depsgraph update or frame change touched), only the armatures whose plans watch
+    something it touched, their rigs checked only if the armature was touched by a depsgraph update (``rig``);
+    without, every armature."""
     if LIVE.busy():
         return
     LIVE.posing = True
     try:
+        if len(LIVE.plans) > len(armatures):  # an armature was deleted, or its preview turned off
+            uids = {armature.session_uid for armature in armatures}
+            for uid in [uid for uid in LIVE.plans if uid not in uids]:
+                del LIVE.plans[uid]
         for armature in armatures:
-            if armature.session_uid not in LIVE.paused:
-                follow(armature, frame)
+            uid = armature.session_uid
+            if uid in LIVE.paused:
+                continue
+            plan = LIVE.plans.get(uid)
+            if touched is not None and plan is not None and not touched.any(plan.watched):
+                continue  # nothing the chains read has changed
+            follow(armature, frame, check_rig=touched is None or (touched.rig and uid in touched.ids))
     finally:
         LIVE.posing = False
 
@@ -248,15 +250,31 @@ def _previewing(view_layer: bpy.types.ViewLayer) -> list[bpy.types.Object]:
     ]
 
 
-@persistent  # type: ignore[untyped-decorator]
-def _on_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
-    """``depsgraph_update_post`` and ``frame_change_post``: pose every previewed armature of the view layer."""
+def _on_change(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, rig: bool) -> None:
+    """Pose every previewed armature of the view layer that the update touched (``rig``: the update may have
+    edited a rig)."""
     view_layer = depsgraph.view_layer
     if depsgraph.mode != "VIEWPORT" or view_layer is None or LIVE.posing:
         return
     armatures = _previewing(view_layer)
-    if armatures:
-        _follow_guarded(armatures, scene.frame_current)
+    if not armatures:
+        return
+    touched = Touched.of(depsgraph, rig)
+    if touched.relations:
+        LIVE.plans.clear()
+    _follow_guarded(armatures, scene.frame_current, touched)
+
+
+@persistent  # type: ignore[untyped-decorator]
+def _on_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+    """``depsgraph_update_post``: something was edited (a target moved, a bone posed, a rig edited)."""
+    _on_change(scene, depsgraph, rig=True)
+
+
+@persistent  # type: ignore[untyped-decorator]
+def _on_frame_change(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+    """``frame_change_post``: the animation moved what it animates; no rig was edited."""
+    _on_change(scene, depsgraph, rig=False)
 
 
 @persistent  # type: ignore[untyped-decorator]
@@ -264,10 +282,18 @@ def _on_load(*_: object) -> None:
     LIVE.forget()
 
 
+@persistent  # type: ignore[untyped-decorator]
+def _on_undo(*_: object) -> None:
+    """An undo or redo reads the file anew, every armature with it: the plans go before their data does."""
+    LIVE.plans.clear()
+
+
 _HANDLERS = (
     (bpy.app.handlers.depsgraph_update_post, _on_update),
-    (bpy.app.handlers.frame_change_post, _on_update),
+    (bpy.app.handlers.frame_change_post, _on_frame_change),
     (bpy.app.handlers.load_post, _on_load),
+    (bpy.app.handlers.undo_pre, _on_undo),
+    (bpy.app.handlers.redo_pre, _on_undo),
 )
 
 

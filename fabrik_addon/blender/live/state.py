@@ -1,6 +1,6 @@
-"""What the live side keeps while Blender runs, in one place (``LIVE``): the preview's problems per chain and
-whether it is posing, the armatures it leaves alone for now, and the chain being stepped through with its step
-and overlay. Nothing of it is saved with the file; loading a file forgets it.
+"""What the live side keeps while Blender runs, in one place (``LIVE``): the preview's problems per chain,
+whether it is posing and its plan of each armature it poses, the armatures it leaves alone for now, and the
+chain being stepped through with its step and overlay. Nothing of it is saved with the file; loading a file forgets it.
 
 Whether a bake is walking through frames is the bake's to say (``bake.walking_frames``): ``LiveState.busy``
 asks it.
@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..bake import walking_frames
+from .rig_plan import RigPlan
 from .stepping import Session
 
 #: Why the operators that read or key the animation are greyed out while stepping.
@@ -36,6 +37,8 @@ class LiveState:
         The step it is posed at.
     overlay : object or None
         The viewport overlay's draw handler, while one is added.
+    plans : dict of int to RigPlan
+        What the preview keeps of each armature it poses between updates, by its ``session_uid``.
     """
 
     problems: dict[str, dict[int, str]] = field(default_factory=dict)
@@ -44,6 +47,7 @@ class LiveState:
     session: Session | None = None
     step: int = 0
     overlay: object | None = None
+    plans: dict[int, RigPlan] = field(default_factory=dict)
 
     @property
     def stepping(self) -> bool:
@@ -59,6 +63,7 @@ class LiveState:
         """What the preview noted of the file being left (a new file is loaded, or the add-on goes)."""
         self.problems.clear()
         self.paused.clear()
+        self.plans.clear()
 
 
 #: The one live state of this Blender session.

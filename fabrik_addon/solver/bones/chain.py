@@ -9,7 +9,9 @@ under its posed parent, as Blender's pose bones rotate.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,10 +46,21 @@ class ChainRest:
                 f"{self.rest_rotations.shape} and {self.offsets.shape}"
             )
 
-    @property
+    @cached_property
     def lengths(self) -> FloatArray:
-        """Segment lengths, shape (m,)."""
+        """Segment lengths, shape (m,). (This and the tables below are made once per rest: never change its
+        arrays in place.)"""
         return np.asarray(np.linalg.norm(self.offsets, axis=1), dtype=np.float64)
+
+    @cached_property
+    def axes(self) -> FloatArray:
+        """Each offset's direction, (m, 3); a zero offset's stays zero."""
+        return np.asarray(self.offsets / np.where(self.lengths > 0, self.lengths, 1.0)[:, None], dtype=np.float64)
+
+    @cached_property
+    def rest_quats(self) -> FloatArray:
+        """Each bone's rest frame relative to its parent's, as a quaternion (m, 4)."""
+        return matrix_to_quat(self.rest_rotations)
 
     def stretched_offsets(self, scales: FloatArray) -> FloatArray:
         """The offsets (F, m, 3) of bones scaled along their own Y axes by ``scales`` (F, m), as a bone's
@@ -82,11 +95,15 @@ def forward_kinematics(
     joints = np.zeros((frames, bones + 1, 3))
     orientations = np.empty((frames, bones, 3, 3))
     offsets = np.broadcast_to(rest.offsets, (frames, bones, 3)) if scales is None else rest.stretched_offsets(scales)
+    # Only the product down the chain is a loop over bones: every bone's turn, and every segment once the
+    # orientations are known, in one call each (numpy's per-call cost is most of a few frames' time; each
+    # value is computed as a call per bone computes it).
+    turns = quat_to_matrix(rotations)
     parent = np.broadcast_to(np.eye(3), (frames, 3, 3))
     for k in range(bones):
-        orientations[:, k] = parent @ rest.rest_rotations[k] @ quat_to_matrix(rotations[:, k])
-        joints[:, k + 1] = joints[:, k] + np.einsum("fij,fj->fi", orientations[:, k], offsets[:, k])
+        orientations[:, k] = parent @ rest.rest_rotations[k] @ turns[:, k]
         parent = orientations[:, k]
+    np.cumsum(np.einsum("fkij,fkj->fki", orientations, offsets), axis=1, out=joints[:, 1:])
     return joints, orientations
 
 
@@ -114,35 +131,71 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
     """
     frames, bones = joints.shape[0], joints.shape[1] - 1
     inputs = np.asarray(input_rotations).reshape(-1, bones, 4)  # (F or 1, m, 4)
-    lengths = rest.lengths
-    carried = lengths > 0
-    axes = rest.offsets / np.where(carried, lengths, 1.0)[:, None]
+    carried = rest.lengths > 0
     # Bone by bone, every frame at once, in the layout (4 or 3, F): one contiguous row per component.
-    twists = twist(inputs, axes).transpose(1, 2, 0)  # (m, 4, F or 1): the twists kept
-    rest_frames = matrix_to_quat(rest.rest_rotations)
+    twists = twist(inputs, rest.axes).transpose(1, 2, 0)  # (m, 4, F or 1): the twists kept
     segments = np.diff(joints, axis=1).transpose(1, 2, 0)  # (m, 3, F)
     sizes = np.sqrt(np.einsum("mif,mif->mf", segments, segments))
     segments = segments / np.where(carried[:, None], sizes, 1.0)[:, None]
+    if frames == 1:  # numpy's per-call cost would be all of the time: the same arithmetic on plain floats
+        return sign_continuous(_one_frame(rest, carried, segments, twists, inputs)[None], reference=inputs[0])
     result = np.empty((bones, 4, frames))
     parent = np.zeros((4, frames))
     parent[0] = 1.0
     for k in range(bones):
-        frame = _right_product(rest_frames[k]) @ parent  # the bone's rest frame under its posed parent
-        if not carried[k]:
+        frame = _product(parent, rest.rest_quats[k][:, None])  # the bone's rest frame under its posed parent
+        if carried[k]:
+            result[k] = _product(_swing(rest.axes[k], _rotate_back(frame, segments[k])), twists[k])
+        else:
             result[k] = np.broadcast_to(inputs[:, k].T, (4, frames))
-            parent = _product(frame, result[k])
-            continue
-        swing = _swing(axes[k], _rotate_back(frame, segments[k]))
-        result[k] = _right_product(twists[k, :, 0]) @ swing if twists.shape[2] == 1 else _product(swing, twists[k])
         parent = _product(frame, result[k])
     return sign_continuous(result.transpose(2, 0, 1), reference=inputs[0])
 
 
-def _right_product(q: FloatArray) -> FloatArray:
-    """The matrix (4, 4) of multiplying by the quaternion ``q`` (4,) on the right: ``p * q`` is
-    ``_right_product(q) @ p`` for quaternions ``p`` stored as columns."""
-    w, x, y, z = q
-    return np.array([[w, -x, -y, -z], [x, w, z, -y], [y, -z, w, x], [z, y, -x, w]])
+def _one_frame(
+    rest: ChainRest, carried: NDArray[np.bool_], segments: FloatArray, twists: FloatArray, inputs: FloatArray
+) -> FloatArray:
+    """``local_rotations``' loop over bones for one frame, on plain floats: every operation that of the
+    functions the loop calls on arrays (``_product``, ``_rotate_back``, ``_swing``), in their order, so the
+    rotations are the same to the bit. Returns (m, 4)."""
+    result = []
+    pw, px, py, pz = 1.0, 0.0, 0.0, 0.0
+    for k, (bw, bx, by, bz) in enumerate(rest.rest_quats.tolist()):
+        fw = pw * bw - px * bx - py * by - pz * bz  # the bone's rest frame under its posed parent
+        fx = pw * bx + px * bw + py * bz - pz * by
+        fy = pw * by - px * bz + py * bw + pz * bx
+        fz = pw * bz + px * by - py * bx + pz * bw
+        if carried[k]:
+            vx, vy, vz = segments[k, :, 0].tolist()
+            tx, ty, tz = 2.0 * (fz * vy - fy * vz), 2.0 * (fx * vz - fz * vx), 2.0 * (fy * vx - fx * vy)
+            dx = vx + fw * tx - (fy * tz - fz * ty)
+            dy = vy + fw * ty - (fz * tx - fx * tz)
+            dz = vz + fw * tz - (fx * ty - fy * tx)
+            x, y, z = rest.axes[k].tolist()
+            sw, sx, sy, sz = x * dx + y * dy + z * dz + 1.0, y * dz - z * dy, z * dx - x * dz, x * dy - y * dx
+            if sw < _OPPOSITE:
+                sw, sx, sy, sz = quat_between(rest.axes[k], np.array([dx, dy, dz])).tolist()
+            size = math.sqrt(sw * sw + sx * sx + sy * sy + sz * sz)
+            sw, sx, sy, sz = sw / size, sx / size, sy / size, sz / size
+            tw, tx, ty, tz = twists[k, :, 0].tolist()
+            rw = sw * tw - sx * tx - sy * ty - sz * tz
+            rx = sw * tx + sx * tw + sy * tz - sz * ty
+            ry = sw * ty - sx * tz + sy * tw + sz * tx
+            rz = sw * tz + sx * ty - sy * tx + sz * tw
+        else:
+            rw, rx, ry, rz = inputs[0, k].tolist()
+        result.append((rw, rx, ry, rz))
+        pw, px, py, pz = (
+            fw * rw - fx * rx - fy * ry - fz * rz,
+            fw * rx + fx * rw + fy * rz - fz * ry,
+            fw * ry - fx * rz + fy * rw + fz * rx,
+            fw * rz + fx * ry - fy * rx + fz * rw,
+        )
+    return np.array(result)
+
+
+#: Where ``1 + cos`` of a swing is below this, its axis and direction are opposite: no unique smallest turn.
+_OPPOSITE = 1e-12
 
 
 def _product(a: FloatArray, b: FloatArray) -> FloatArray:
@@ -171,15 +224,20 @@ def _rotate_back(q: FloatArray, v: FloatArray) -> FloatArray:
 
 
 def _swing(axis: FloatArray, directions: FloatArray) -> FloatArray:
-    """``rotations.quat_between`` from one unit ``axis`` (3,) to unit ``directions`` (3, F), as columns (4, F)."""
+    """``rotations.quat_between`` from one unit ``axis`` (3,) to unit ``directions`` (3, F), as columns (4, F):
+    ``(1 + cos, axis x direction)``, normalised (the half-angle form), written out element by element (as
+    ``_one_frame`` repeats it)."""
     x, y, z = axis
-    # (1 + cos, axis x direction), normalised: the half-angle form, its linear part as one matrix product.
-    q = np.array([[x, y, z], [0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]]) @ directions
-    q[0] += 1.0
-    opposite = np.flatnonzero(q[0] < 1e-12)
+    dx, dy, dz = directions
+    q = np.empty((4, directions.shape[1]))
+    q[0] = x * dx + y * dy + z * dz + 1.0
+    q[1] = y * dz - z * dy
+    q[2] = z * dx - x * dz
+    q[3] = x * dy - y * dx
+    opposite = np.flatnonzero(q[0] < _OPPOSITE)
     if opposite.size:
         q[:, opposite] = quat_between(axis, directions[:, opposite].T).T
-    return np.asarray(q / np.sqrt(np.einsum("if,if->f", q, q)), dtype=np.float64)
+    return np.asarray(q / np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]), dtype=np.float64)
 
 
 def inherited_stretch(rest: ChainRest, rotations: FloatArray, scales: FloatArray) -> tuple[FloatArray, FloatArray]:

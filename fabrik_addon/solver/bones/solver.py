@@ -113,6 +113,8 @@ class BoneSolver(Generic[PolesT]):
         with one), the chain bends in a plane through it.
         """
         short = np.flatnonzero(best.error > self.tolerance)
+        if short.size == 0:
+            return
         bones = best.quats.shape[0]
         self.retry(best, goals, poles, short, np.broadcast_to(self.limits.bent(), (short.size, bones, 4)))
 
@@ -126,6 +128,8 @@ class BoneSolver(Generic[PolesT]):
         reaches it.
         """
         short = np.flatnonzero((best.error > self.tolerance) & self.within_reach(goals))
+        if short.size == 0:  # nothing drawn: the next retry draws what it would have
+            return
         poses = self.limits.clamp(quat_normalize(random.normal(size=(short.size, best.quats.shape[0], 4))))
         self.retry(best, goals, poles, short, poses)
 

@@ -27,6 +27,8 @@ HANDLER_LISTS = (
     "frame_change_pre",
     "save_pre",
     "save_post",
+    "undo_pre",
+    "redo_pre",
 )
 
 

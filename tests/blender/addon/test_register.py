@@ -15,7 +15,7 @@ from fabrik_addon.blender.properties import settings_of
 from .scenes import chain_scene
 
 #: Blender's handler lists the add-on uses (``blend_import_post`` from Blender 4.3).
-HANDLER_LISTS = ("depsgraph_update_post", "frame_change_post", "load_post", "blend_import_post")
+HANDLER_LISTS = ("depsgraph_update_post", "frame_change_post", "load_post", "blend_import_post", "undo_pre", "redo_pre")
 
 
 def ours() -> list[str]:
@@ -54,7 +54,7 @@ def test_unregister_leaves_nothing_and_register_again_works() -> None:
     armature, _, target, chain = chain_scene()
     chain.name = "Arm"
     settings_of(armature).live_preview = True
-    handlers = 5 if hasattr(bpy.app.handlers, "blend_import_post") else 4
+    handlers = 9 if hasattr(bpy.app.handlers, "blend_import_post") else 8
     assert len(ours()) == len(addon.CLASSES) + 1 + 1 + handlers  # bpy.ops.fabrik, Object.fabrik, the handlers
 
     fabrik_addon.unregister()

@@ -1,7 +1,9 @@
-"""A chain's inputs in its root frame, where the solver works; the checks of what the scene did on each frame
-read (a scaled or moved chain bone, a non-uniform scale above the chain, a number that is not finite), which
-can only be made once the frames are read; and how a solved unit moves the root frames of chains hanging below
-its bones (``Motion``)."""
+"""A chain's inputs: what the bake reads of it on each frame (``Inputs``), made from rows of the matrices
+Blender evaluated (``foreach_get``, float32, column after column), the same way for a frame walk and the live
+preview; those inputs in the chain's root frame, where the solver works (``chain_frame``), with the checks of
+what the scene did on each frame read (a scaled or moved chain bone, a non-uniform scale above the chain, a
+number that is not finite), which can only be made once the frames are read; and how a solved unit moves the
+root frames of chains hanging below its bones (``Motion``). Arithmetic on arrays: ``read`` fills the rows."""
 
 from __future__ import annotations
 
@@ -20,7 +22,119 @@ from ...solver import (
     tree_forward_kinematics,
 )
 from ..rig import ArmatureChain, animated_paths, bone_path
-from .read import Inputs
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What Blender evaluates on each baked frame, before the bake.
+
+    Attributes
+    ----------
+    targets : ndarray, shape (F, 3)
+        The target's world location (an object's, or a target bone's head).
+    root_frames : ndarray, shape (F, 4, 4)
+        World matrix of the chain root's frame without its own rotation: where the chain hangs from.
+    bone_bases : ndarray, shape (F, m, 4, 4) or (1, m, 4, 4)
+        Each chain bone's ``matrix_basis`` (its own location, rotation and scale); one frame if the chain's
+        bones are not animated.
+    first_channels : list of ndarray, shape (4,) or (3,)
+        Each chain bone's rotation values in its own rotation mode on the first frame: the keys written
+        start next to them (same quaternion sign, Euler angles within half a turn).
+    poles : ndarray, shape (F, 3), or None
+        The pole target's world location (or its bone's head), if there is one.
+    target_rotations : ndarray, shape (F, 3, 3), or None
+        The target's world orientation (its matrix's columns made unit length), when the tip turns with it.
+    tip_heads : ndarray, shape (F, 3), or None
+        For a chain whose goal is its own tip as animated (no target): the tip bone's head in world space;
+        ``targets`` is then its tail and ``target_rotations`` its orientation.
+    """
+
+    targets: FloatArray
+    root_frames: FloatArray
+    bone_bases: FloatArray
+    first_channels: list[FloatArray]
+    poles: FloatArray | None = None
+    target_rotations: FloatArray | None = None
+    tip_heads: FloatArray | None = None
+
+
+def inputs_from_rows(
+    world: NDArray[np.float32],
+    root_pose: NDArray[np.float32],
+    targets: NDArray[np.float32],
+    bases: NDArray[np.float32],
+    first_channels: list[FloatArray],
+    poles: NDArray[np.float32] | None,
+    use_rotation: bool,
+    *,
+    tips: NDArray[np.float32] | None = None,
+) -> Inputs:
+    """A chain's ``Inputs`` from the matrices Blender evaluated, as rows of 16 filled column after column
+    (``foreach_get``), one row per frame: the armature's world matrix (F, 16), the root bone's posed matrix
+    (F, 16), the target's (and pole's) world matrix (F, 16), each chain bone's ``matrix_basis`` (F or 1, m,
+    16), and each bone's rotation values in its own mode on the first frame; with ``tips`` (F, 2, 3), the tip
+    bone's head and tail in armature space (and ``targets`` its matrix there), for a chain whose goal is its own
+    tip as animated. What a frame walk and the live preview read both become ``Inputs`` here, the same way."""
+    # The root's posed matrix is (its parents) @ T(location) @ R(rotation) @ S(scale): drop R and S (S is
+    # 1 but for a stretched root), its own matrix_basis (read on every frame where the chain is animated).
+    basis = matrices(bases)
+    root_frames = matrices(world) @ matrices(root_pose)
+    root_frames[:, :3, :3] = root_frames[:, :3, :3] @ inverse(basis[:, 0, :3, :3])
+    goals = matrices(targets)
+    heads = None
+    if tips is not None:  # the tip bone's matrix, head and tail in armature space: into world space
+        goals = matrices(world) @ goals
+        heads = transformed(world, np.ascontiguousarray(tips[:, 0]))
+        goals[:, :3, 3] = transformed(world, np.ascontiguousarray(tips[:, 1]))
+    rotations = None
+    if use_rotation:
+        linear = goals[:, :3, :3]
+        rotations = linear / np.linalg.norm(linear, axis=1, keepdims=True)
+    return Inputs(
+        targets=np.ascontiguousarray(goals[:, :3, 3]),
+        root_frames=root_frames,
+        bone_bases=basis,
+        first_channels=first_channels,
+        poles=None if poles is None else np.ascontiguousarray(matrices(poles)[:, :3, 3]),
+        target_rotations=rotations,
+        tip_heads=heads,
+    )
+
+
+def inverse(m: FloatArray) -> FloatArray:
+    """The inverses of 3 x 3 matrices (..., 3, 3), by their adjugates: the rows of the inverse are the cross
+    products of the columns over the determinant. (numpy's batched inverse calls multithreaded LAPACK once
+    per matrix, which costs milliseconds for a few hundred frames; the cross products are written out, as
+    ``np.cross`` computes them, without its cost per call.)"""
+    c0, c1, c2 = m[..., :, 0], m[..., :, 1], m[..., :, 2]
+    rows = np.stack([_cross(c1, c2), _cross(c2, c0), _cross(c0, c1)], axis=-2)
+    determinant = np.einsum("...i,...i->...", c0, rows[..., 0, :])
+    return np.asarray(rows / determinant[..., None, None], dtype=np.float64)
+
+
+def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Cross products of vectors (..., 3), each component ``a_i b_j - a_j b_i`` as ``np.cross`` rounds it."""
+    product = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    product[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    product[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    product[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return product
+
+
+def matrices(rows: NDArray[np.float32]) -> FloatArray:
+    """Matrices (..., 4, 4) from rows (..., 16) filled column after column."""
+    return np.swapaxes(rows.reshape(*rows.shape[:-1], 4, 4), -1, -2).astype(np.float64)
+
+
+def transformed(world: NDArray[np.float32], points: NDArray[np.float32]) -> FloatArray:
+    """``Matrix @ Vector`` of ``mathutils`` for rows of world matrices (F, 16) and points (F, 3), to the bit:
+    each product of an element and a coordinate rounded to float32, the products summed in double precision,
+    the sum rounded to float32."""
+    columns = world.reshape(-1, 4, 4)  # [frame, column, row]
+    products = columns[:, :3, :3] * points[:, :, None]  # float32, as mathutils multiplies
+    total = products[:, 0].astype(np.float64) + products[:, 1] + products[:, 2] + columns[:, 3, :3]
+    return np.asarray(total.astype(np.float32), dtype=np.float64)
+
 
 #: How far a matrix may be from a rotation times a uniform scale (Blender stores matrices in float32).
 _MATRIX_TOLERANCE = 1e-4
@@ -151,6 +265,11 @@ def chain_frame(
 def _check_finite(chain: ArmatureChain, inputs: Inputs, frames: NDArray[np.int64]) -> None:
     """Every number read from the scene is finite (NaN or infinity would pass the other checks, unnoticed, and
     be keyed); else a ValueError naming what and on which frame."""
+    checks = [inputs.bone_bases, inputs.root_frames, inputs.targets]
+    if inputs.poles is not None:
+        checks.append(inputs.poles)
+    if all(np.isfinite(values).all() for values in checks):  # as nearly always: one call each, then nothing to name
+        return
 
     def first_bad(values: FloatArray) -> int | None:
         bad = np.flatnonzero(~np.isfinite(values.reshape(len(values), -1)).all(axis=1))
@@ -161,10 +280,10 @@ def _check_finite(chain: ArmatureChain, inputs: Inputs, frames: NDArray[np.int64
         if frame is not None:
             raise ValueError(f"bone '{name}' has a location, rotation or scale that is not a number on frame {frame}")
     root = f"the transform above the chain's root bone '{chain.bone_names[0]}' (armature object or parent bones)"
-    checks = [(inputs.root_frames, root), (inputs.targets, "the target's location")]
+    named = [(inputs.root_frames, root), (inputs.targets, "the target's location")]
     if inputs.poles is not None:
-        checks.append((inputs.poles, "the pole target's location"))
-    for values, what in checks:
+        named.append((inputs.poles, "the pole target's location"))
+    for values, what in named:
         frame = first_bad(values)
         if frame is not None:
             raise ValueError(f"{what} is not a number on frame {frame}")
@@ -198,8 +317,13 @@ def _check_bone_bases(chain: ArmatureChain, bases: FloatArray, frames: NDArray[n
     if stretch:
         scales[..., 1] = 1.0
     locations = np.linalg.norm(bases[..., :3, 3], axis=-1)  # (F, m)
+    scaled = ~(np.abs(scales - 1.0).max(axis=-1) <= _MATRIX_TOLERANCE)  # (F, m); NaN is bad too
+    # As nearly always: no bone scaled, none but the root with a location; then there is nothing to look up
+    # bone by bone (the root's location moves the whole chain; a location under the tolerance is checked below).
+    if not (scaled.any() or (locations[:, 1:] > 0.0).any()):
+        return
     for k, pose_bone in enumerate(chain.pose_bones):
-        bad = np.flatnonzero(~(np.abs(scales[:, k] - 1.0).max(axis=1) <= _MATRIX_TOLERANCE))  # NaN is bad too
+        bad = np.flatnonzero(scaled[:, k])
         if bad.size:
             raise ValueError(
                 f"bone '{pose_bone.name}' is scaled ({np.round(scales[bad[0], k], 4).tolist()}) on frame "
