@@ -5,14 +5,20 @@ and says so; and it leaves no datablock behind, whatever happens."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 import bpy
+import mocap
 import numpy as np
 import pytest
 from rigs import keyed_empty, loop_path, make_chain, skinned_grid
 
-from fabrik_addon.blender.bake import SANDBOX_NAME, RigBakeReport, bake
+from fabrik_addon import api
+from fabrik_addon.blender import compat
+from fabrik_addon.blender.bake import SANDBOX_NAME, RigBakeReport, bake, run
+from fabrik_addon.blender.bake.sandbox import only_what_is_read
+from fabrik_addon.blender.rig import Node
 from fabrik_addon.settings import BakeSettings
 
 from .oracle import fcurve_keys
@@ -195,3 +201,61 @@ def test_a_bake_of_a_chain_alone_leaves_the_shot_to_blender() -> None:
         bpy.app.handlers.depsgraph_update_post.remove(seen)
     tip = armature.matrix_world @ armature.pose.bones[names[-1]].tail
     assert (tip - target.matrix_world.translation).length == pytest.approx(report.chains[0].error[6], abs=1e-7)
+
+
+def _walk_with_a_target_on_the_right_hand() -> tuple[bpy.types.Object, bpy.types.Object]:
+    """The committed CMU walk and an Empty riding its right hand."""
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    armature = mocap.import_clip("walk")
+    target = keyed_empty("Riding", [(1, (0.0, -4.0, -12.0))])
+    target.parent, target.parent_type, target.parent_bone = armature, "BONE", "rhand"
+    return armature, target
+
+
+def _baked_walk(*, muting: bool, monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, int], list[tuple[float, float]]]:
+    armature, target = _walk_with_a_target_on_the_right_hand()
+    if not muting:
+        monkeypatch.setattr(run, "only_what_is_read", lambda _reads: nullcontext())
+    legs = mocap.legs(armature)
+    bake(BakeSettings.from_keywords(armature, target, tip_bone=legs["Left"].foot, chain_length=3))
+    api.plant_feet(armature, [legs["Right"].foot], hips_bone="Hips")
+    monkeypatch.undo()
+    return fcurve_keys(armature)
+
+
+def test_evaluating_only_the_animation_read_writes_the_same_keys_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bake of the left leg toward a target riding the right hand, then Plant Feet on the right foot with the
+    hips: the walks evaluate only the bones what they read follows (the left arm, the head... muted meanwhile),
+    and every key is what evaluating the whole Action gives."""
+    assert _baked_walk(muting=True, monkeypatch=monkeypatch) == _baked_walk(muting=False, monkeypatch=monkeypatch)
+
+
+def _with_ancestors(armature: bpy.types.Object, *names: str) -> set[str]:
+    found = set()
+    for name in names:
+        bone = armature.pose.bones[name]
+        while bone is not None:
+            found.add(bone.name)
+            bone = bone.parent
+    return found
+
+
+def test_only_the_bones_nothing_read_follows_are_muted_and_only_meanwhile() -> None:
+    armature, target = _walk_with_a_target_on_the_right_hand()
+    fcurves = {fcurve.data_path: fcurve for fcurve in compat.assigned_fcurves(armature)}
+    fcurves['pose.bones["Head"].rotation_euler'].mute = True  # by the user
+    with only_what_is_read([Node(armature, "LeftKnee"), Node(target, "")]):
+        muted = {path.split('"')[1] for path, fcurve in fcurves.items() if fcurve.mute}
+    followed = _with_ancestors(armature, "LeftKnee", "rhand")  # the target rides rhand
+    assert {"Hips", "LeftHip", "RightCollar", "rhand"} <= followed
+    assert "LeftWrist" in muted
+    assert muted == {path.split('"')[1] for path in fcurves} - followed
+    assert [path for path, fcurve in fcurves.items() if fcurve.mute] == ['pose.bones["Head"].rotation_euler']
+
+
+def test_an_armature_with_an_ik_constraint_evaluates_all_its_animation() -> None:
+    """An IK constraint moves the bones above its own, which their links do not say: nothing is muted."""
+    armature, _ = _walk_with_a_target_on_the_right_hand()
+    armature.pose.bones["LeftWrist"].constraints.new("IK")
+    with only_what_is_read([Node(armature, "LeftKnee")]):
+        assert not any(fcurve.mute for fcurve in compat.assigned_fcurves(armature))

@@ -18,13 +18,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...settings import BakeSettings
-from ..rig import KeyWriter, PoseSnapshot, animated_paths, bone_path, keyed_channels
+from ..rig import KeyWriter, Node, PoseSnapshot, animated_paths, bone_path, keyed_channels
 from .inputs import Inputs
 from .order import solve_in_order
 from .plan import BakePlan, plan
 from .read import BoneTrack, sample_inputs, sample_tips
 from .report import RigBakeReport, chain_report
-from .sandbox import evaluating
+from .sandbox import evaluating, only_what_is_read
 from .unit import Solved
 
 #: Shares of the progress bar: reading the scene, then (after solving and writing) checking the keys.
@@ -130,10 +130,14 @@ def carry_out(
     keyed: dict[bpy.types.Object, set[str]] = {}  # the bones that show their new keys, once they are written
     mode = ""
     try:
-        with evaluating(scene, [*chain_bones, *goals], sandbox) as evaluation:
+        tracks = () if adjust is None else adjust.tracks
+        with (
+            evaluating(scene, [*chain_bones, *goals], sandbox) as evaluation,
+            only_what_is_read(_read_nodes(plan, tracks)),
+        ):
             mode = evaluation.mode
             clock = time.perf_counter()
-            inputs = sample_inputs(evaluation, frames, prepared, reading, () if adjust is None else adjust.tracks)
+            inputs = sample_inputs(evaluation, frames, prepared, reading, tracks)
             timings["read scene"] = time.perf_counter() - clock
             adjusted = Adjusted(inputs) if adjust is None else adjust(inputs, frames)
             inputs = adjusted.inputs
@@ -202,7 +206,10 @@ def read_frames(
     goals = [goal for p in plan.chains for goal in (p.target, p.pole_target) if goal is not None]
     mode = ""
     try:
-        with evaluating(scene, [*plan.chain_bones, *goals], sandbox) as evaluation:
+        with (
+            evaluating(scene, [*plan.chain_bones, *goals], sandbox) as evaluation,
+            only_what_is_read(_read_nodes(plan)),
+        ):
             mode = evaluation.mode
 
             def reading(i: int) -> None:
@@ -214,6 +221,16 @@ def read_frames(
         if mode != "sandbox":
             scene.frame_set(original_frame[0], subframe=original_frame[1])
         _settle(snapshots, {})
+
+
+def _read_nodes(plan: BakePlan, tracks: Sequence[BoneTrack] = ()) -> list[Node]:
+    """What a bake's walks read: the chains' bones, their goals, the bones ``tracks`` follow."""
+    nodes = [Node(armature, bone) for armature, bones in plan.chain_bones.items() for bone in sorted(bones)]
+    for chain in plan.chains:
+        for goal, bone in ((chain.target, chain.target_bone), (chain.pole_target, chain.pole_bone)):
+            if goal is not None:
+                nodes.append(Node(goal, bone if goal.type == "ARMATURE" else ""))
+    return nodes + [Node(track.armature, track.bone) for track in tracks]
 
 
 def _settle(snapshots: list[PoseSnapshot], keyed: dict[bpy.types.Object, set[str]]) -> None:

@@ -29,7 +29,7 @@ from .channels import (
     rotation_property,
 )
 from .keys import KeyWriter, check_unlocked, keys_within, remove_keys
-from .links import Node, closure, path_to
+from .links import Node, bone_in_path, closure, path_to
 from .pose_snapshot import PoseSnapshot
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "animated_paths",
     "armature_data",
     "bone_channels",
+    "bone_in_path",
     "bone_path",
     "chain_bone_names",
     "chain_is_animated",

@@ -121,11 +121,11 @@ def _driver_leads(obj: bpy.types.Object, prefix: str) -> Iterator[tuple[str, Nod
                 source = target.id
                 if not isinstance(source, bpy.types.Object):
                     continue
-                bone = target.bone_target or _bone_in_path(target.data_path)
+                bone = target.bone_target or bone_in_path(target.data_path)
                 yield "has a driver reading", Node(source, bone if source.type == "ARMATURE" else "")
 
 
-def _bone_in_path(data_path: str) -> str:
+def bone_in_path(data_path: str) -> str:
     """The bone a data path such as ``pose.bones["hand"].location`` reads, or ""."""
     if not data_path.startswith('pose.bones["'):
         return ""
