@@ -39,10 +39,11 @@ class Cancelled(BaseException):
 
 
 @contextmanager
-def stop_on_signals() -> Iterator[None]:
+def stop_on_signals(*, leaving: bool = False) -> Iterator[None]:
     """Meanwhile, the first of ``SIGNALS`` raises ``Cancelled`` in the main thread, and later ones are ignored
     so that nothing cuts the clean-up short. A signal ignored when the command started (``nohup``) stays
-    ignored; outside the main thread (where Python cannot handle signals) nothing changes."""
+    ignored; outside the main thread (where Python cannot handle signals) nothing changes. Afterwards the
+    handlers are put back, or with ``leaving`` (the process leaves next) the signals stay ignored."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -60,6 +61,8 @@ def stop_on_signals() -> Iterator[None]:
         yield
     finally:
         for signum, handler in previous.items():
+            if leaving:
+                handler = signal.SIG_IGN
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
         _received.clear()
 

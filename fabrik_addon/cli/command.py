@@ -51,7 +51,7 @@ def run_script(argv: Sequence[str]) -> NoReturn:
     if inside_blender:
         path: str = sys.modules["bpy"].data.filepath
         open_file = Path(path) if path else None
-    status = main(script_args(argv, inside_blender=inside_blender), open_file=open_file)
+    status = main(script_args(argv, inside_blender=inside_blender), open_file=open_file, leaving=True)
     cancel.ignore_from_now()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -61,7 +61,7 @@ def run_script(argv: Sequence[str]) -> NoReturn:
     os._exit(status)
 
 
-def main(args: Sequence[str], *, open_file: Path | None = None) -> int:
+def main(args: Sequence[str], *, open_file: Path | None = None, leaving: bool = False) -> int:
     """Run the command with its arguments ``args``; returns the exit status.
 
     Parameters
@@ -70,6 +70,9 @@ def main(args: Sequence[str], *, open_file: Path | None = None) -> int:
         The command's own arguments (see ``options.parse_args``).
     open_file : Path, optional
         The file Blender was started with, baked when no input is given.
+    leaving : bool
+        The process leaves once this returns: Ctrl+C and SIGTERM stay ignored after the bake, so that none
+        cuts short what is left to do (``cancel.stop_on_signals``).
     """
     try:
         request = parse_args(args, open_file=open_file)
@@ -84,7 +87,7 @@ def main(args: Sequence[str], *, open_file: Path | None = None) -> int:
 
     start = time.perf_counter()
     try:
-        with cancel.stop_on_signals():
+        with cancel.stop_on_signals(leaving=leaving):
             return _bake_and_report(plans, jobs, request, start)
     except cancel.Cancelled as stop:
         if not request.child:  # a child's parent says it

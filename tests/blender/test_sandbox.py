@@ -12,12 +12,13 @@ import bpy
 import mocap
 import numpy as np
 import pytest
+from mathutils import Vector
 from rigs import keyed_empty, loop_path, make_chain, skinned_grid
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
 from fabrik_addon.blender.bake import SANDBOX_NAME, RigBakeReport, bake, run
-from fabrik_addon.blender.bake.sandbox import only_what_is_read
+from fabrik_addon.blender.bake.sandbox import Evaluation, only_what_is_read
 from fabrik_addon.blender.rig import Node
 from fabrik_addon.settings import BakeSettings
 
@@ -212,22 +213,102 @@ def _walk_with_a_target_on_the_right_hand() -> tuple[bpy.types.Object, bpy.types
     return armature, target
 
 
-def _baked_walk(*, muting: bool, monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, int], list[tuple[float, float]]]:
-    armature, target = _walk_with_a_target_on_the_right_hand()
+def _target_of_a_copy_sharing_the_action() -> tuple[bpy.types.Object, bpy.types.Object, str]:
+    armature, _ = _walk_with_a_target_on_the_right_hand()
+    other = armature.copy()  # the same Action (and slot)
+    other.location.x += 0.3
+    bpy.context.scene.collection.objects.link(other)
+    return armature, other, "rhand"
+
+
+def _a_child_of_turned_on_later() -> tuple[bpy.types.Object, bpy.types.Object, str]:
+    armature, _ = _walk_with_a_target_on_the_right_hand()
+    target = keyed_empty("Later", [(1, (0.0, 0.0, 0.0))])
+    constraint = target.constraints.new("CHILD_OF")
+    constraint.target, constraint.subtarget, constraint.set_inverse_pending = armature, "rhand", False
+    for frame, mute in ((1, True), (20, False)):
+        constraint.mute = mute
+        target.keyframe_insert('constraints["Child Of"].mute', frame=frame)
+    bpy.context.scene.frame_set(1)
+    return armature, target, ""
+
+
+def _a_copy_location_in_the_hands_space() -> tuple[bpy.types.Object, bpy.types.Object, str]:
+    armature, _ = _walk_with_a_target_on_the_right_hand()
+    fixed = keyed_empty("Fixed", [(1, (0.0, 0.0, 0.2))])
+    target = keyed_empty("Spaced", [(1, (0.0, 0.0, 0.0))])
+    constraint = target.constraints.new("COPY_LOCATION")
+    constraint.target, constraint.target_space = fixed, "CUSTOM"
+    constraint.space_object, constraint.space_subtarget = armature, "rhand"
+    return armature, target, ""
+
+
+def _a_vertex_of_a_mesh_the_hand_deforms() -> tuple[bpy.types.Object, bpy.types.Object, str]:
+    armature, _ = _walk_with_a_target_on_the_right_hand()
+    head = armature.matrix_world @ armature.data.bones["rhand"].head_local
+    mesh = bpy.data.meshes.new("Skin")
+    mesh.from_pydata(
+        [tuple(head + Vector(offset)) for offset in ((0, 0, 0), (0.1, 0, 0), (0, 0.1, 0))], [], [(0, 1, 2)]
+    )
+    skin = bpy.data.objects.new("Skin", mesh)
+    bpy.context.scene.collection.objects.link(skin)
+    skin.vertex_groups.new(name="rhand").add([0, 1, 2], 1.0, "REPLACE")
+    skin.modifiers.new("Armature", "ARMATURE").object = armature
+    target = keyed_empty("OnTheSkin", [(1, (0.0, 0.0, 0.0))])
+    constraint = target.constraints.new("COPY_LOCATION")
+    constraint.target, constraint.subtarget = skin, "rhand"
+    return armature, target, ""
+
+
+#: Goals that follow the right hand in ways its links alone do not say.
+HIDDEN_LINKS: dict[str, Callable[[], tuple[bpy.types.Object, bpy.types.Object, str]]] = {
+    "another armature sharing the Action": _target_of_a_copy_sharing_the_action,
+    "a constraint turned on later": _a_child_of_turned_on_later,
+    "a constraint in the hand's space": _a_copy_location_in_the_hands_space,
+    "a vertex of a mesh the hand deforms": _a_vertex_of_a_mesh_the_hand_deforms,
+}
+
+
+def _baked_walk(
+    setup: Callable[[], tuple[bpy.types.Object, bpy.types.Object, str]],
+    *,
+    muting: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> dict[tuple[str, int], list[tuple[float, float]]]:
+    armature, target, target_bone = setup()
     if not muting:
-        monkeypatch.setattr(run, "only_what_is_read", lambda _reads: nullcontext())
+        monkeypatch.setattr(run, "only_what_is_read", lambda _evaluation, _reads: nullcontext())
     legs = mocap.legs(armature)
-    bake(BakeSettings.from_keywords(armature, target, tip_bone=legs["Left"].foot, chain_length=3))
-    api.plant_feet(armature, [legs["Right"].foot], hips_bone="Hips")
+    foot = legs["Left"].foot
+    settings = BakeSettings.from_keywords(armature, target, tip_bone=foot, chain_length=3, target_bone=target_bone)
+    bake(settings)
+    if setup is _riding_the_hand:
+        api.plant_feet(armature, [legs["Right"].foot], hips_bone="Hips")
     monkeypatch.undo()
+    assert not any(fcurve.mute for fcurve in compat.assigned_fcurves(armature)), "nothing is left muted"
     return fcurve_keys(armature)
+
+
+def _riding_the_hand() -> tuple[bpy.types.Object, bpy.types.Object, str]:
+    return (*_walk_with_a_target_on_the_right_hand(), "")
 
 
 def test_evaluating_only_the_animation_read_writes_the_same_keys_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bake of the left leg toward a target riding the right hand, then Plant Feet on the right foot with the
     hips: the walks evaluate only the bones what they read follows (the left arm, the head... muted meanwhile),
     and every key is what evaluating the whole Action gives."""
-    assert _baked_walk(muting=True, monkeypatch=monkeypatch) == _baked_walk(muting=False, monkeypatch=monkeypatch)
+    muted = _baked_walk(_riding_the_hand, muting=True, monkeypatch=monkeypatch)
+    assert muted == _baked_walk(_riding_the_hand, muting=False, monkeypatch=monkeypatch)
+
+
+@pytest.mark.parametrize("setup", HIDDEN_LINKS.values(), ids=HIDDEN_LINKS.keys())
+def test_a_goal_following_a_bone_unseen_keeps_its_animation_evaluated(
+    setup: Callable[[], tuple[bpy.types.Object, bpy.types.Object, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a goal follows the right hand in a way its links do not say, the hand is not muted: the keys are
+    those of evaluating the whole Action (each of these baked other keys when the hand was muted)."""
+    muted = _baked_walk(setup, muting=True, monkeypatch=monkeypatch)
+    assert muted == _baked_walk(setup, muting=False, monkeypatch=monkeypatch)
 
 
 def _with_ancestors(armature: bpy.types.Object, *names: str) -> set[str]:
@@ -244,7 +325,7 @@ def test_only_the_bones_nothing_read_follows_are_muted_and_only_meanwhile() -> N
     armature, target = _walk_with_a_target_on_the_right_hand()
     fcurves = {fcurve.data_path: fcurve for fcurve in compat.assigned_fcurves(armature)}
     fcurves['pose.bones["Head"].rotation_euler'].mute = True  # by the user
-    with only_what_is_read([Node(armature, "LeftKnee"), Node(target, "")]):
+    with only_what_is_read(Evaluation(bpy.context.scene, "sandbox"), [Node(armature, "LeftKnee"), Node(target, "")]):
         muted = {path.split('"')[1] for path, fcurve in fcurves.items() if fcurve.mute}
     followed = _with_ancestors(armature, "LeftKnee", "rhand")  # the target rides rhand
     assert {"Hips", "LeftHip", "RightCollar", "rhand"} <= followed
@@ -257,5 +338,5 @@ def test_an_armature_with_an_ik_constraint_evaluates_all_its_animation() -> None
     """An IK constraint moves the bones above its own, which their links do not say: nothing is muted."""
     armature, _ = _walk_with_a_target_on_the_right_hand()
     armature.pose.bones["LeftWrist"].constraints.new("IK")
-    with only_what_is_read([Node(armature, "LeftKnee")]):
+    with only_what_is_read(Evaluation(bpy.context.scene, "sandbox"), [Node(armature, "LeftKnee")]):
         assert not any(fcurve.mute for fcurve in compat.assigned_fcurves(armature))

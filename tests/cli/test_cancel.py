@@ -40,3 +40,18 @@ def test_a_signal_ignored_when_the_command_starts_stays_ignored() -> None:
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_process_leaving_after_the_bake_keeps_ignoring_the_signals() -> None:
+    """A ``-j`` child stopped by Ctrl+C gets its parent's SIGTERM a moment later: from the end of the bake on,
+    nothing may cut short its removal of its files."""
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        with stop_on_signals(leaving=True):
+            pass
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGTERM)  # ignored: the test goes on
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)

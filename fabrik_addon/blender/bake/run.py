@@ -133,7 +133,7 @@ def carry_out(
         tracks = () if adjust is None else adjust.tracks
         with (
             evaluating(scene, [*chain_bones, *goals], sandbox) as evaluation,
-            only_what_is_read(_read_nodes(plan, tracks)),
+            only_what_is_read(evaluation, _read_nodes(plan, tracks)),
         ):
             mode = evaluation.mode
             clock = time.perf_counter()
@@ -208,7 +208,7 @@ def read_frames(
     try:
         with (
             evaluating(scene, [*plan.chain_bones, *goals], sandbox) as evaluation,
-            only_what_is_read(_read_nodes(plan)),
+            only_what_is_read(evaluation, _read_nodes(plan)),
         ):
             mode = evaluation.mode
 

@@ -115,20 +115,33 @@ def why_not_sandboxed(objects: Iterable[bpy.types.Object]) -> str | None:
 
 
 @contextmanager
-def only_what_is_read(reads: Iterable[Node]) -> Iterator[None]:
+def only_what_is_read(evaluation: Evaluation, reads: Iterable[Node]) -> Iterator[None]:
     """Meanwhile, each armature of ``reads``' bones evaluates only the animation of the bones that what is read
-    follows (``closure``): the F-curves of its Action that move any other bone (Location, Rotation, Scale) are
-    muted, and unmuted on leaving. An armature with an IK or Spline IK constraint is left alone: such a bone
-    moves bones above it, which their own links do not say."""
+    follows (``closure``, through constraints turned off too): the F-curves of its Action that move any other
+    bone (Location, Rotation, Scale) are muted, and unmuted on leaving.
+
+    Only where nothing else could follow a muted bone unseen: in a sandbox (the scene's own evaluation runs
+    its handlers and Python drivers); when everything followed is an armature or an Empty (a mesh, curve or
+    lattice may be deformed by a bone, which no link says); when no driver reads data other than objects;
+    not on an armature with an IK or Spline IK constraint (it moves the bones above its own), nor where its
+    Action animates something else too.
+    """
     starts = list(reads)
+    followed = list(closure(starts, muted_constraints=True))
+    if evaluation.mode != "sandbox" or not all(_plain(node.obj) for node in followed):
+        yield
+        return
     needed: dict[bpy.types.Object, set[str]] = {}
-    for node in closure(starts):
+    for node in followed:
         needed.setdefault(node.obj, set()).add(node.bone)
     muted: list[bpy.types.FCurve] = []
     try:
         for armature in dict.fromkeys(node.obj for node in starts if node.bone):
-            pose = armature.pose
-            if pose is None or any(c.type in _MOVING_ABOVE for bone in pose.bones for c in bone.constraints):
+            pose, anim = armature.pose, armature.animation_data
+            action = None if anim is None else anim.action
+            if pose is None or action is None or action.users - int(action.use_fake_user) > 1:
+                continue
+            if any(c.type in _MOVING_ABOVE for bone in pose.bones for c in bone.constraints):
                 continue
             for fcurve in compat.assigned_fcurves(armature):
                 bone = bone_in_path(fcurve.data_path)
@@ -140,3 +153,18 @@ def only_what_is_read(reads: Iterable[Node]) -> Iterator[None]:
     finally:
         for fcurve in muted:
             fcurve.mute = False
+
+
+def _plain(obj: bpy.types.Object) -> bool:
+    """Whether all that follows ``obj`` is in its links: an armature or an Empty whose drivers read objects."""
+    if obj.type not in ("ARMATURE", "EMPTY"):
+        return False
+    anim = obj.animation_data
+    drivers = () if anim is None else anim.drivers
+    return all(
+        target.id is None or target.id_type == "OBJECT"
+        for fcurve in drivers
+        if fcurve.driver is not None
+        for variable in fcurve.driver.variables
+        for target in variable.targets
+    )

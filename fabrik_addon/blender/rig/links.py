@@ -22,14 +22,15 @@ class Node:
         return f"the bone '{self.bone}' of '{self.obj.name}'" if self.bone else f"'{self.obj.name}'"
 
 
-def closure(starts: Iterable[Node]) -> Iterator[Node]:
-    """Every node the ``starts`` depend on, themselves included, each once."""
+def closure(starts: Iterable[Node], *, muted_constraints: bool = False) -> Iterator[Node]:
+    """Every node the ``starts`` depend on, themselves included, each once; with ``muted_constraints``, through
+    constraints turned off too (one may be turned on on another frame)."""
     reached = dict.fromkeys(starts)
     waiting = list(reached)
     while waiting:
         node = waiting.pop()
         yield node
-        for _, after in _leads(node):
+        for _, after in _leads(node, muted_constraints):
             if after not in reached:
                 reached[after] = None
                 waiting.append(after)
@@ -63,7 +64,7 @@ def _describe(end: Node, reached: dict[Node, tuple[Node, str] | None], home: bpy
     return ", which ".join(reversed(steps))
 
 
-def _leads(node: Node) -> Iterator[tuple[str, Node]]:
+def _leads(node: Node, muted_constraints: bool = False) -> Iterator[tuple[str, Node]]:
     """What ``node`` follows, each with the verb that says how: parents, constraint targets, driver targets."""
     obj = node.obj
     if node.bone:
@@ -74,7 +75,7 @@ def _leads(node: Node) -> Iterator[tuple[str, Node]]:
             return
         if pose_bone.parent is not None:
             yield "is a child of", Node(obj, pose_bone.parent.name)
-        yield from _constraint_leads(pose_bone.constraints)
+        yield from _constraint_leads(pose_bone.constraints, muted_constraints)
         yield from _driver_leads(obj, f"{pose_bone.path_from_id()}.")
         yield "belongs to", Node(obj, "")
         return
@@ -82,15 +83,15 @@ def _leads(node: Node) -> Iterator[tuple[str, Node]]:
     if parent is not None:
         bone = obj.parent_bone if obj.parent_type == "BONE" and parent.type == "ARMATURE" else ""
         yield "is parented to", Node(parent, bone)
-    yield from _constraint_leads(obj.constraints)
+    yield from _constraint_leads(obj.constraints, muted_constraints)
     yield from _driver_leads(obj, "")
 
 
 def _constraint_leads(
-    constraints: bpy.types.bpy_prop_collection[bpy.types.Constraint],
+    constraints: bpy.types.bpy_prop_collection[bpy.types.Constraint], muted: bool = False
 ) -> Iterator[tuple[str, Node]]:
     for constraint in constraints:
-        if not constraint.enabled:
+        if not constraint.enabled and not muted:
             continue
         targets = getattr(constraint, "targets", None)  # the Armature constraint has several
         pairs = (
@@ -101,6 +102,8 @@ def _constraint_leads(
         pole = getattr(constraint, "pole_target", None)
         if pole is not None:
             pairs.append((pole, getattr(constraint, "pole_subtarget", "")))
+        if "CUSTOM" in (getattr(constraint, "owner_space", ""), getattr(constraint, "target_space", "")):
+            pairs.append((getattr(constraint, "space_object", None), getattr(constraint, "space_subtarget", "")))
         for target, subtarget in pairs:
             if isinstance(target, bpy.types.Object):
                 bone = subtarget if target.type == "ARMATURE" and subtarget else ""
