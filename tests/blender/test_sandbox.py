@@ -260,12 +260,25 @@ def _a_vertex_of_a_mesh_the_hand_deforms() -> tuple[bpy.types.Object, bpy.types.
     return armature, target, ""
 
 
+def _the_hands_b_bone_curve_bent_by_the_other_wrist() -> tuple[bpy.types.Object, bpy.types.Object, str]:
+    armature, _ = _walk_with_a_target_on_the_right_hand()
+    hand = armature.data.bones["rhand"]
+    hand.bbone_segments, hand.bbone_handle_type_end = 8, "ABSOLUTE"
+    hand.bbone_custom_handle_end = armature.data.bones["LeftWrist"]
+    target = keyed_empty("OnTheCurve", [(1, (0.0, 0.0, 0.0))])
+    constraint = target.constraints.new("COPY_LOCATION")
+    constraint.target, constraint.subtarget = armature, "rhand"
+    constraint.head_tail, constraint.use_bbone_shape = 0.5, True
+    return armature, target, ""
+
+
 #: Goals that follow the right hand in ways its links alone do not say.
 HIDDEN_LINKS: dict[str, Callable[[], tuple[bpy.types.Object, bpy.types.Object, str]]] = {
     "another armature sharing the Action": _target_of_a_copy_sharing_the_action,
     "a constraint turned on later": _a_child_of_turned_on_later,
     "a constraint in the hand's space": _a_copy_location_in_the_hands_space,
     "a vertex of a mesh the hand deforms": _a_vertex_of_a_mesh_the_hand_deforms,
+    "the hand's B-Bone curve bent by the other wrist": _the_hands_b_bone_curve_bent_by_the_other_wrist,
 }
 
 

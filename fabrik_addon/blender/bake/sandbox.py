@@ -117,7 +117,7 @@ def why_not_sandboxed(objects: Iterable[bpy.types.Object]) -> str | None:
 @contextmanager
 def only_what_is_read(evaluation: Evaluation, reads: Iterable[Node]) -> Iterator[None]:
     """Meanwhile, each armature of ``reads``' bones evaluates only the animation of the bones that what is read
-    follows (``closure``, through constraints turned off too): the F-curves of its Action that move any other
+    follows (``closure`` with ``all_links``): the F-curves of its Action that move any other
     bone (Location, Rotation, Scale) are muted, and unmuted on leaving.
 
     Only where nothing else could follow a muted bone unseen: in a sandbox (the scene's own evaluation runs
@@ -127,7 +127,7 @@ def only_what_is_read(evaluation: Evaluation, reads: Iterable[Node]) -> Iterator
     Action animates something else too.
     """
     starts = list(reads)
-    followed = list(closure(starts, muted_constraints=True))
+    followed = list(closure(starts, all_links=True))
     if evaluation.mode != "sandbox" or not all(_plain(node.obj) for node in followed):
         yield
         return

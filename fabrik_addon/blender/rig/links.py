@@ -22,15 +22,16 @@ class Node:
         return f"the bone '{self.bone}' of '{self.obj.name}'" if self.bone else f"'{self.obj.name}'"
 
 
-def closure(starts: Iterable[Node], *, muted_constraints: bool = False) -> Iterator[Node]:
-    """Every node the ``starts`` depend on, themselves included, each once; with ``muted_constraints``, through
-    constraints turned off too (one may be turned on on another frame)."""
+def closure(starts: Iterable[Node], *, all_links: bool = False) -> Iterator[Node]:
+    """Every node the ``starts`` depend on, themselves included, each once; with ``all_links``, also through
+    constraints turned off (one may be turned on on another frame) and a bone's B-Bone handles (a constraint
+    may read its B-Bone shape)."""
     reached = dict.fromkeys(starts)
     waiting = list(reached)
     while waiting:
         node = waiting.pop()
         yield node
-        for _, after in _leads(node, muted_constraints):
+        for _, after in _leads(node, all_links):
             if after not in reached:
                 reached[after] = None
                 waiting.append(after)
@@ -64,7 +65,7 @@ def _describe(end: Node, reached: dict[Node, tuple[Node, str] | None], home: bpy
     return ", which ".join(reversed(steps))
 
 
-def _leads(node: Node, muted_constraints: bool = False) -> Iterator[tuple[str, Node]]:
+def _leads(node: Node, all_links: bool = False) -> Iterator[tuple[str, Node]]:
     """What ``node`` follows, each with the verb that says how: parents, constraint targets, driver targets."""
     obj = node.obj
     if node.bone:
@@ -75,15 +76,19 @@ def _leads(node: Node, muted_constraints: bool = False) -> Iterator[tuple[str, N
             return
         if pose_bone.parent is not None:
             yield "is a child of", Node(obj, pose_bone.parent.name)
-        yield from _constraint_leads(pose_bone.constraints, muted_constraints)
+        yield from _constraint_leads(pose_bone.constraints, all_links)
         yield from _driver_leads(obj, f"{pose_bone.path_from_id()}.")
+        data = pose_bone.bone
+        for handle in (data.bbone_custom_handle_start, data.bbone_custom_handle_end) if all_links else ():
+            if handle is not None:
+                yield "has the B-Bone handle", Node(obj, handle.name)
         yield "belongs to", Node(obj, "")
         return
     parent: bpy.types.Object | None = obj.parent
     if parent is not None:
         bone = obj.parent_bone if obj.parent_type == "BONE" and parent.type == "ARMATURE" else ""
         yield "is parented to", Node(parent, bone)
-    yield from _constraint_leads(obj.constraints, muted_constraints)
+    yield from _constraint_leads(obj.constraints, all_links)
     yield from _driver_leads(obj, "")
 
 
