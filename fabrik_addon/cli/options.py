@@ -359,7 +359,10 @@ def _parser() -> argparse.ArgumentParser:
         "--tolerance",
         type=_number,
         metavar="T",
-        help="tip distance allowed, world units (for feet to plant, --plant-feet or a config's plant_feet jobs, in leg lengths: default 2e-4)",
+        help=(
+            "tip distance allowed, world units (for feet to plant, --plant-feet or a config's plant_feet jobs, "
+            "in leg lengths: default 2e-4)"
+        ),
     )
     bake.add_argument("--max-iterations", type=_whole(), metavar="N")
     bake.add_argument("--method", choices=sorted(METHODS))
