@@ -109,6 +109,7 @@ def the_one(test: Callable[[Block], bool]) -> Block:
 def run_with_the_package(block: Block, folder: Path) -> None:
     """``block`` as written, with the venv's Python in a fresh process, in ``folder``."""
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environment["PWD"] = str(folder)  # as a shell in the folder has it: Blender 4.2 takes its folder from PWD
     leaving = "\nimport os, sys\nsys.stdout.flush()\nos._exit(0)  # bpy's teardown may crash\n"
     done = subprocess.run(
         [sys.executable, "-c", block.text + leaving],
