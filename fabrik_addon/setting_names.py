@@ -36,14 +36,31 @@ LABELS: Mapping[str, str] = {
     "method": "Method",
     "warm_start": "Warm Start",
 }
-_NAMED = {f"{label} ({keyword})": (label, keyword) for keyword, label in LABELS.items()}
+#: The Plant Feet panel's label of each keyword of ``api.plant_feet`` that it shows.
+PLANT_LABELS: Mapping[str, str] = {
+    "chain_length": "Leg Length",
+    "hips_bone": "Hips",
+    "use_marks": "Use Contact Marks",
+    "contact_height": "Height",
+    "contact_speed": "Speed",
+    "contact_seconds": "Shortest",
+    "contact_gap": "Gap Closed",
+    "blend_seconds": "Blend",
+    "pin_at": "Pin At",
+    "hips_speed": "Hips Speed",
+    "soft_reach": "Soft Reach",
+    "floor": "Floor",
+}
+_NAMED = {
+    f"{label} ({keyword})": (label, keyword) for labels in (LABELS, PLANT_LABELS) for keyword, label in labels.items()
+}
 _NAMED_PATTERN = re.compile("|".join(map(re.escape, sorted(_NAMED, key=len, reverse=True))))
 
 
-def named(keyword: str) -> str:
-    """How a message names the setting ``keyword``: ``Chain Length (chain_length)``, its label and keyword; a
-    keyword the panel does not show as it is."""
-    label = LABELS.get(keyword)
+def named(keyword: str, labels: Mapping[str, str] = LABELS) -> str:
+    """How a message names the setting ``keyword``: ``Chain Length (chain_length)``, its label (in ``labels``,
+    the bake's or ``PLANT_LABELS``) and keyword; a keyword the panel does not show as it is."""
+    label = labels.get(keyword)
     return keyword if label is None else f"{label} ({keyword})"
 
 

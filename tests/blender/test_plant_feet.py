@@ -169,7 +169,7 @@ def test_feet_that_constraints_pose_are_refused_and_nothing_is_written() -> None
         ({"hips_bone": "Chest"}, "hips bone 'Chest' is not above the leg of 'LeftAnkle'"),
         ({"hips_bone": "Hip"}, "has no bone 'Hip' to lower as the hips"),
         ({"chain_length": 5}, "the legs of 'LeftAnkle' and 'RightAnkle' share bone 'Hips'"),
-        ({"contact_height": -1.0}, "contact height must be a number > 0"),
+        ({"contact_height": -1.0}, r"Height \(contact_height\) must be a number > 0"),
     ],
 )
 def test_bad_plantings_are_refused_by_name_and_nothing_is_written(options: dict[str, object], message: str) -> None:

@@ -155,9 +155,9 @@ PLANT = '{"armature": "Walk", "plant_feet": ["LeftFoot"]'
         (f'{PLANT}, "contact_gap": 1.5}}', "'contact_gap' must be a whole number, got 1.5$"),
         (f'{PLANT}, "use_marks": 1}}', "'use_marks' must be true or false, got 1$"),
         (f'{PLANT}, "floor": null}}', "'floor' must be a number, got None$"),
-        (f'{PLANT}, "pin_at": "end"}}', "pin_at must be one of 'middle', 'start', got 'end'$"),
-        (f'{PLANT}, "chain_length": 1}}', r"chain_length must be a whole number >= 2"),
-        (f'{PLANT}, "hips_speed": 0}}', "hips_speed must be a number > 0"),
+        (f'{PLANT}, "pin_at": "end"}}', r"Pin At \(pin_at\) must be one of 'middle', 'start', got 'end'$"),
+        (f'{PLANT}, "chain_length": 1}}', r"Leg Length \(chain_length\) must be a whole number >= 2"),
+        (f'{PLANT}, "hips_speed": 0}}', r"Hips Speed \(hips_speed\) must be a number > 0"),
         (
             f'{PLANT}, "frame_start": 9, "frame_end": 2}}',
             r"the frames end before they start: End \(frame_end\) 2, Start \(frame_start\) 9$",

@@ -82,7 +82,7 @@ def test_settings_from_keywords_check_what_they_are_given() -> None:
         PlantSettings.from_keywords("Walk", ["LeftAnkle", "LeftAnkle"])
     with pytest.raises(ValueError, match="chain_length"):
         PlantSettings.from_keywords("Walk", ["LeftAnkle"], chain_length=1)
-    with pytest.raises(ValueError, match="hips_bone 'LeftAnkle' is one of the feet"):
+    with pytest.raises(ValueError, match=r"Hips \(hips_bone\) 'LeftAnkle' is one of the feet"):
         PlantSettings.from_keywords("Walk", ["LeftAnkle"], hips_bone="LeftAnkle")
     with pytest.raises(ValueError, match="pin_at"):
         PlantSettings.from_keywords("Walk", ["LeftAnkle"], pin_at="end")

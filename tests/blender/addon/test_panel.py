@@ -12,7 +12,8 @@ from rigs import make_chain
 
 from fabrik_addon.blender.properties import FABRIK_PG_chain, FABRIK_PG_settings, settings_of
 from fabrik_addon.blender.ui import panel
-from fabrik_addon.setting_names import LABELS
+from fabrik_addon.blender.planting.properties import FABRIK_PG_planting
+from fabrik_addon.setting_names import LABELS, PLANT_LABELS
 
 from .scenes import activate, chain_scene, two_chain_scene
 
@@ -130,6 +131,8 @@ def test_messages_name_settings_by_the_labels_the_panel_shows() -> None:
         group = FABRIK_PG_chain if keyword in FABRIK_PG_chain.bl_rna.properties else FABRIK_PG_settings
         name = group.bl_rna.properties[keyword].name
         assert label == name or label in {f"Target {name}", f"Rotation {name}"}, (keyword, label, name)
+    for keyword, label in PLANT_LABELS.items():  # Plant Feet's, its properties named as api.plant_feet's keywords
+        assert FABRIK_PG_planting.bl_rna.properties[keyword].name == label, keyword
 
 
 def test_an_armature_without_chains_asks_for_one() -> None:
