@@ -10,9 +10,9 @@ import bpy
 import pytest
 from rigs import make_chain
 
+from fabrik_addon.blender.planting.properties import FABRIK_PG_planting
 from fabrik_addon.blender.properties import FABRIK_PG_chain, FABRIK_PG_settings, settings_of
 from fabrik_addon.blender.ui import panel
-from fabrik_addon.blender.planting.properties import FABRIK_PG_planting
 from fabrik_addon.setting_names import LABELS, PLANT_LABELS
 
 from .scenes import activate, chain_scene, two_chain_scene
