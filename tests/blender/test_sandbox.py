@@ -272,6 +272,42 @@ def _the_hands_b_bone_curve_bent_by_the_other_wrist() -> tuple[bpy.types.Object,
     return armature, target, ""
 
 
+def _the_collars_b_bone_curve_bent_by_its_child() -> tuple[bpy.types.Object, bpy.types.Object, str]:
+    armature, _ = _walk_with_a_target_on_the_right_hand()
+    armature.data.bones["RightCollar"].bbone_segments = 8  # automatic handles: its connected child bends it
+    target = keyed_empty("OnTheCollar", [(1, (0.0, 0.0, 0.0))])
+    constraint = target.constraints.new("COPY_LOCATION")
+    constraint.target, constraint.subtarget = armature, "RightCollar"
+    constraint.head_tail, constraint.use_bbone_shape = 0.5, True
+    return armature, target, ""
+
+
+def _a_bone_property_driven_by_the_hand() -> tuple[bpy.types.Object, bpy.types.Object, str]:
+    armature, _ = _walk_with_a_target_on_the_right_hand()
+    armature.pose.bones["Head"]["dial"] = 0.0
+    dial = armature.driver_add('pose.bones["Head"]["dial"]').driver
+    hand = dial.variables.new()
+    hand.type, dial.expression = "TRANSFORMS", hand.name
+    hand.targets[0].id, hand.targets[0].bone_target = armature, "rhand"
+    hand.targets[0].transform_type, hand.targets[0].transform_space = "LOC_X", "WORLD_SPACE"
+    target = keyed_empty("Dialled", [(1, (0.0, 0.0, 0.0))])
+    moved = target.driver_add("location", 0).driver
+    reading = moved.variables.new()
+    moved.expression = reading.name
+    reading.targets[0].id, reading.targets[0].data_path = armature, 'pose.bones["Head"]["dial"]'
+    return armature, target, ""
+
+
+def _a_bone_setting_of_the_arm_driven_by_the_other_wrist() -> tuple[bpy.types.Object, bpy.types.Object, str]:
+    armature, target = _walk_with_a_target_on_the_right_hand()
+    inherit = armature.data.driver_add('bones["RightCollar"].use_inherit_rotation').driver
+    wrist = inherit.variables.new()
+    wrist.type, inherit.expression = "TRANSFORMS", f"{wrist.name} > 9"
+    wrist.targets[0].id, wrist.targets[0].bone_target = armature, "LeftWrist"
+    wrist.targets[0].transform_type, wrist.targets[0].transform_space = "LOC_X", "WORLD_SPACE"
+    return armature, target, ""
+
+
 #: Goals that follow the right hand in ways its links alone do not say.
 HIDDEN_LINKS: dict[str, Callable[[], tuple[bpy.types.Object, bpy.types.Object, str]]] = {
     "another armature sharing the Action": _target_of_a_copy_sharing_the_action,
@@ -279,6 +315,9 @@ HIDDEN_LINKS: dict[str, Callable[[], tuple[bpy.types.Object, bpy.types.Object, s
     "a constraint in the hand's space": _a_copy_location_in_the_hands_space,
     "a vertex of a mesh the hand deforms": _a_vertex_of_a_mesh_the_hand_deforms,
     "the hand's B-Bone curve bent by the other wrist": _the_hands_b_bone_curve_bent_by_the_other_wrist,
+    "the collar's B-Bone curve bent by its child": _the_collars_b_bone_curve_bent_by_its_child,
+    "a bone's property driven by the hand": _a_bone_property_driven_by_the_hand,
+    "a bone setting of the arm driven by the other wrist": _a_bone_setting_of_the_arm_driven_by_the_other_wrist,
 }
 
 

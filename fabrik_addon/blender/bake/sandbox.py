@@ -32,6 +32,8 @@ SANDBOX_NAME = "FABRIK bake sandbox"
 _MOVING = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 #: Constraints that move the bones above their own, which no link of those bones says.
 _MOVING_ABOVE = ("IK", "SPLINE_IK")
+#: Constraints that read more than their targets' places: the movie clip's tracks, through a camera.
+_READING_MORE = ("FOLLOW_TRACK", "OBJECT_SOLVER", "CAMERA_SOLVER")
 #: Scene settings that change what a frame number means for animation, copied into the sandbox.
 _TIMING = ("fps", "fps_base", "frame_map_old", "frame_map_new")
 
@@ -156,15 +158,22 @@ def only_what_is_read(evaluation: Evaluation, reads: Iterable[Node]) -> Iterator
 
 
 def _plain(obj: bpy.types.Object) -> bool:
-    """Whether all that follows ``obj`` is in its links: an armature or an Empty whose drivers read objects."""
+    """Whether all that moves ``obj`` is in its links (``closure``): an armature or an Empty; whose drivers
+    each read an object (not the context, not other data), none on its data (an armature's bone settings);
+    with no constraint that reads more than its targets' places (a B-Bone's shape, which the bones beside it
+    bend; a motion track, a camera)."""
     if obj.type not in ("ARMATURE", "EMPTY"):
         return False
+    data_anim = getattr(obj.data, "animation_data", None)
+    if data_anim is not None and len(data_anim.drivers) > 0:
+        return False
     anim = obj.animation_data
-    drivers = () if anim is None else anim.drivers
-    return all(
-        target.id is None or target.id_type == "OBJECT"
-        for fcurve in drivers
-        if fcurve.driver is not None
-        for variable in fcurve.driver.variables
-        for target in variable.targets
-    )
+    for fcurve in () if anim is None else anim.drivers:
+        for variable in fcurve.driver.variables if fcurve.driver is not None else ():
+            if variable.type == "CONTEXT_PROP" or any(
+                target.id is None or target.id_type != "OBJECT" for target in variable.targets
+            ):
+                return False
+    pose_bones = obj.pose.bones if obj.pose is not None else ()
+    constraints = [*obj.constraints, *(c for bone in pose_bones for c in bone.constraints)]
+    return not any(c.type in _READING_MORE or getattr(c, "use_bbone_shape", False) for c in constraints)

@@ -77,7 +77,7 @@ def _leads(node: Node, all_links: bool = False) -> Iterator[tuple[str, Node]]:
         if pose_bone.parent is not None:
             yield "is a child of", Node(obj, pose_bone.parent.name)
         yield from _constraint_leads(pose_bone.constraints, all_links)
-        yield from _driver_leads(obj, f"{pose_bone.path_from_id()}.")
+        yield from _driver_leads(obj, pose_bone.path_from_id())
         data = pose_bone.bone
         for handle in (data.bbone_custom_handle_start, data.bbone_custom_handle_end) if all_links else ():
             if handle is not None:
@@ -116,12 +116,16 @@ def _constraint_leads(
 
 
 def _driver_leads(obj: bpy.types.Object, prefix: str) -> Iterator[tuple[str, Node]]:
-    """The objects and bones read by ``obj``'s drivers of data paths starting with ``prefix``."""
+    """The objects and bones read by ``obj``'s drivers of the properties of ``prefix`` (a pose bone's path: its
+    channels and its custom properties), or of the object itself ("")."""
     anim = obj.animation_data
     if anim is None:
         return
     for fcurve in anim.drivers:
-        if not fcurve.data_path.startswith(prefix) or (not prefix and fcurve.data_path.startswith("pose.bones[")):
+        path = fcurve.data_path
+        if prefix and not (path.startswith(prefix) and path[len(prefix) : len(prefix) + 1] in (".", "[")):
+            continue
+        if not prefix and path.startswith("pose.bones["):
             continue
         driver = fcurve.driver
         for variable in driver.variables if driver is not None else ():
