@@ -260,26 +260,26 @@ def _a_vertex_of_a_mesh_the_hand_deforms() -> tuple[bpy.types.Object, bpy.types.
     return armature, target, ""
 
 
+def _on_a_b_bone_curve(armature: bpy.types.Object, bone: str) -> bpy.types.Object:
+    """An Empty on the middle of the B-Bone curve of ``bone`` (8 segments)."""
+    armature.data.bones[bone].bbone_segments = 8
+    target = keyed_empty("OnTheCurve", [(1, (0.0, 0.0, 0.0))])
+    constraint = target.constraints.new("COPY_LOCATION")
+    constraint.target, constraint.subtarget = armature, bone
+    constraint.head_tail, constraint.use_bbone_shape = 0.5, True
+    return target
+
+
 def _the_hands_b_bone_curve_bent_by_the_other_wrist() -> tuple[bpy.types.Object, bpy.types.Object, str]:
     armature, _ = _walk_with_a_target_on_the_right_hand()
     hand = armature.data.bones["rhand"]
-    hand.bbone_segments, hand.bbone_handle_type_end = 8, "ABSOLUTE"
-    hand.bbone_custom_handle_end = armature.data.bones["LeftWrist"]
-    target = keyed_empty("OnTheCurve", [(1, (0.0, 0.0, 0.0))])
-    constraint = target.constraints.new("COPY_LOCATION")
-    constraint.target, constraint.subtarget = armature, "rhand"
-    constraint.head_tail, constraint.use_bbone_shape = 0.5, True
-    return armature, target, ""
+    hand.bbone_handle_type_end, hand.bbone_custom_handle_end = "ABSOLUTE", armature.data.bones["LeftWrist"]
+    return armature, _on_a_b_bone_curve(armature, "rhand"), ""
 
 
 def _the_collars_b_bone_curve_bent_by_its_child() -> tuple[bpy.types.Object, bpy.types.Object, str]:
-    armature, _ = _walk_with_a_target_on_the_right_hand()
-    armature.data.bones["RightCollar"].bbone_segments = 8  # automatic handles: its connected child bends it
-    target = keyed_empty("OnTheCollar", [(1, (0.0, 0.0, 0.0))])
-    constraint = target.constraints.new("COPY_LOCATION")
-    constraint.target, constraint.subtarget = armature, "RightCollar"
-    constraint.head_tail, constraint.use_bbone_shape = 0.5, True
-    return armature, target, ""
+    armature, _ = _walk_with_a_target_on_the_right_hand()  # automatic handles: its connected child bends it
+    return armature, _on_a_b_bone_curve(armature, "RightCollar"), ""
 
 
 def _a_bone_property_driven_by_the_hand() -> tuple[bpy.types.Object, bpy.types.Object, str]:
