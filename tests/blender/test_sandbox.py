@@ -214,6 +214,8 @@ def _walk_with_a_target_on_the_right_hand() -> tuple[bpy.types.Object, bpy.types
 
 
 def _target_of_a_copy_sharing_the_action() -> tuple[bpy.types.Object, bpy.types.Object, str]:
+    if not compat.SLOTTED_ACTIONS:
+        pytest.skip("Blender 4.2 bakes into no Action another object uses (refused, naming action_name)")
     armature, _ = _walk_with_a_target_on_the_right_hand()
     other = armature.copy()  # the same Action (and slot)
     other.location.x += 0.3

@@ -181,6 +181,7 @@ def blender_run(tmp_path: Path, *args: str) -> dict[str, Any]:
     """``readme_run.py ARGS`` in a fresh Blender process with the test's user folder, in ``tmp_path``."""
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     environment["BLENDER_USER_RESOURCES"] = str(tmp_path / "user")
+    environment["PWD"] = str(tmp_path)  # as a shell there has it (see ``run_with_the_package``)
     done = subprocess.run(
         [sys.executable, str(RUNNER), *args],
         cwd=tmp_path,
