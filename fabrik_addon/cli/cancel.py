@@ -60,10 +60,11 @@ def stop_on_signals(*, leaving: bool = False) -> Iterator[None]:
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            if leaving:
-                handler = signal.SIG_IGN
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
+        if leaving:
+            ignore_from_now()
+        else:
+            for signum, handler in previous.items():
+                signal.signal(signum, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
         _received.clear()
 
 

@@ -8,8 +8,8 @@ frames once more to check them all with Blender's own evaluation.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -24,7 +24,7 @@ from .order import solve_in_order
 from .plan import BakePlan, plan
 from .read import BoneTrack, sample_inputs, sample_tips
 from .report import RigBakeReport, chain_report
-from .sandbox import evaluating, only_what_is_read
+from .sandbox import Evaluation, evaluating, only_what_is_read
 from .unit import Solved
 
 #: Shares of the progress bar: reading the scene, then (after solving and writing) checking the keys.
@@ -125,16 +125,12 @@ def carry_out(
     # poses set by hand: each armature's pose is put back afterwards, but for the chains' bones when the
     # bake succeeds (they show their new keys). A sandbox's walks leave the scene's objects alone.
     snapshots = [PoseSnapshot.take(armature) for armature in chain_bones]
-    goals = [goal for p in prepared for goal in (p.target, p.pole_target) if goal is not None]
     succeeded = False
     keyed: dict[bpy.types.Object, set[str]] = {}  # the bones that show their new keys, once they are written
     mode = ""
     try:
         tracks = () if adjust is None else adjust.tracks
-        with (
-            evaluating(scene, [*chain_bones, *goals], sandbox) as evaluation,
-            only_what_is_read(evaluation, _read_nodes(plan, tracks)),
-        ):
+        with _walks(plan, sandbox, tracks) as evaluation:
             mode = evaluation.mode
             clock = time.perf_counter()
             inputs = sample_inputs(evaluation, frames, prepared, reading, tracks)
@@ -203,13 +199,9 @@ def read_frames(
     frames = np.array(plan.frame_range, dtype=np.int64)
     scene, original_frame = plan.scene, (plan.scene.frame_current, plan.scene.frame_subframe)
     snapshots = [PoseSnapshot.take(armature) for armature in plan.chain_bones]
-    goals = [goal for p in plan.chains for goal in (p.target, p.pole_target) if goal is not None]
     mode = ""
     try:
-        with (
-            evaluating(scene, [*plan.chain_bones, *goals], sandbox) as evaluation,
-            only_what_is_read(evaluation, _read_nodes(plan)),
-        ):
+        with _walks(plan, sandbox) as evaluation:
             mode = evaluation.mode
 
             def reading(i: int) -> None:
@@ -223,14 +215,23 @@ def read_frames(
         _settle(snapshots, {})
 
 
-def _read_nodes(plan: BakePlan, tracks: Sequence[BoneTrack] = ()) -> list[Node]:
-    """What a bake's walks read: the chains' bones, their goals, the bones ``tracks`` follow."""
+@contextmanager
+def _walks(plan: BakePlan, sandbox: bool, tracks: Sequence[BoneTrack] = ()) -> Iterator[Evaluation]:
+    """Where a bake's walks step (``sandbox.evaluating``): the chains' armatures and goals, Blender evaluating
+    only the animation of what the walks read (the chains' bones, their goals, the bones ``tracks`` follow)."""
     nodes = [Node(armature, bone) for armature, bones in plan.chain_bones.items() for bone in sorted(bones)]
+    goals = []
     for chain in plan.chains:
         for goal, bone in ((chain.target, chain.target_bone), (chain.pole_target, chain.pole_bone)):
             if goal is not None:
+                goals.append(goal)
                 nodes.append(Node(goal, bone if goal.type == "ARMATURE" else ""))
-    return nodes + [Node(track.armature, track.bone) for track in tracks]
+    nodes += [Node(track.armature, track.bone) for track in tracks]
+    with (
+        evaluating(plan.scene, [*plan.chain_bones, *goals], sandbox) as evaluation,
+        only_what_is_read(evaluation, nodes),
+    ):
+        yield evaluation
 
 
 def _settle(snapshots: list[PoseSnapshot], keyed: dict[bpy.types.Object, set[str]]) -> None:

@@ -128,9 +128,12 @@ def only_what_is_read(evaluation: Evaluation, reads: Iterable[Node]) -> Iterator
     not on an armature with an IK or Spline IK constraint (it moves the bones above its own), nor where its
     Action animates something else too.
     """
+    if evaluation.mode != "sandbox":
+        yield
+        return
     starts = list(reads)
     followed = list(closure(starts, all_links=True))
-    if evaluation.mode != "sandbox" or not all(_plain(node.obj) for node in followed):
+    if not all(_plain(node.obj) for node in followed):
         yield
         return
     needed: dict[bpy.types.Object, set[str]] = {}
@@ -147,7 +150,8 @@ def only_what_is_read(evaluation: Evaluation, reads: Iterable[Node]) -> Iterator
                 continue
             for fcurve in compat.assigned_fcurves(armature):
                 bone = bone_in_path(fcurve.data_path)
-                moving = bone != "" and fcurve.data_path in {f"{bone_path(bone)}.{name}" for name in _MOVING}
+                owner, _, channel = fcurve.data_path.rpartition(".")
+                moving = bone != "" and channel in _MOVING and owner == bone_path(bone)
                 if moving and bone not in needed[armature] and not fcurve.mute:
                     fcurve.mute = True
                     muted.append(fcurve)
