@@ -64,6 +64,11 @@ def named(keyword: str, labels: Mapping[str, str] = LABELS) -> str:
     return keyword if label is None else f"{label} ({keyword})"
 
 
+def plant_named(keyword: str) -> str:
+    """How a message names the keyword of ``api.plant_feet``: ``Leg Length (chain_length)`` (``named``)."""
+    return named(keyword, PLANT_LABELS)
+
+
 def in_words(message: str, words: Callable[[str, str], str]) -> str:
     """``message`` with each setting it names (``named``) put as ``words(label, keyword)`` puts it: the panel
     keeps the label, the command line puts its option."""

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
-from ..setting_names import PLANT_LABELS, named
+from ..setting_names import plant_named
 from ..solver import FloatArray
 
 #: A contact: its first and last frame, both included, as indices into the frames given.
@@ -47,17 +47,13 @@ class ContactRules:
         for name in ("height", "speed"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and np.isfinite(value) and value > 0):
-                raise ValueError(f"{_named(name)} must be a number > 0 (in leg lengths), got {value!r}")
+                raise ValueError(
+                    f"{plant_named(f'contact_{name}')} must be a number > 0 (in leg lengths), got {value!r}"
+                )
         if not (isinstance(self.seconds, int | float) and np.isfinite(self.seconds) and self.seconds >= 0):
-            raise ValueError(f"{_named('seconds')} must be a number >= 0, got {self.seconds!r}")
+            raise ValueError(f"{plant_named('contact_seconds')} must be a number >= 0, got {self.seconds!r}")
         if isinstance(self.gap_frames, bool) or not isinstance(self.gap_frames, int) or self.gap_frames < 0:
-            raise ValueError(f"{_named('gap')} must be a whole number >= 0, got {self.gap_frames!r}")
-
-
-def _named(rule: str) -> str:
-    """How a message names a rule: by its keyword of ``api.plant_feet`` (``contact_height``), as the panel
-    labels it (``Height (contact_height)``)."""
-    return named(f"contact_{rule}", PLANT_LABELS)
+            raise ValueError(f"{plant_named('contact_gap')} must be a whole number >= 0, got {self.gap_frames!r}")
 
 
 def floor_height(balls: Sequence[npt.ArrayLike], *, fps: float, slowest: Sequence[float]) -> float:

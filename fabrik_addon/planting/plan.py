@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from ..setting_names import PLANT_LABELS, named
+from ..setting_names import plant_named
 from ..solver import FloatArray
 from .contacts import Contact, ContactRules, find_contacts, floor_height
 from .pins import PIN_AT, pinned_path
@@ -60,7 +60,7 @@ class PlantRules:
         _number(self.blend_seconds, "blend_seconds", 0.0)
         if self.pin_at not in PIN_AT:
             choices = ", ".join(map(repr, PIN_AT))
-            raise ValueError(f"{named('pin_at', PLANT_LABELS)} must be one of {choices}, got {self.pin_at!r}")
+            raise ValueError(f"{plant_named('pin_at')} must be one of {choices}, got {self.pin_at!r}")
         _number(self.hips_speed, "hips_speed", 0.0, strict=True)
         _number(self.soft_reach, "soft_reach", 0.0)
         if self.floor is not None:
@@ -74,7 +74,7 @@ def _number(value: object, name: str, low: float | None = None, *, strict: bool 
         ok = value > low if strict else value >= low  # type: ignore[operator]
     if not ok:
         bound = "" if low is None else f" {'>' if strict else '>='} {low:g}"
-        raise ValueError(f"{named(name, PLANT_LABELS)} must be a number{bound}, got {value!r}")
+        raise ValueError(f"{plant_named(name)} must be a number{bound}, got {value!r}")
 
 
 @dataclass(frozen=True)

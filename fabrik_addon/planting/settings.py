@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Generic
 
-from ..setting_names import PLANT_LABELS, named
+from ..setting_names import named, plant_named
 from ..settings import FrameRange, ObjectT, SolverSettings, whole_number
 from .contacts import ContactRules
 from .plan import PlantRules
@@ -26,11 +26,6 @@ _FRAME_KEYWORDS = {"frame_start": "start", "frame_end": "end"}
 _SOLVER_KEYWORDS = ("max_iterations",)
 _OWN_KEYWORDS = ("chain_length", "hips_bone", "use_marks", "action_name")
 PLANT_KEYWORDS = (*_OWN_KEYWORDS, *_FRAME_KEYWORDS, *_CONTACT_KEYWORDS, *_RULE_KEYWORDS, *_SOLVER_KEYWORDS)
-
-
-def _named(keyword: str) -> str:
-    """How a message names the keyword of ``api.plant_feet``: ``Leg Length (chain_length)``."""
-    return named(keyword, PLANT_LABELS)
 
 
 @dataclass(frozen=True)
@@ -83,21 +78,21 @@ class PlantSettings(Generic[ObjectT]):
         if twice:
             raise ValueError(f"foot bone {', '.join(map(repr, twice))} is named twice: name each foot once")
         length = whole_number(
-            self.chain_length, _named("chain_length"), low=2, hint=" (the foot and the bones above it)"
+            self.chain_length, plant_named("chain_length"), low=2, hint=" (the foot and the bones above it)"
         )
         object.__setattr__(self, "chain_length", length)
         if not isinstance(self.hips_bone, str):
             raise TypeError(
-                f'{_named("hips_bone")} must be a bone\'s name (a string, "" for none), got {self.hips_bone!r}'
+                f'{plant_named("hips_bone")} must be a bone\'s name (a string, "" for none), got {self.hips_bone!r}'
             )
         if self.hips_bone in feet:
             raise ValueError(
-                f"{_named('hips_bone')} '{self.hips_bone}' is one of the feet: name the bone above the legs"
+                f"{plant_named('hips_bone')} '{self.hips_bone}' is one of the feet: name the bone above the legs"
             )
         if self.frames.step != 1:
             raise ValueError(f"feet are planted on every frame: {named('frame_step')} must be 1")
         if not isinstance(self.use_marks, bool):
-            raise TypeError(f"{_named('use_marks')} must be True or False, got {self.use_marks!r}")
+            raise TypeError(f"{plant_named('use_marks')} must be True or False, got {self.use_marks!r}")
         if self.action_name is not None and (not isinstance(self.action_name, str) or not self.action_name):
             raise ValueError(f"action_name must name an Action (or be None), got {self.action_name!r}")
 
