@@ -268,9 +268,7 @@ def free_table(frame_counts: tuple[int, ...]) -> None:
     for frames in frame_counts:
         for bones in (4, 16, 48, 64):
             ours, theirs, timings = side_by_side(partial(free_chain, bones, frames))
-            split = "/".join(
-                f"{timings[k] / frames * 1e3:.3f}" for k in ("read scene", "solve", "write keys", "check keys")
-            )
+            split = bench_mocap.time_split(timings, frames)
             print(
                 f"{bones:>5} {frames:>6} | {ours.seconds / frames * 1e3:>7.3f} {theirs.seconds / frames * 1e3:>7.3f} "
                 f"{theirs.seconds / ours.seconds:>7.1f}x | {ours.errors.max():>14.2e} {theirs.errors.max():>14.2e} "
@@ -323,9 +321,7 @@ def scene_cost_table(repeat: int) -> None:
     for label, (build, frames) in SCENE_COST.items():
         ours, theirs, timings = side_by_side(build, repeat)
         seconds[label] = ours.seconds
-        split = "/".join(
-            f"{timings[k] / frames * 1e3:.3f}" for k in ("read scene", "solve", "write keys", "check keys")
-        )
+        split = bench_mocap.time_split(timings, frames)
         print(
             f"{label:<27} {frames:>6} | {ours.seconds / frames * 1e3:>7.3f} {theirs.seconds / frames * 1e3:>7.3f} "
             f"{theirs.seconds / ours.seconds:>7.1f}x | {ours.errors.max():>8.1e}/{theirs.errors.max():<8.1e} "

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 
@@ -54,6 +54,11 @@ def side_by_side(
     return min(ours, key=lambda result: result[0]), min(theirs, key=lambda result: result[0])
 
 
+def time_split(timings: Mapping[str, float], frames: int) -> str:
+    """A bake report's time per frame in ms, "read/solve/write/check"."""
+    return "/".join(f"{timings[k] / frames * 1e3:.3f}" for k in ("read scene", "solve", "write keys", "check keys"))
+
+
 def mocap_table(repeat: int = 1) -> None:
     print(
         f"{'clip':<13} {'scene':<14} {'frames':>6} | {'FABRIK':>6} {'native':>6} {'ratio':>6} {'ceiling':>7} | "
@@ -65,9 +70,7 @@ def mocap_table(repeat: int = 1) -> None:
         for label, build in SCENES.items():
             (ours, our_measures, timings), (theirs, their_measures) = side_by_side(partial(build, clip), repeat)
             frames = len(mocap.scene_frames())
-            split = "/".join(
-                f"{timings[k] / frames * 1e3:.3f}" for k in ("read scene", "solve", "write keys", "check keys")
-            )
+            split = time_split(timings, frames)
             print(
                 f"{clip:<13} {label:<14} {frames:>6} | {ours / frames * 1e3:>6.3f} {theirs / frames * 1e3:>6.3f} "
                 f"{theirs / ours:>5.2f}x {theirs / timings['check keys']:>6.1f}x | "
