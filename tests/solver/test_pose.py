@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from fabrik_addon.solver import ChainRest, forward_kinematics, inherited_stretch, local_rotations, solve_frames
+from fabrik_addon.solver.bones.chain import FLOAT_BONES
 from fabrik_addon.solver.core import quat_normalize, quat_to_matrix, twist
 
 
@@ -49,6 +50,24 @@ def test_one_frame_gets_the_rotations_that_frame_gets_among_many(bones: int) -> 
         alone = local_rotations(rest, joints[frame : frame + 1], inputs[frame : frame + 1])[0]
         for k in range(bones):
             assert np.array_equal(alone[k], together[frame, k]) or np.array_equal(alone[k], -together[frame, k])
+
+
+@pytest.mark.parametrize("bones", [1, 4, FLOAT_BONES, FLOAT_BONES + 1])
+@pytest.mark.parametrize("stretched", [False, True])
+def test_one_frame_is_posed_as_among_many(bones: int, stretched: bool) -> None:
+    """Up to ``FLOAT_BONES`` bones, one frame is posed on plain floats (the live preview's), more frames on
+    arrays: the same joints and orientations to rounding (a segment's sum may pair its terms otherwise)."""
+    rng = np.random.default_rng(bones)
+    rest = _random_rest(rng, bones)
+    rotations = quat_normalize(rng.normal(size=(10, bones, 4)))
+    scales = rng.uniform(0.5, 2.0, size=(10, bones)) if stretched else None
+    joints, orientations = forward_kinematics(rest, rotations, scales)
+    for frame in range(10):
+        one = forward_kinematics(
+            rest, rotations[frame : frame + 1], None if scales is None else scales[frame : frame + 1]
+        )
+        np.testing.assert_allclose(one[0][0], joints[frame], rtol=0, atol=1e-12 * bones)
+        np.testing.assert_allclose(one[1][0], orientations[frame], rtol=0, atol=1e-14 * bones)
 
 
 def test_rest_pose_is_the_identity() -> None:

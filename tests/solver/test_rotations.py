@@ -21,6 +21,7 @@ from fabrik_addon.solver.core import (
     sign_continuous,
     twist,
 )
+from fabrik_addon.solver.core.rotations import FLOAT_MATRICES
 
 RNG = np.random.default_rng(1234)
 QUATS = quat_normalize(RNG.normal(size=(500, 4)))
@@ -89,3 +90,20 @@ def test_continuity_helpers() -> None:
     angles = np.unwrap(np.linspace(0, 12, 100))[:, None] * [1, 0.5, -1]
     wrapped = np.angle(np.exp(1j * angles))
     np.testing.assert_allclose(euler_continuous(wrapped, reference=angles[0]), angles, atol=1e-12)
+
+
+@pytest.mark.parametrize("count", [1, 4, FLOAT_MATRICES])
+def test_a_few_matrices_convert_as_many_do_to_the_bit(count: int) -> None:
+    """Up to ``FLOAT_MATRICES`` matrices are converted on plain floats (the live preview's single frames), more
+    on arrays: each matrix gets the same quaternion to the bit either way, half turns, float32-rounded
+    matrices and NaN included."""
+    matrices = quat_to_matrix(QUATS)
+    rounded = matrices.astype(np.float32).astype(np.float64)
+    half_turns = quat_to_matrix(np.concatenate([np.zeros((3, 1)), np.eye(3)], axis=1))
+    odd = np.concatenate([half_turns, np.eye(3)[None], np.full((1, 3, 3), np.nan)])
+    for every in (matrices, rounded, np.tile(odd, (FLOAT_MATRICES, 1, 1))):
+        assert len(every) > FLOAT_MATRICES  # converted on arrays
+        many = matrix_to_quat(every)
+        for start in range(0, len(every) - count + 1, 37):
+            few = matrix_to_quat(every[start : start + count])
+            assert np.array_equal(few, many[start : start + count], equal_nan=True)

@@ -92,6 +92,8 @@ def forward_kinematics(
         Each posed bone's frame in the base frame.
     """
     frames, bones = rotations.shape[:2]
+    if frames == 1 and bones <= FLOAT_BONES:  # numpy's per-call cost would be most of the time: plain floats
+        return _one_pose(rest, rotations[0], None if scales is None else scales[0])
     joints = np.zeros((frames, bones + 1, 3))
     orientations = np.empty((frames, bones, 3, 3))
     offsets = np.broadcast_to(rest.offsets, (frames, bones, 3)) if scales is None else rest.stretched_offsets(scales)
@@ -105,6 +107,59 @@ def forward_kinematics(
         parent = orientations[:, k]
     np.cumsum(np.einsum("fkij,fkj->fki", orientations, offsets), axis=1, out=joints[:, 1:])
     return joints, orientations
+
+
+#: Up to this many bones, ``forward_kinematics`` poses one frame on plain floats.
+FLOAT_BONES = 32
+
+
+def _one_pose(rest: ChainRest, rotations: FloatArray, scales: FloatArray | None) -> tuple[FloatArray, FloatArray]:
+    """``forward_kinematics`` of one frame on plain floats, rotations (m, 4) and scales (m,): the same products
+    in the same order, each bone's segment summed over its offset's components in order (the array version's
+    ``einsum`` may pair them otherwise: the same to rounding). Returns (1, m+1, 3) and (1, m, 3, 3)."""
+    offsets = rest.offsets.tolist()
+    if scales is not None:
+        for offset, scale in zip(offsets, scales.tolist(), strict=True):
+            offset[1] *= scale
+    x = y = z = 0.0
+    joints: list[tuple[float, float, float]] = [(x, y, z)]
+    orientations = []
+    parent: _Matrix = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    for (w, qx, qy, qz), rest_rotation, (ox, oy, oz) in zip(
+        rotations.tolist(), rest.rest_rotations.tolist(), offsets, strict=True
+    ):
+        xx, yy, zz, xy, xz, yz = qx * qx, qy * qy, qz * qz, qx * qy, qx * qz, qy * qz  # quat_to_matrix's terms
+        wx, wy, wz = w * qx, w * qy, w * qz
+        turn = (
+            (1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),
+            (2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)),
+            (2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)),
+        )
+        parent = _times(_times(parent, rest_rotation), turn)
+        orientations.append(parent)
+        (p00, p01, p02), (p10, p11, p12), (p20, p21, p22) = parent
+        x, y, z = (
+            x + (p00 * ox + p01 * oy + p02 * oz),
+            y + (p10 * ox + p11 * oy + p12 * oz),
+            z + (p20 * ox + p21 * oy + p22 * oz),
+        )
+        joints.append((x, y, z))
+    return np.array([joints], dtype=np.float64), np.array([orientations], dtype=np.float64)
+
+
+#: A 3 x 3 matrix on plain floats, row after row.
+_Matrix = tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]]
+
+
+def _times(a: _Matrix | list[list[float]], b: _Matrix | list[list[float]]) -> _Matrix:
+    """The product of two 3 x 3 matrices on plain floats, each entry summed in order."""
+    (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = a
+    (b00, b01, b02), (b10, b11, b12), (b20, b21, b22) = b
+    return (
+        (a00 * b00 + a01 * b10 + a02 * b20, a00 * b01 + a01 * b11 + a02 * b21, a00 * b02 + a01 * b12 + a02 * b22),
+        (a10 * b00 + a11 * b10 + a12 * b20, a10 * b01 + a11 * b11 + a12 * b21, a10 * b02 + a11 * b12 + a12 * b22),
+        (a20 * b00 + a21 * b10 + a22 * b20, a20 * b01 + a21 * b11 + a22 * b21, a20 * b02 + a21 * b12 + a22 * b22),
+    )
 
 
 def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatArray) -> FloatArray:

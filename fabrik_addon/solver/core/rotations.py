@@ -4,6 +4,7 @@ and axis-angle, all vectorised over any leading axes. Radians throughout.
 
 from __future__ import annotations
 
+import math
 from typing import cast
 
 import numpy as np
@@ -70,7 +71,11 @@ def matrix_to_quat(m: FloatArray) -> FloatArray:
 
     Each of the four rows below is the quaternion scaled by 4 times one of its components; the row whose
     component is largest is the best conditioned, so every rotation converts accurately, half turns too.
+    Up to ``FLOAT_MATRICES`` matrices are converted one by one on plain floats (``_matrix_to_quat_floats``),
+    with the same arithmetic: the live preview's single frames pay numpy's cost per call otherwise.
     """
+    if np.size(m) <= 9 * FLOAT_MATRICES:
+        return _matrix_to_quat_floats(m)
     m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
     m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
     m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
@@ -82,6 +87,37 @@ def matrix_to_quat(m: FloatArray) -> FloatArray:
     best = np.argmax(np.diagonal(scaled, axis1=-2, axis2=-1), axis=-1)  # of 4w^2, 4x^2, 4y^2, 4z^2
     q = quat_normalize(np.take_along_axis(scaled, best[..., None, None], axis=-2)[..., 0, :])
     return _as(np.where(q[..., :1] < 0, -q, q))
+
+
+#: Up to this many matrices, ``matrix_to_quat`` works on plain floats.
+FLOAT_MATRICES = 32
+
+
+def _matrix_to_quat_floats(m: FloatArray) -> FloatArray:
+    """``matrix_to_quat`` one matrix at a time on plain floats: every operation that of the array version, in
+    its order, so the quaternions are the same to the bit (``argmax``'s first largest, or first NaN, too)."""
+    shape = np.shape(m)
+    found = []
+    for (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) in np.reshape(m, (-1, 3, 3)).tolist():
+        rows = (
+            (1 + m00 + m11 + m22, m21 - m12, m02 - m20, m10 - m01),
+            (m21 - m12, 1 + m00 - m11 - m22, m01 + m10, m02 + m20),
+            (m02 - m20, m01 + m10, 1 - m00 + m11 - m22, m12 + m21),
+            (m10 - m01, m02 + m20, m12 + m21, 1 - m00 - m11 + m22),
+        )
+        best = 0
+        for k in range(4):
+            value = rows[k][k]
+            if value != value:  # NaN: numpy's argmax picks the first
+                best = k
+                break
+            if value > rows[best][best]:
+                best = k
+        w, x, y, z = rows[best]
+        size = math.sqrt(w * w + x * x + y * y + z * z)
+        w, x, y, z = w / size, x / size, y / size, z / size
+        found.append((-w, -x, -y, -z) if w < 0 else (w, x, y, z))
+    return np.array(found, dtype=np.float64).reshape(*shape[:-2], 4)
 
 
 def _columns(*values: FloatArray) -> FloatArray:
