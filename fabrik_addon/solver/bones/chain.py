@@ -16,7 +16,16 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core import FloatArray, matrix_to_quat, quat_between, quat_multiply, quat_to_matrix, sign_continuous, twist
+from ..core import (
+    FloatArray,
+    matrix_to_quat,
+    norms,
+    quat_between,
+    quat_multiply,
+    quat_to_matrix,
+    sign_continuous,
+    twist,
+)
 
 
 @dataclass(frozen=True)
@@ -187,13 +196,13 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
     frames, bones = joints.shape[0], joints.shape[1] - 1
     inputs = np.asarray(input_rotations).reshape(-1, bones, 4)  # (F or 1, m, 4)
     carried = rest.lengths > 0
+    if frames == 1 and len(inputs) == 1:  # numpy's per-call cost would be all of the time: plain floats
+        return _one_frame(rest, carried.tolist(), joints[0].tolist(), inputs[0].tolist())[None]
     # Bone by bone, every frame at once, in the layout (4 or 3, F): one contiguous row per component.
     twists = twist(inputs, rest.axes).transpose(1, 2, 0)  # (m, 4, F or 1): the twists kept
     segments = np.diff(joints, axis=1).transpose(1, 2, 0)  # (m, 3, F)
-    sizes = np.sqrt(np.einsum("mif,mif->mf", segments, segments))
+    sizes = norms(segments)  # (m, F), summed as one frame alone sums them (``einsum`` pairs by their number)
     segments = segments / np.where(carried[:, None], sizes, 1.0)[:, None]
-    if frames == 1:  # numpy's per-call cost would be all of the time: the same arithmetic on plain floats
-        return sign_continuous(_one_frame(rest, carried, segments, twists, inputs)[None], reference=inputs[0])
     result = np.empty((bones, 4, frames))
     parent = np.zeros((4, frames))
     parent[0] = 1.0
@@ -208,44 +217,53 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
 
 
 def _one_frame(
-    rest: ChainRest, carried: NDArray[np.bool_], segments: FloatArray, twists: FloatArray, inputs: FloatArray
+    rest: ChainRest, carried: list[bool], joints: list[list[float]], inputs: list[list[float]]
 ) -> FloatArray:
-    """``local_rotations``' loop over bones for one frame, on plain floats: every operation that of the
-    functions the loop calls on arrays (``_product``, ``_rotate_back``, ``_swing``), in their order, so the
-    rotations are the same to the bit. Returns (m, 4)."""
+    """``local_rotations`` of one frame on plain floats, joints (m+1, 3) and input rotations (m, 4): every
+    operation that of the functions it calls on arrays (``twist``, ``_product``, ``_rotate_back``, ``_swing``,
+    ``sign_continuous``), in their order, so the rotations are the same to the bit. Returns (m, 4)."""
     result = []
     pw, px, py, pz = 1.0, 0.0, 0.0, 0.0
-    for k, (bw, bx, by, bz) in enumerate(rest.rest_quats.tolist()):
+    for k, ((bw, bx, by, bz), (x, y, z), (qw, qx, qy, qz)) in enumerate(
+        zip(rest.rest_quats.tolist(), rest.axes.tolist(), inputs, strict=True)
+    ):
         fw = pw * bw - px * bx - py * by - pz * bz  # the bone's rest frame under its posed parent
         fx = pw * bx + px * bw + py * bz - pz * by
         fy = pw * by - px * bz + py * bw + pz * bx
         fz = pw * bz + px * by - py * bx + pz * bw
         if carried[k]:
-            vx, vy, vz = segments[k, :, 0].tolist()
+            (hx, hy, hz), (ex, ey, ez) = joints[k], joints[k + 1]
+            vx, vy, vz = ex - hx, ey - hy, ez - hz  # the solved segment, made unit length
+            length = math.sqrt(vx * vx + vy * vy + vz * vz)
+            vx, vy, vz = vx / length, vy / length, vz / length
             tx, ty, tz = 2.0 * (fz * vy - fy * vz), 2.0 * (fx * vz - fz * vx), 2.0 * (fy * vx - fx * vy)
             dx = vx + fw * tx - (fy * tz - fz * ty)
             dy = vy + fw * ty - (fz * tx - fx * tz)
             dz = vz + fw * tz - (fx * ty - fy * tx)
-            x, y, z = rest.axes[k].tolist()
             sw, sx, sy, sz = x * dx + y * dy + z * dz + 1.0, y * dz - z * dy, z * dx - x * dz, x * dy - y * dx
             if sw < _OPPOSITE:
                 sw, sx, sy, sz = quat_between(rest.axes[k], np.array([dx, dy, dz])).tolist()
             size = math.sqrt(sw * sw + sx * sx + sy * sy + sz * sz)
             sw, sx, sy, sz = sw / size, sx / size, sy / size, sz / size
-            tw, tx, ty, tz = twists[k, :, 0].tolist()
+            along = qx * x + qy * y + qz * z  # the twist the input had about the bone's axis
+            tw, tx, ty, tz = qw, along * x, along * y, along * z
+            size = math.sqrt(tw * tw + tx * tx + ty * ty + tz * tz)
+            tw, tx, ty, tz = (tw / size, tx / size, ty / size, tz / size) if size > 1e-12 else (1.0, 0.0, 0.0, 0.0)
             rw = sw * tw - sx * tx - sy * ty - sz * tz
             rx = sw * tx + sx * tw + sy * tz - sz * ty
             ry = sw * ty - sx * tz + sy * tw + sz * tx
             rz = sw * tz + sx * ty - sy * tx + sz * tw
         else:
-            rw, rx, ry, rz = inputs[0, k].tolist()
-        result.append((rw, rx, ry, rz))
+            rw, rx, ry, rz = qw, qx, qy, qz
         pw, px, py, pz = (
             fw * rw - fx * rx - fy * ry - fz * rz,
             fw * rx + fx * rw + fy * rz - fz * ry,
             fw * ry - fx * rz + fy * rw + fz * rx,
             fw * rz + fx * ry - fy * rx + fz * rw,
         )
+        if rw * qw + rx * qx + ry * qy + rz * qz < 0:  # on the input's side
+            rw, rx, ry, rz = -rw, -rx, -ry, -rz
+        result.append((rw, rx, ry, rz))
     return np.array(result)
 
 
