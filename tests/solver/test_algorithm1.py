@@ -20,7 +20,16 @@ import math
 import numpy as np
 
 from fabrik_addon.solver import FloatArray, solve
-from fabrik_addon.solver.points.fabrik import FLOAT_FRAMES, backward_reach, fabrik_iteration, forward_reach
+from fabrik_addon.solver.core import Stopping
+from fabrik_addon.solver.points.accelerate import AFTER
+from fabrik_addon.solver.points.fabrik import (
+    FLOAT_FRAMES,
+    backward_reach,
+    fabrik_iteration,
+    forward_reach,
+    plain_iteration,
+)
+from fabrik_addon.solver.points.iterate import iterate
 
 S5 = math.sqrt(5.0)
 START = np.array([[0.0, 0, 0], [1.0, 0, 0], [2.0, 0, 0]])
@@ -94,3 +103,32 @@ def test_a_few_frames_iterate_in_plain_floats_to_the_bit() -> None:
         alone = P[:, :, f : f + FLOAT_FRAMES].copy()
         fabrik_iteration(alone, lengths, targets[:, f : f + FLOAT_FRAMES], bases[:, f : f + FLOAT_FRAMES])
         np.testing.assert_array_equal(alone, together[:, :, f : f + FLOAT_FRAMES])
+
+
+def test_one_frames_loop_on_plain_floats_is_the_arrays_to_the_bit() -> None:
+    """A chain's single frame runs the iteration loop on plain floats (``plain``) while it stops plainly, and on
+    arrays once it would be accelerated: the same pose, iterations and error to the bit either way, on frames
+    that stop at once, in a few iterations, by a stall, out of iterations, and accelerated."""
+    rng = np.random.default_rng(11)
+    seen = set()
+    for _ in range(300):
+        segments = int(rng.integers(1, 20))
+        lengths = rng.uniform(0.05, 2.0, size=segments)
+        directions = rng.normal(size=(segments, 3))
+        directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+        joints = np.concatenate([np.zeros((1, 3)), np.cumsum(directions * lengths[:, None], axis=0)])
+        reach = float(lengths.sum()) * rng.uniform(0.0, 1.0)
+        target = joints[-1] + rng.normal(size=3) * rng.choice([1e-5, 0.05, 0.5]) * reach
+        stopping = Stopping.checked(float(rng.choice([1e-15, 1e-6, 1e-3, 0.1])), int(rng.choice([1, 5, 100, 1000])))
+        for accelerate in (True, False):
+            arrays = iterate(
+                _layout(joints), lengths, target[:, None], fabrik_iteration, stopping, accelerate=accelerate
+            )
+            floats = iterate(
+                _layout(joints), lengths, target[:, None], fabrik_iteration, stopping, accelerate=accelerate,
+                plain=plain_iteration,
+            )  # fmt: skip
+            for a, b in zip(arrays, floats, strict=True):
+                np.testing.assert_array_equal(a, b)
+            seen.add(min(int(arrays[1][0]), AFTER))
+    assert {0, 1, AFTER}.issubset(seen)  # at once, in one, accelerated

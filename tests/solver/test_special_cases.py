@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fabrik_addon.solver import solve
-from fabrik_addon.solver.core import is_straight_line
+from fabrik_addon.solver.core import is_straight_line, may_bend, unbend_starts
 
 from .chains import assert_chain_kept
 
@@ -124,3 +124,38 @@ def test_a_straight_chain_toward_a_target_just_off_its_line_near_full_reach_is_b
         across = np.cross([0.0, 1.0, 0.0], along) * -np.sign(offset)
         knee = 0.5 * target + np.sqrt(1.0 - (d / 2) ** 2) * across
         np.testing.assert_allclose(result.joints[1], knee, atol=1e-5)
+
+
+def test_a_frame_may_bend_says_no_only_where_nothing_is_bent() -> None:
+    """``may_bend`` (one frame, plain floats) rules frames out of ``unbend_starts`` by necessary conditions: on
+    bent and straight chains, nearly straight ones, folded ones lying on a line, goals on the chain's line, near
+    and at full reach, wherever it says no, ``unbend_starts`` leaves the start pose as it is. It says no to a bent
+    chain whose goal is well inside its reach."""
+    rng = np.random.default_rng(12)
+    said_no = bent = 0
+    for case in range(2000):
+        segments = int(rng.integers(1, 8))
+        lengths = rng.uniform(0.1, 2.0, size=segments)
+        direction = rng.normal(size=3)
+        directions = np.tile(direction / np.linalg.norm(direction), (segments, 1))
+        shape = case % 4  # straight, folded on its line, nearly straight, bent
+        if shape == 1:
+            directions[rng.random(segments) < 0.5] *= -1.0
+        elif shape >= 2:
+            directions += rng.normal(size=(segments, 3)) * (0.01 if shape == 2 else 1.0)
+            directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+        start = np.concatenate([np.zeros((1, 3)), np.cumsum(directions * lengths[:, None], axis=0)])[:, :, None]
+        line = start[-1, :, 0] - start[0, :, 0]
+        on_line = line / max(float(np.linalg.norm(line)), 1e-300) * rng.uniform(-1.0, 1.0) * lengths.sum()
+        goal = on_line if rng.random() < 0.3 else rng.normal(size=3) * rng.uniform(0.1, 1.2) * lengths.sum()
+        goal = goal[:, None]
+        moved = start.copy()
+        unbend_starts(moved, goal, lengths, np.array([True]))
+        if not may_bend(start, goal, lengths):
+            said_no += 1
+            np.testing.assert_array_equal(moved, start)
+        bent += not np.array_equal(moved, start)
+    assert said_no > 200
+    assert bent > 200
+    chain = np.array([[0.0, 0, 0], [1.0, 0, 0], [1.0, 1.0, 0]])[:, :, None]
+    assert not may_bend(chain, np.array([[0.5], [0.5], [0.2]]), np.array([1.0, 1.0]))

@@ -297,7 +297,8 @@ def _split_root_frames(
     The linear part is checked to be a rotation times the uniform scale, to within what float32 allows.
     """
     linear = root_frames[:, :3, :3]
-    determinant = np.einsum("fi,fi->f", linear[:, :, 0], np.cross(linear[:, :, 1], linear[:, :, 2]))
+    c0, c12 = linear[:, :, 0], _cross(linear[:, :, 1], linear[:, :, 2])
+    determinant = c0[:, 0] * c12[:, 0] + c0[:, 1] * c12[:, 1] + c0[:, 2] * c12[:, 2]
     scale = np.cbrt(np.abs(determinant))
     rotation = linear / np.where(scale > 0, scale, 1.0)[:, None, None]
     deviation = np.abs(np.swapaxes(rotation, 1, 2) @ rotation - np.eye(3)).max(axis=(1, 2))

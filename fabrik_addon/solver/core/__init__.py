@@ -43,7 +43,7 @@ from .rotations import (
 )
 from .row_clamp import RowClamp
 from .stopping import DEFAULT_MAX_ITERATIONS, DEFAULT_MIN_IMPROVEMENT, DEFAULT_TOLERANCE, Stopping
-from .straight_chains import unbend_starts
+from .straight_chains import may_bend, unbend_starts
 from .validate import (
     FloatArray,
     as_joints,
@@ -85,6 +85,7 @@ __all__ = [
     "is_straight_line",
     "matrix_to_euler",
     "matrix_to_quat",
+    "may_bend",
     "non_negative_float",
     "norms",
     "perpendicular",

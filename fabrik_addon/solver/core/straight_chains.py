@@ -7,6 +7,8 @@ way the chain already bends. ``unbend_starts`` bends such start poses first, in 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -51,6 +53,29 @@ def unbend_starts(starts: FloatArray, goals: FloatArray, lengths: FloatArray, un
     aligned = np.flatnonzero(creeping & _collinear(starts)) if creeping.any() and lengths.size > 1 else np.empty(0, int)
     if aligned.size:
         starts[:, :, aligned] = _bent_toward(starts[:, :, aligned], goals[:, aligned], lengths)
+
+
+def may_bend(start: FloatArray, goal: FloatArray, lengths: FloatArray) -> bool:
+    """Whether ``unbend_starts`` might bend one frame's start pose (n+1, 3, 1) toward its goal (3, 1), the
+    chain's segments ``lengths`` (n,), worked out on plain floats: False only where none of its cases can apply,
+    with margins (it decides exactly). Each case needs one of: the chain nearly straight (``_NEARLY_STRAIGHT``),
+    the goal near full reach (``_NEAR_FULL_REACH``), or the goal on the line from the root to the end (a
+    straight chain's). A bent chain toward a goal well inside its reach, as a dragged one usually is, has none."""
+    (rx, ry, rz), (ex, ey, ez) = start[0, :, 0].tolist(), start[-1, :, 0].tolist()
+    gx, gy, gz = goal[:, 0].tolist()
+    length = float(lengths.sum())
+    ax, ay, az = ex - rx, ey - ry, ez - rz
+    reach = math.sqrt(ax * ax + ay * ay + az * az)
+    tx, ty, tz = gx - rx, gy - ry, gz - rz
+    distance = math.sqrt(tx * tx + ty * ty + tz * tz)
+    margin = 1.0 - 1e-9
+    if not (reach < _NEARLY_STRAIGHT * length * margin and distance < _NEAR_FULL_REACH * length * margin):
+        return True
+    if not reach > 1e-200:  # no line from the root to the end to measure from
+        return True
+    cx, cy, cz = ty * az - tz * ay, tz * ax - tx * az, tx * ay - ty * ax  # |to goal x line| = off-line * reach
+    off_line = math.sqrt(cx * cx + cy * cy + cz * cz) / reach
+    return not off_line > 2.0 * (1e-9 + 1e-20) * max(length, distance) + 1e-300
 
 
 def _collinear(P: FloatArray) -> NDArray[np.bool_]:

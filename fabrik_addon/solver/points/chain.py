@@ -21,13 +21,14 @@ from ..core import (
     as_points,
     chain_along,
     inner_radius,
+    may_bend,
     norms,
     segment_lengths,
     unbend_starts,
     unit_or,
 )
 from .ccd import ccd_iteration
-from .fabrik import fabrik_iteration
+from .fabrik import fabrik_iteration, plain_iteration
 from .history import START, Recorder, point_stages
 from .iterate import Iteration, iterate
 from .warm_start import solve_warm
@@ -317,8 +318,12 @@ def _solve_block(
         every = free.size == P.shape[2]  # as a smooth path's frames usually are: nothing to copy out and back
         # Every frame free: ``result`` is still the copy of ``P``, and the solve replaces it.
         starts, goals = (result, targets) if every else (np.take(P, free, axis=2), targets[:, free])
-        unbend_starts(starts, goals, lengths, norms(starts[-1] - goals) > stopping.tolerance)
-        solved, solved_iterations, _ = iterate(starts, lengths, goals, iteration, stopping, accelerate=accelerate)
+        if starts.shape[2] > 1 or may_bend(starts, goals, lengths):  # one frame: worked out on plain floats
+            unbend_starts(starts, goals, lengths, norms(starts[-1] - goals) > stopping.tolerance)
+        plain = plain_iteration if iteration is fabrik_iteration else None
+        solved, solved_iterations, _ = iterate(
+            starts, lengths, goals, iteration, stopping, accelerate=accelerate, plain=plain
+        )
         if every:
             result, iterations = solved, solved_iterations
         else:

@@ -8,6 +8,7 @@ effector up to a shared sub-base, and backward from the sub-base out to its end 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -83,15 +84,24 @@ def fabrik_iteration(P: FloatArray, lengths: FloatArray, targets: FloatArray, ba
     Up to ``FLOAT_FRAMES`` frames go through ``_frame_iteration`` one by one instead (numpy's per-call cost
     would be all of the time), with the same result to the bit."""
     if P.shape[2] <= FLOAT_FRAMES:
-        radii, nudges = lengths.tolist(), (lengths[:, None] * _NUDGE[:, 0]).tolist()
-        solved = [
-            _frame_iteration(*frame, radii, nudges)
-            for frame in zip(P.T.tolist(), targets.T.tolist(), bases.T.tolist(), strict=True)
-        ]
+        one = plain_iteration(lengths)
+        solved = [one(*frame) for frame in zip(P.T.tolist(), targets.T.tolist(), bases.T.tolist(), strict=True)]
         P[...] = np.transpose(solved)
         return
     forward_reach(P, lengths, targets)
     backward_reach(P, lengths, bases)
+
+
+#: One FABRIK iteration of one frame on plain floats: (joints as lists [x, y, z] of the n+1 joints' coordinates,
+#: target (3,), base (3,)) -> the joints, moved in place.
+PlainIteration = Callable[[list[list[float]], list[float], list[float]], list[list[float]]]
+
+
+def plain_iteration(lengths: FloatArray) -> PlainIteration:
+    """``fabrik_iteration`` of one frame on plain floats, for a chain of segments ``lengths`` (n,): the same
+    result to the bit."""
+    radii, nudges = lengths.tolist(), (lengths[:, None] * _NUDGE[:, 0]).tolist()
+    return lambda joints, target, base: _frame_iteration(joints, target, base, radii, nudges)
 
 
 def _frame_iteration(

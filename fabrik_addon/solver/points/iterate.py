@@ -15,6 +15,7 @@ frames still moving. A frame stops in one of two ways:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -22,6 +23,7 @@ from numpy.typing import NDArray
 
 from ..core import FloatArray, Stopping, norms
 from .accelerate import AFTER, PATIENCE, SLOW_RATIO, Secant
+from .fabrik import PlainIteration
 
 #: One iteration of a solver over many frames: (joints (rows, 3, m), lengths (n,), targets (..., 3, m),
 #: bases (3, m)) -> None, updating the joints in place (the bases are where the root stays).
@@ -52,6 +54,7 @@ def iterate(
     root: int = 0,
     accelerate: bool = False,
     patience: int = 0,
+    plain: Callable[[FloatArray], PlainIteration] | None = None,
 ) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
     """Run ``iteration`` on every frame until each one stops; keep each frame's best pose.
 
@@ -77,6 +80,10 @@ def iterate(
     patience : int
         If above 0, every frame stops by patience from the first iteration, after this many iterations without
         progress (a tree's rule); else frames stop plainly.
+    plain : callable, optional
+        Makes ``iteration`` for one frame on plain floats from ``lengths`` (``fabrik.plain_iteration``): a chain's
+        single frame (the live preview's) then runs on plain floats while it stops plainly, with the same result
+        to the bit (``_iterate_one``), and on arrays from the start if it would be accelerated.
 
     Returns
     -------
@@ -88,6 +95,10 @@ def iterate(
     error : ndarray, shape (m,)
         The best pose's error.
     """
+    if plain is not None and P.shape[2] == 1 and measure is None and root == 0 and patience == 0:
+        solved = _iterate_one(P, targets, plain(lengths), stopping, accelerate)
+        if solved is not None:
+            return solved
     measure = measure or tip_measure(stopping.tolerance)
     best = P.copy()
     best_error, done = measure(P, targets)
@@ -138,6 +149,43 @@ def iterate(
     if active.size and not tracking:  # out of iterations, still improving on plain iterations
         best[:, :, active] = work
     return best, iterations, best_error
+
+
+def _iterate_one(
+    P: FloatArray, targets: FloatArray, step: PlainIteration, stopping: Stopping, accelerate: bool
+) -> tuple[FloatArray, NDArray[np.int64], FloatArray] | None:
+    """``iterate`` of a chain's one frame (P (n+1, 3, 1), its target (3, 1)) on plain floats, by the plain rule:
+    every comparison and every operation (``tip_measure``'s included) that of the arrays' loop for one frame,
+    so the same pose, iterations and error to the bit. None where the frame would be accelerated (still
+    crawling after ``AFTER`` - 2 iterations): the arrays' loop solves it then, from the start."""
+    joints = P[:, :, 0].T.tolist()  # [x, y, z]
+    target = targets[:, 0].tolist()
+    base = [row[0] for row in joints]
+    tolerance, threshold = stopping.tolerance, stopping.min_improvement
+
+    def error_of(pose: list[list[float]]) -> float:
+        dx, dy, dz = pose[0][-1] - target[0], pose[1][-1] - target[1], pose[2][-1] - target[2]
+        return math.sqrt(dx * dx + dy * dy + dz * dz)
+
+    best_error = previous = error_of(joints)
+    count, pose = 0, joints
+    if best_error > tolerance:
+        for count in range(1, stopping.max_iterations + 1):
+            if accelerate and count >= AFTER - 1:
+                return None
+            before = [row.copy() for row in joints]
+            step(joints, target, base)
+            error = error_of(joints)
+            done = not error > tolerance
+            improved = error < best_error or done
+            if improved:
+                best_error = error
+            if done or not previous - error > threshold * previous:
+                pose = joints if improved else before
+                break
+            previous = error
+    solved = np.array(pose, dtype=np.float64).T[:, :, None]
+    return solved, np.array([count], dtype=np.int64), np.array([best_error])
 
 
 class _Patience:
