@@ -109,23 +109,19 @@ def _frame_iteration(
 ) -> list[list[float]]:
     """``fabrik_iteration`` of one frame in plain floats: joints (3, n+1) as lists of x, y and z, the target
     and base (3,), lengths (n,), each segment's nudge (n, 3). Every operation is ``_place_all``'s, in its order,
-    so rounding is the same."""
+    so rounding is the same: each joint put on the sphere around the one placed just before it (kept in
+    ``fx``, ``fy``, ``fz``), at the point nearest to where it is."""
     x, y, z = joints
-    x[-1], y[-1], z[-1] = target
+    fx, fy, fz = x[-1], y[-1], z[-1] = target
     for i in reversed(range(len(lengths))):
-        _place_floats(x, y, z, i, i + 1, lengths[i], nudge[i])
-    x[0], y[0], z[0] = base
+        nx, ny, nz = nudge[i]
+        vx, vy, vz = x[i] - fx + nx, y[i] - fy + ny, z[i] - fz + nz
+        scale = lengths[i] / math.sqrt(vx * vx + vy * vy + vz * vz)
+        fx, fy, fz = x[i], y[i], z[i] = fx + vx * scale, fy + vy * scale, fz + vz * scale
+    fx, fy, fz = x[0], y[0], z[0] = base
     for i in range(len(lengths)):
-        _place_floats(x, y, z, i + 1, i, lengths[i], nudge[i])
+        nx, ny, nz = nudge[i]
+        vx, vy, vz = x[i + 1] - fx + nx, y[i + 1] - fy + ny, z[i + 1] - fz + nz
+        scale = lengths[i] / math.sqrt(vx * vx + vy * vy + vz * vz)
+        fx, fy, fz = x[i + 1], y[i + 1], z[i + 1] = fx + vx * scale, fy + vy * scale, fz + vz * scale
     return [x, y, z]
-
-
-def _place_floats(
-    x: list[float], y: list[float], z: list[float], moved: int, fixed: int, length: float, nudge: list[float]
-) -> None:
-    """``_place_all``'s step on one frame's plain floats."""
-    vx = x[moved] - x[fixed] + nudge[0]
-    vy = y[moved] - y[fixed] + nudge[1]
-    vz = z[moved] - z[fixed] + nudge[2]
-    scale = length / math.sqrt(vx * vx + vy * vy + vz * vz)
-    x[moved], y[moved], z[moved] = x[fixed] + vx * scale, y[fixed] + vy * scale, z[fixed] + vz * scale
