@@ -7,6 +7,7 @@ root frames of chains hanging below its bones (``Motion``). Arithmetic on arrays
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -251,15 +252,49 @@ def chain_frame(
         moved chain bone, a non-uniform scale above the chain, a number that is not finite.
     """
     _check_finite(chain, inputs, frames)
-    _check_bone_bases(chain, inputs.bone_bases, frames, stretch)
-    scale, linear, origin = _split_root_frames(inputs.root_frames, frames, chain.bone_names[0])
-    bases = inputs.bone_bases[..., :3, :3]
-    rotations = matrix_to_quat(bases / np.linalg.norm(bases, axis=-2, keepdims=True))  # (F or 1, m, 4)
+    linear, origin = inputs.root_frames[:, :3, :3], inputs.root_frames[:, :3, 3]
+    found = _one_frame(inputs, stretch) if len(inputs.root_frames) == len(inputs.bone_bases) == 1 else None
+    if found is not None:
+        scale, rotations = found
+    else:
+        _check_bone_bases(chain, inputs.bone_bases, frames, stretch)
+        scale, linear, origin = _split_root_frames(inputs.root_frames, frames, chain.bone_names[0])
+        bases = inputs.bone_bases[..., :3, :3]
+        rotations = matrix_to_quat(bases / np.linalg.norm(bases, axis=-2, keepdims=True))  # (F or 1, m, 4)
     # Blender keeps keys and evaluates poses in float32: aim inside the tolerance by what that can cost,
     # a rounding of each bone's rotation moving the tip by up to the chain's reach (capped at half).
     reach = float(chain.rest.lengths.sum() * scale.max())
     margin = min(0.5 * tolerance, _FLOAT32_ROUNDING * len(chain.bone_names) * reach)
     return ChainFrame(scale, linear, origin, rotations, (tolerance - margin) / float(scale.max()))
+
+
+def _one_frame(inputs: Inputs, stretch: bool) -> tuple[FloatArray, FloatArray] | None:
+    """``chain_frame``'s root scale (1,) and bone rotations (1, m, 4) for one frame, on plain floats with the
+    arrays' arithmetic (the same numbers to the bit; the live preview's frames), where every check clearly
+    passes; None where a bone is scaled or moved or the root frame is near the bounds of a rotation times a
+    uniform scale: the arrays check those, and name the problem."""
+    normalized = []
+    for k, rows in enumerate(inputs.bone_bases[0].tolist()):
+        (a, b, c, x), (d, e, f, y), (g, h, i, z) = rows[:3]
+        if k > 0 and (x or y or z):
+            return None
+        sizes = (math.sqrt(a * a + d * d + g * g), math.sqrt(b * b + e * e + h * h), math.sqrt(c * c + f * f + i * i))
+        if any(abs(size - 1.0) > 0.5 * _MATRIX_TOLERANCE for j, size in enumerate(sizes) if not (stretch and j == 1)):
+            return None
+        sa, sb, sc = sizes
+        normalized.append(((a / sa, b / sb, c / sc), (d / sa, e / sb, f / sc), (g / sa, h / sb, i / sc)))
+    (a, b, c, _), (d, e, f, _), (g, h, i, _) = inputs.root_frames[0].tolist()[:3]
+    determinant = a * (e * i - h * f) + d * (h * c - b * i) + g * (b * f - e * c)  # as _split_root_frames
+    if not determinant > 0.0:
+        return None
+    scale = float(np.cbrt(determinant))  # numpy's, which may round otherwise than math.cbrt
+    r = [[a / scale, b / scale, c / scale], [d / scale, e / scale, f / scale], [g / scale, h / scale, i / scale]]
+    deviation = max(
+        abs(r[0][m] * r[0][n] + r[1][m] * r[1][n] + r[2][m] * r[2][n] - (m == n)) for m in range(3) for n in range(3)
+    )
+    if not deviation <= 0.5 * _MATRIX_TOLERANCE:
+        return None
+    return np.array([scale]), matrix_to_quat(np.array([normalized]))
 
 
 def _check_finite(chain: ArmatureChain, inputs: Inputs, frames: NDArray[np.int64]) -> None:
