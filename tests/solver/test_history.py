@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fabrik_addon.solver import ChainRest, JointLimits, forward_kinematics, solve, solve_pose
 from fabrik_addon.solver.bones import LENGTHENED, RESTART, SOLVED, STRAIGHTENED, TURNED_TO_POLE
-from fabrik_addon.solver.core import inner_radius, quat_normalize
+from fabrik_addon.solver.core import chain_reach, inner_radius, quat_normalize
 from fabrik_addon.solver.points import BACK, LEAST_SQUARES, START, TOWARD
 
 from .chains import FloatArray, chain_and_targets, lengths_of, random_limited_chain, shell
@@ -114,10 +114,12 @@ def test_pose_history_names_every_step_and_counts_the_iterations(
     assert names[-1] == SOLVED
     assert (names[1] == TURNED_TO_POLE) == with_pole
     assert set(names[1:-1]) <= {TURNED_TO_POLE, TOWARD, BACK, LEAST_SQUARES, RESTART, LENGTHENED, STRAIGHTENED}
-    # A target no pose reaches (beyond the chain's length, or inside the ball its longest bone leaves) is met in
-    # one step, the chain straightened (or folded) toward it; any other is iterated.
+    # A target no pose reaches (farther from the root than the tip can come, or nearer: under the limits where
+    # they are known exactly, else by the lengths) is met in one step, the chain straightened (or folded)
+    # toward it; any other is iterated.
     distance = float(np.linalg.norm(target))
-    assert (STRAIGHTENED in names) == (distance >= reach or distance < inner_radius(rest.lengths))
+    bounds = chain_reach(rest.rest_rotations, rest.offsets, limits)
+    assert (STRAIGHTENED in names) == (distance >= bounds.farthest or distance < bounds.nearest)
     # FABRIK's two passes come in pairs; every iteration counted is one FABRIK or least-squares step, or the
     # one step that straightens the chain.
     assert [n for n in names if n in (TOWARD, BACK)] == [TOWARD, BACK] * names.count(BACK)

@@ -24,6 +24,7 @@ from .geometry import (
     unit_or,
 )
 from .limits import JointLimits
+from .reach import ChainReach, Shape, chain_reach
 from .rotations import (
     EULER_ORDERS,
     axis_angle_to_quat,
@@ -65,9 +66,11 @@ __all__ = [
     "MAX_STEP_RAD",
     "Aims",
     "BoneFrames",
+    "ChainReach",
     "FloatArray",
     "JointLimits",
     "RowClamp",
+    "Shape",
     "Stopping",
     "arc_angle",
     "as_joints",
@@ -78,6 +81,7 @@ __all__ = [
     "best_turn",
     "cap_turns",
     "chain_along",
+    "chain_reach",
     "dots",
     "euler_continuous",
     "euler_to_matrix",
