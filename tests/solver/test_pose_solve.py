@@ -400,3 +400,38 @@ def test_a_target_nearer_than_a_limited_elbow_lets_the_wrist_come_is_met_in_one_
     assert (solution.error[60:] >= bound - 1e-12 * lengths.sum()).all()  # none nearer: the bound holds
     np.testing.assert_allclose(solution.error[60:], bound, rtol=0, atol=1e-9 * lengths.sum())
     assert elbow.excess(solution.rotations).max() <= 1e-9
+
+
+@pytest.mark.parametrize("limb", ["arm", "leg"])
+def test_every_target_within_a_limbs_reach_is_reached_in_a_few_iterations(limb: str) -> None:
+    """A free root, one limited joint, then (the leg's foot) a free bone: the reach under the limits is known
+    exactly (``core.reach``), and a frame the first least squares leaves short is bent to its target's distance
+    and turned to it. Targets where the limb can be (random poses within its limits, many at a limit's edge),
+    from random starts: every one reached, in at most 60 iterations (one FABRIK iteration, least squares while
+    it halves the error every four steps, a few steps of regula falsi; the median is 7 to 9). FABRIK and least
+    squares creeping instead took up to 350, and missed 7 of the arm's 400."""
+    if limb == "arm":
+        rest = ChainRest(np.tile(np.eye(3), (2, 1, 1)), np.array([[0.0, 2.8527, 0.0], [0.0, 2.7553, 0.0]]))
+        limits = JointLimits.of(
+            2,
+            use_limit=[[0, 0, 0], [1, 1, 1]],
+            minimum=np.array([[0, 0, 0], [0.0, -5 * DEG, -59.2 * DEG]]),
+            maximum=np.array([[0, 0, 0], [109.2 * DEG, 5 * DEG, 0.0]]),
+        )
+    else:
+        foot = np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]])  # the foot's rest frame turned forward
+        rest = ChainRest(np.stack([np.eye(3), np.eye(3), foot]), np.array([[0, 5.83, 0], [0, 5.54, 0], [0, 1.8, 0]]))
+        limits = JointLimits.of(
+            3,
+            use_limit=[[0, 0, 0], [1, 1, 1], [0, 0, 0]],
+            minimum=np.array([[0, 0, 0], [-140.5 * DEG, -5 * DEG, -5 * DEG], [0, 0, 0]]),
+            maximum=np.array([[0, 0, 0], [5 * DEG, 5 * DEG, 5 * DEG], [0, 0, 0]]),
+        )
+    bones = len(rest.offsets)
+    rng = np.random.default_rng(11)
+    goals = forward_kinematics(rest, limits.clamp(quat_normalize(rng.normal(size=(400, bones, 4)))))[0][:, -1]
+    starts = limits.clamp(quat_normalize(rng.normal(size=(400, bones, 4))))
+    solution = solve_pose(rest, starts, goals, limits=limits, tolerance=1e-3)
+    assert solution.reached.all()
+    assert solution.iterations.max() <= 60
+    assert limits.excess(solution.rotations).max() <= 1e-9

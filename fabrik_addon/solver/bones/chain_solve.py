@@ -28,15 +28,17 @@ least squares, which finishes in a few steps where FABRIK alone creeps (near its
 a tenth per twenty iterations); frames still short get both again, as long as they gain at all, before the
 retries from other starts. A chain's reach under its limits is known exactly where no two limited bones
 come in a row (``core.reach``: limbs); a target outside it is met in one step, the chain straightened or
-folded toward it.
+folded toward it, and in the first attempt frames still short after the first least squares are bent to the
+target's distance and turned to it, before FABRIK and least squares creep.
 
 With ``history=True`` (one frame), the joints after every step are kept, named (``points.history``):
 ``START`` (the rotations given, as they are), ``TURNED_TO_POLE`` (with a pole: the start turned, and clamped),
 then ``TOWARD`` and ``BACK`` for each FABRIK iteration's two passes (the forward pass's joints, the tip on the
 target; the backward pass's, the root in place and every bone within its limits) and ``LEAST_SQUARES`` for
-each least-squares step, ``STRAIGHTENED`` for a target out of reach (its one step), ``RESTART`` before each
-retry from another start (the start, turned toward the goal), ``LENGTHENED`` before each stretch round, and
-last ``SOLVED``, the pose returned (the best seen, turned about the root-to-tip line to the start's side).
+each least-squares step, ``STRAIGHTENED`` for a target out of reach (its one step), ``BENT`` for each pose
+measured on the way to the target's distance and the one turned to it, ``RESTART`` before each retry from
+another start (the start, turned toward the goal), ``LENGTHENED`` before each stretch round, and last
+``SOLVED``, the pose returned (the best seen, turned about the root-to-tip line to the start's side).
 
 This module holds what is a chain's own: its goals, its pole, its history; ``solver`` the attempts a solve
 makes (the same for a tree), ``chain_steps`` the steps an attempt repeats, ``iterate`` when a run of one step
@@ -83,6 +85,7 @@ RESTARTS = 3
 #: The names of ``solve_pose``'s own steps in a history (see the module's notes).
 TURNED_TO_POLE = "turned to the pole"
 STRAIGHTENED = "straightened toward the target"
+BENT = "bent to the target's distance"
 RESTART = "restart from another pose"
 LENGTHENED = "bones lengthened"
 SOLVED = "solved"
@@ -306,6 +309,30 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
             if rows.any():
                 quats[rows] = reach.pose(shape, first[rows], toward[rows], back[rows])
         return self.turned_best(STRAIGHTENED, quats, goals, poles, np.ones(len(goals), dtype=np.int64))
+
+    def bend_to_reach(self, best: Best, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> None:
+        """Bend the frames still short from their start poses ``first`` (F, m, 4) until the tip lies as far from
+        the root as the goal (``ChainReach.bent``: on the way to the straight or folded chain), then turn them to
+        the goals (to the poles): a chain whose limits are known exactly and whose root is free then reaches
+        every goal within its reach, in a few steps where FABRIK and least squares can creep for hundreds (a
+        knee near straight, an elbow whose bend plane must roll). Each pose measured on the way, and the one
+        turned to the goal, is a step (``BENT`` in a history) and counts as an iteration."""
+        reach = chain_steps(self.rest, self.limits).reach
+        short = np.flatnonzero(best.error > self.tolerance)
+        if not reach.exact or short.size == 0:
+            return
+        toward, back = self.lines(first[short], goals[short])
+        scales = np.ones((len(self.rest.offsets), short.size))
+
+        def tips(quats: FloatArray) -> FloatArray:
+            self.record(BENT, quats, scales[:, : len(quats)])
+            joints = self.steps.pose(rows_of(quats), scales[:, : len(quats)]).joints[-1]
+            return np.asarray(np.sqrt(np.einsum("if,if->f", joints, joints)), dtype=np.float64)
+
+        distances = np.linalg.norm(goals[short], axis=1)
+        quats, steps = reach.bent(distances, first[short], toward, back, tips, 0.25 * self.tolerance)
+        turned = self.turned_best(BENT, quats, goals[short], self.poles_of(poles, short), steps + 1)
+        best.keep_better(short, turned)
 
     def lines(self, first: FloatArray, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Where a chain straightened or folded toward ``goals`` (F, 3) from ``first`` (F, m, 4) lies: toward the

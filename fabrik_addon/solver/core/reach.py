@@ -24,6 +24,7 @@ limits: ``[inner_radius, the sum of the lengths]``, every bone its own segment.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,8 @@ _REFINED = 65
 _ROUNDS = 3
 #: Local extremes of the sweep refined (the largest ones): limits give a segment's length a few at most.
 _CANDIDATES = 8
+#: The most steps of regula falsi that bend a pose to its goal's distance (``ChainReach.bent``); it takes a few.
+_STEPS = 40
 #: How far off its own Y axis (relative to its length) a limited bone's offset may lie and still count as along
 #: it: rounding in the rest frames Blender stores in float32.
 _OFF_AXIS = 1e-6
@@ -119,6 +122,65 @@ class ChainReach:
                 quats[:, k] = quat_multiply(shape.swings[k], twist(quats[:, k], _Y))
             parent = quat_multiply(frame, quats[:, k])
         return self.limits.clamp(quats)
+
+    def bent(
+        self,
+        distances: FloatArray,
+        start: FloatArray,
+        toward: FloatArray,
+        back: FloatArray,
+        tips: Callable[[FloatArray], FloatArray],
+        tolerance: float,
+    ) -> tuple[FloatArray, NDArray[np.int64]]:
+        """Compute poses (F, m, 4) whose tip lies ``distances`` (F,) from the root's head, within ``tolerance``,
+        given the start poses ``start`` (F, m, 4): each frame's start bent on the way (``_between``) to the
+        extreme shape beyond that distance (``pose`` with ``toward`` and ``back``), where the tip's distance
+        crosses it, found by regula falsi (the Illinois variant). ``tips`` gives the tip's distance from the
+        root under rotations (n, m, 4), (n,). A frame whose way does not cross its distance (the fold in line,
+        where that is no extreme) keeps its start.
+
+        Returns
+        -------
+        poses : ndarray, shape (F, m, 4)
+        steps : ndarray of int, shape (F,)
+            The poses measured on each frame's way (each costs a forward kinematics).
+        """
+        start = self.limits.clamp(start)
+        low, steps = tips(start) - distances, np.ones(len(start), dtype=np.int64)
+        folding = low > 0.0
+        ends = np.empty(start.shape)
+        for rows, shape in ((folding, self.folded), (~folding, self.straight)):
+            if rows.any():
+                ends[rows] = self.pose(shape, start[rows], toward[rows], back[rows])
+        ends *= np.where(np.einsum("fmi,fmi->fm", ends, start) < 0.0, -1.0, 1.0)[..., None]
+        high = tips(ends) - distances
+        steps += 1
+        at = np.where(np.abs(high) < np.abs(low), 1.0, 0.0)
+        there = np.minimum(np.abs(low), np.abs(high)) <= tolerance  # at the start or the end already
+        ways = np.flatnonzero((low * high < 0.0) & ~there)
+        a, b = np.zeros(ways.size), np.ones(ways.size)
+        fa, fb = low[ways], high[ways]
+        for _ in range(_STEPS):
+            if ways.size == 0:
+                break
+            t = b - fb * (b - a) / (fb - fa)
+            ft = tips(self._between(start[ways], ends[ways], t)) - distances[ways]
+            steps[ways] += 1
+            crossed = ft * fb < 0.0
+            a, fa = np.where(crossed, b, a), np.where(crossed, fb, 0.5 * fa)
+            b, fb = t, ft
+            at[ways] = t
+            going = np.abs(ft) > tolerance
+            ways, a, b, fa, fb = ways[going], a[going], b[going], fa[going], fb[going]
+        found = (low * high <= 0.0) | there
+        poses = np.where(found[:, None, None], self._between(start, ends, at), start)
+        return poses, steps
+
+    def _between(self, start: FloatArray, end: FloatArray, t: FloatArray) -> FloatArray:
+        """Poses (F, m, 4) the share ``t`` (F,) of the way from ``start`` to ``end`` (on one side of each other):
+        each rotation interpolated along the chord, normalised and clamped to the limits."""
+        chord = start + t[:, None, None] * (end - start)
+        return self.limits.clamp(chord / np.linalg.norm(chord, axis=-1, keepdims=True))
 
 
 def chain_reach(rest_rotations: FloatArray, offsets: FloatArray, limits: JointLimits) -> ChainReach:
