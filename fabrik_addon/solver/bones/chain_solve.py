@@ -314,8 +314,9 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         """Bend the frames still short from their start poses ``first`` (F, m, 4) until the tip lies as far from
         the root as the goal (``ChainReach.bent``: on the way to the straight or folded chain), then turn them to
         the goals (to the poles): a chain whose limits are known exactly and whose root is free then reaches
-        every goal within its reach, in a few steps where FABRIK and least squares can creep for hundreds (a
-        knee near straight, an elbow whose bend plane must roll). Each pose measured on the way, and the one
+        a goal within its reach (but one nearer than the chain folded in line, where that is no extreme) in a
+        few steps, where FABRIK and least squares can creep for hundreds (a knee near straight, an elbow whose
+        bend plane must roll). Each pose measured on the way, and the one
         turned to the goal, is a step (``BENT`` in a history) and counts as an iteration."""
         reach = chain_steps(self.rest, self.limits).reach
         short = np.flatnonzero(best.error > self.tolerance)

@@ -1,6 +1,7 @@
 """The maths both solvers stand on: validation, rotations (quaternions, matrices, Euler angles, axis-angle),
 Blender's IK limits, chain geometry, quaternions stored as rows (``quat_rows``) with the limits' clamp and the
-per-bone routines on them, and the stopping rules.
+per-bone routines on them, the stopping rules, and how near and far a chain's tip can come under its limits
+(``reach``).
 
 Imports nothing of the solver outside this package; ``points`` and ``bones`` import only the names below.
 """
