@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabrik_addon.solver import ChainRest, JointLimits, forward_kinematics, solve, solve_pose
-from fabrik_addon.solver.bones import LENGTHENED, RESTART, SOLVED, STRAIGHTENED, TURNED_TO_POLE
-from fabrik_addon.solver.core import inner_radius, quat_normalize
+from fabrik_addon.solver.bones import BENT, LENGTHENED, RESTART, SOLVED, STRAIGHTENED, TURNED_TO_POLE
+from fabrik_addon.solver.core import chain_reach, inner_radius, quat_normalize
 from fabrik_addon.solver.points import BACK, LEAST_SQUARES, START, TOWARD
 
 from .chains import FloatArray, chain_and_targets, lengths_of, random_limited_chain, shell
@@ -113,15 +113,19 @@ def test_pose_history_names_every_step_and_counts_the_iterations(
     assert names[0] == START
     assert names[-1] == SOLVED
     assert (names[1] == TURNED_TO_POLE) == with_pole
-    assert set(names[1:-1]) <= {TURNED_TO_POLE, TOWARD, BACK, LEAST_SQUARES, RESTART, LENGTHENED, STRAIGHTENED}
-    # A target no pose reaches (beyond the chain's length, or inside the ball its longest bone leaves) is met in
-    # one step, the chain straightened (or folded) toward it; any other is iterated.
+    steps = {TURNED_TO_POLE, TOWARD, BACK, LEAST_SQUARES, RESTART, LENGTHENED, STRAIGHTENED, BENT}
+    assert set(names[1:-1]) <= steps
+    # A target no pose reaches (farther from the root than the tip can come, or nearer: under the limits where
+    # they are known exactly, else by the lengths) is met in one step, the chain straightened (or folded)
+    # toward it; any other is iterated.
     distance = float(np.linalg.norm(target))
-    assert (STRAIGHTENED in names) == (distance >= reach or distance < inner_radius(rest.lengths))
-    # FABRIK's two passes come in pairs; every iteration counted is one FABRIK or least-squares step, or the
-    # one step that straightens the chain.
+    bounds = chain_reach(rest.rest_rotations, rest.offsets, limits)
+    assert (STRAIGHTENED in names) == (distance >= bounds.farthest or distance < bounds.nearest)
+    # FABRIK's two passes come in pairs; every iteration counted is one FABRIK or least-squares step, the one
+    # step that straightens the chain, or a pose measured on the way to the target's distance.
     assert [n for n in names if n in (TOWARD, BACK)] == [TOWARD, BACK] * names.count(BACK)
-    assert names.count(BACK) + names.count(LEAST_SQUARES) + names.count(STRAIGHTENED) == result.iterations[0]
+    counted = names.count(BACK) + names.count(LEAST_SQUARES) + names.count(STRAIGHTENED) + names.count(BENT)
+    assert counted == result.iterations[0]
     _assert_lengths_kept(history[[n != TOWARD for n in names]], history[0])  # rebuilt from rotations
     for k, name in enumerate(names):
         if name == TOWARD:

@@ -364,3 +364,74 @@ def test_a_target_inside_the_ball_a_long_bone_leaves_is_met_in_one_step_folded_t
     distance = np.linalg.norm(goals, axis=1)
     np.testing.assert_allclose(solution.error, 2.0 - distance, atol=1e-5)  # folded back to 2 from the root, bent 1e-3
     np.testing.assert_allclose(np.linalg.norm(solution.joints[:, -1], axis=1), 2.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("with_pole", [False, True])
+def test_a_target_nearer_than_a_limited_elbow_lets_the_wrist_come_is_met_in_one_step_as_near_as_it_allows(
+    with_pole: bool,
+) -> None:
+    """The hop's retargeted right arm (CMU 131_03 at 80 %): a free shoulder, an elbow bending at most 109.2
+    degrees about X (and 59.2 about -Z, less than that about X). No pose puts the wrist nearer the shoulder than
+    the elbow fully bent about X does, sqrt(l1^2 + l2^2 + 2 l1 l2 cos 109.2deg): a target nearer is missed by at
+    least the difference, and the solve meets that miss (to rounding: the fold is made in one step, not
+    iterated) at most three times the median iterations of the frames the arm reaches (it used to iterate up to
+    946 times, and end up to 0.87 farther than it must)."""
+    lengths = np.array([2.8527, 2.7553])
+    rest = ChainRest(np.tile(np.eye(3), (2, 1, 1)), np.array([[0.0, lengths[0], 0.0], [0.0, lengths[1], 0.0]]))
+    elbow = JointLimits.of(
+        2,
+        use_limit=[[0, 0, 0], [1, 1, 1]],
+        minimum=np.array([[0, 0, 0], [0.0, -5 * DEG, -59.2 * DEG]]),
+        maximum=np.array([[0, 0, 0], [109.2 * DEG, 5 * DEG, 0.0]]),
+    )
+    nearest = np.sqrt(lengths @ lengths + 2 * lengths.prod() * np.cos(109.2 * DEG))
+    rng = np.random.default_rng(7)
+    near = forward_kinematics(rest, elbow.clamp(quat_normalize(rng.normal(size=(60, 2, 4)))))[0][:, -1]
+    inside = rng.normal(size=(40, 3))
+    inside *= rng.uniform(0.2, 0.98, (40, 1)) * nearest / np.linalg.norm(inside, axis=1, keepdims=True)
+    goals = np.concatenate([near, inside])
+    starts = elbow.clamp(quat_normalize(rng.normal(size=(100, 2, 4))))
+    poles = goals + rng.normal(size=(100, 3)) if with_pole else None
+    solution = solve_pose(rest, starts, goals, limits=elbow, poles=poles, tolerance=1e-3)
+    reached = solution.reached[:60]
+    assert reached.mean() >= 0.95
+    assert solution.iterations[60:].max() <= 3 * np.median(solution.iterations[:60][reached])
+    bound = nearest - np.linalg.norm(inside, axis=1)
+    assert (solution.error[60:] >= bound - 1e-12 * lengths.sum()).all()  # none nearer: the bound holds
+    np.testing.assert_allclose(solution.error[60:], bound, rtol=0, atol=1e-9 * lengths.sum())
+    assert elbow.excess(solution.rotations).max() <= 1e-9
+
+
+@pytest.mark.parametrize("limb", ["arm", "leg"])
+def test_every_target_within_a_limbs_reach_is_reached_in_a_few_iterations(limb: str) -> None:
+    """A free root, one limited joint, then (the leg's foot) a free bone: the reach under the limits is known
+    exactly (``core.reach``), and a frame the first least squares leaves short is bent to its target's distance
+    and turned to it. Targets where the limb can be (random poses within its limits, many at a limit's edge),
+    from random starts: every one reached, in at most 60 iterations (one FABRIK iteration, least squares while
+    it halves the error every four steps, a few steps of regula falsi; the median is 7 to 9). FABRIK and least
+    squares creeping instead took up to 350, and missed 7 of the arm's 400."""
+    if limb == "arm":
+        rest = ChainRest(np.tile(np.eye(3), (2, 1, 1)), np.array([[0.0, 2.8527, 0.0], [0.0, 2.7553, 0.0]]))
+        limits = JointLimits.of(
+            2,
+            use_limit=[[0, 0, 0], [1, 1, 1]],
+            minimum=np.array([[0, 0, 0], [0.0, -5 * DEG, -59.2 * DEG]]),
+            maximum=np.array([[0, 0, 0], [109.2 * DEG, 5 * DEG, 0.0]]),
+        )
+    else:
+        foot = np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]])  # the foot's rest frame turned forward
+        rest = ChainRest(np.stack([np.eye(3), np.eye(3), foot]), np.array([[0, 5.83, 0], [0, 5.54, 0], [0, 1.8, 0]]))
+        limits = JointLimits.of(
+            3,
+            use_limit=[[0, 0, 0], [1, 1, 1], [0, 0, 0]],
+            minimum=np.array([[0, 0, 0], [-140.5 * DEG, -5 * DEG, -5 * DEG], [0, 0, 0]]),
+            maximum=np.array([[0, 0, 0], [5 * DEG, 5 * DEG, 5 * DEG], [0, 0, 0]]),
+        )
+    bones = len(rest.offsets)
+    rng = np.random.default_rng(11)
+    goals = forward_kinematics(rest, limits.clamp(quat_normalize(rng.normal(size=(400, bones, 4)))))[0][:, -1]
+    starts = limits.clamp(quat_normalize(rng.normal(size=(400, bones, 4))))
+    solution = solve_pose(rest, starts, goals, limits=limits, tolerance=1e-3)
+    assert solution.reached.all()
+    assert solution.iterations.max() <= 60
+    assert limits.excess(solution.rotations).max() <= 1e-9

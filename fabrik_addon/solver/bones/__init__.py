@@ -10,7 +10,16 @@ Imports only the public names of ``core`` and ``points``; other packages import 
 """
 
 from .chain import ChainRest, forward_kinematics, inherited_stretch, local_rotations
-from .chain_solve import LENGTHENED, RESTART, SOLVED, STRAIGHTENED, TURNED_TO_POLE, PoseSolution, solve_pose
+from .chain_solve import (
+    BENT,
+    LENGTHENED,
+    RESTART,
+    SOLVED,
+    STRAIGHTENED,
+    TURNED_TO_POLE,
+    PoseSolution,
+    solve_pose,
+)
 from .solve import BonesSolution, needs_pose_solve, solve_bones
 from .tree import (
     TreeJoints,
@@ -23,6 +32,7 @@ from .tree import (
 from .tree_solve import TreePoseSolution, solve_tree_pose
 
 __all__ = [
+    "BENT",
     "LENGTHENED",
     "RESTART",
     "SOLVED",

@@ -26,15 +26,19 @@ iterations only.
 An attempt runs one iteration of FABRIK, which brings the chain near the goal and shapes it, then damped
 least squares, which finishes in a few steps where FABRIK alone creeps (near its goal a 48-bone chain gains
 a tenth per twenty iterations); frames still short get both again, as long as they gain at all, before the
-retries from other starts.
+retries from other starts. A chain's reach under its limits is known exactly where no two limited bones
+come in a row (``core.reach``: limbs); a target outside it is met in one step, the chain straightened or
+folded toward it, and in the first attempt frames still short after the first least squares are bent to the
+target's distance and turned to it, before FABRIK and least squares creep.
 
 With ``history=True`` (one frame), the joints after every step are kept, named (``points.history``):
 ``START`` (the rotations given, as they are), ``TURNED_TO_POLE`` (with a pole: the start turned, and clamped),
 then ``TOWARD`` and ``BACK`` for each FABRIK iteration's two passes (the forward pass's joints, the tip on the
 target; the backward pass's, the root in place and every bone within its limits) and ``LEAST_SQUARES`` for
-each least-squares step, ``RESTART`` before each retry from another start (the start, turned toward the
-goal), ``LENGTHENED`` before each stretch round, and last ``SOLVED``, the pose returned (the best seen, turned
-about the root-to-tip line to the start's side).
+each least-squares step, ``STRAIGHTENED`` for a target out of reach (its one step), ``BENT`` for each pose
+measured on the way to the target's distance and the one turned to it, ``RESTART`` before each retry from
+another start (the start, turned toward the goal), ``LENGTHENED`` before each stretch round, and last
+``SOLVED``, the pose returned (the best seen, turned about the root-to-tip line to the start's side).
 
 This module holds what is a chain's own: its goals, its pole, its history; ``solver`` the attempts a solve
 makes (the same for a tree), ``chain_steps`` the steps an attempt repeats, ``iterate`` when a run of one step
@@ -57,13 +61,12 @@ from ..core import (
     FloatArray,
     JointLimits,
     as_points,
-    inner_radius,
     positive_float,
     positive_int,
     sign_continuous,
 )
 from ..points import START, Recorder
-from .chain import ChainRest, forward_kinematics, local_rotations
+from .chain import ChainRest, forward_kinematics
 from .chain_steps import ChainPosed, ChainSteps, RecordingSteps
 from .iterate import Best, Steps, frames_first, rows_of
 from .solver import BoneSolver, as_limits, as_rotations
@@ -82,6 +85,7 @@ RESTARTS = 3
 #: The names of ``solve_pose``'s own steps in a history (see the module's notes).
 TURNED_TO_POLE = "turned to the pole"
 STRAIGHTENED = "straightened toward the target"
+BENT = "bent to the target's distance"
 RESTART = "restart from another pose"
 LENGTHENED = "bones lengthened"
 SOLVED = "solved"
@@ -284,41 +288,73 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         return turn_toward(self.rest, self.limits, quats, tips, goals, poles, self.pole_angle)
 
     def beyond_reach(self, goals: FloatArray) -> NDArray[np.bool_]:
-        """Per frame, whether no pose of the chain reaches the goal (F, 3): it lies beyond the chain's length,
-        or inside the ball its longest bone leaves around the root when it is longer than all the others
-        together."""
+        """Per frame, whether no pose of the chain reaches the goal (F, 3): it lies farther from the root than
+        the tip can come, or nearer (``core.reach``: under the limits where they are known exactly, else by the
+        lengths alone)."""
+        reach = chain_steps(self.rest, self.limits).reach
         distance = np.linalg.norm(goals, axis=1)
-        return np.asarray((distance >= self.reach) | (distance < inner_radius(self.rest.lengths)))
+        return np.asarray((distance >= reach.farthest) | (distance < reach.nearest))
 
     def directly(self, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> Best:
         """The poses of frames whose goal no pose reaches (``beyond_reach``), made in one step rather than
-        iterated toward a goal they cannot reach: the chain straightened toward the goal (inside the ball its
-        longest bone leaves, that bone toward the goal and the others folded back along it, bent a little in
-        the plane the start bends in), each bone keeping the twist of ``first`` (F, m, 4), turned to the pole
-        with one, then every bone clamped to its limits."""
-        frames = len(goals)
-        lengths = self.rest.lengths
+        iterated toward a goal they cannot reach: the chain at the extreme of its reach (``core.reach``) that
+        the goal lies beyond, straightened toward it or folded (one segment toward it, the others back along
+        it), each bone keeping the twist of ``first`` (F, m, 4), turned to the goal (to the pole, with one),
+        every bone within its limits. With a free root and limits known exactly, no pose comes closer."""
+        reach = chain_steps(self.rest, self.limits).reach
+        toward, back = self.lines(first, goals)
+        folded = np.linalg.norm(goals, axis=1) < reach.nearest
+        quats = np.empty(first.shape)
+        for rows, shape in ((folded, reach.folded), (~folded, reach.straight)):
+            if rows.any():
+                quats[rows] = reach.pose(shape, first[rows], toward[rows], back[rows])
+        return self.turned_best(STRAIGHTENED, quats, goals, poles, np.ones(len(goals), dtype=np.int64))
+
+    def bend_to_reach(self, best: Best, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> None:
+        """Bend the frames still short from their start poses ``first`` (F, m, 4) until the tip lies as far from
+        the root as the goal (``ChainReach.bent``: on the way to the straight or folded chain), then turn them to
+        the goals (to the poles): a chain whose limits are known exactly and whose root is free then reaches
+        a goal within its reach (but one nearer than the chain folded in line, where that is no extreme) in a
+        few steps, where FABRIK and least squares can creep for hundreds (a knee near straight, an elbow whose
+        bend plane must roll). Each pose measured on the way, and the one
+        turned to the goal, is a step (``BENT`` in a history) and counts as an iteration."""
+        reach = chain_steps(self.rest, self.limits).reach
+        short = np.flatnonzero(best.error > self.tolerance)
+        if not reach.exact or short.size == 0:
+            return
+        toward, back = self.lines(first[short], goals[short])
+        scales = np.ones((len(self.rest.offsets), short.size))
+
+        def tips(quats: FloatArray) -> FloatArray:
+            self.record(BENT, quats, scales[:, : len(quats)])
+            joints = self.steps.pose(rows_of(quats), scales[:, : len(quats)]).joints[-1]
+            return np.asarray(np.sqrt(np.einsum("if,if->f", joints, joints)), dtype=np.float64)
+
+        distances = np.linalg.norm(goals[short], axis=1)
+        quats, steps = reach.bent(distances, first[short], toward, back, tips, 0.25 * self.tolerance)
+        turned = self.turned_best(BENT, quats, goals[short], self.poles_of(poles, short), steps + 1)
+        best.keep_better(short, turned)
+
+    def lines(self, first: FloatArray, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Where a chain straightened or folded toward ``goals`` (F, 3) from ``first`` (F, m, 4) lies: toward the
+        goal, and back along that line, bent a little in the plane the start bends in (F, 3) each."""
         start = forward_kinematics(self.rest, first)[0]  # (F, m+1, 3)
         toward = unit(goals, fallback=unit(start[:, -1], fallback=np.array([0.0, 1.0, 0.0])))
-        directions = np.repeat(toward[:, None], len(lengths), axis=1)  # (F, m, 3)
-        folded = np.linalg.norm(goals, axis=1) < self.reach
-        if folded.any():
-            bend = np.cross(start[folded, 1] - start[folded, 0], start[folded, -1] - start[folded, 0])
-            normal = unit(bend, fallback=unit(np.cross(toward[folded], _ANY), fallback=np.array([1.0, 0.0, 0.0])))
-            back = _turned(-toward[folded], normal, _FOLD_BEND_RAD)
-            longest = np.argmax(lengths)
-            others = np.arange(len(lengths)) != longest
-            directions[np.ix_(np.flatnonzero(folded), np.flatnonzero(others))] = back[:, None]
-        joints = np.concatenate([np.zeros((frames, 1, 3)), np.cumsum(lengths[:, None] * directions, axis=1)], axis=1)
-        quats = local_rotations(self.rest, joints, first)
-        scales = np.ones((len(lengths), frames))
-        if poles is not None:
-            quats = self.turn(quats, scales, goals, poles)
-        quats = self.limits.clamp(quats)
-        self.record(STRAIGHTENED, quats, scales)
+        bend = np.cross(start[:, 1] - start[:, 0], start[:, -1] - start[:, 0])
+        normal = unit(bend, fallback=unit(np.cross(toward, _ANY), fallback=np.array([1.0, 0.0, 0.0])))
+        return toward, _turned(-toward, normal, _FOLD_BEND_RAD)
+
+    def turned_best(
+        self, name: str, quats: FloatArray, goals: FloatArray, poles: FloatArray | None, iterations: NDArray[np.int64]
+    ) -> Best:
+        """Poses (F, m, 4) turned to ``goals`` (to the poles, with them), within the limits, recorded as the step
+        ``name``: as ``Best`` with ``iterations``."""
+        scales = np.ones((len(self.rest.offsets), len(goals)))
+        quats = self.limits.clamp(self.turn(quats, scales, goals, poles))
+        self.record(name, quats, scales)
         rows = rows_of(quats)
         error = self.steps.pose(rows, scales).error(np.ascontiguousarray(goals.T))
-        return Best(rows, scales, np.ones(frames, dtype=np.int64), error)
+        return Best(rows, scales, iterations, error)
 
     def swiveled(self, best: Best, reference: FloatArray) -> FloatArray:
         """Turned about the root-to-tip line (``swivel_nearest``)."""

@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..core import Aims, BoneFrames, FloatArray, JointLimits, cap_turns
+from ..core import Aims, BoneFrames, ChainReach, FloatArray, JointLimits, cap_turns, chain_reach
 from ..core import quat_rows as rows
 from ..points import BACK, LEAST_SQUARES, TOWARD, Recorder
 from .chain import ChainRest
@@ -139,6 +139,11 @@ class ChainSteps:
     @cached_property
     def bones(self) -> BoneFrames:
         return BoneFrames(self.rest.rest_rotations, self.limits)
+
+    @cached_property
+    def reach(self) -> ChainReach:
+        """How near to and far from the root the tip can come, and the poses there (``core.reach``)."""
+        return chain_reach(self.rest.rest_rotations, self.rest.offsets, self.limits)
 
     @cached_property
     def aims(self) -> Aims:

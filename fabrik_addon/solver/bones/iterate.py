@@ -126,23 +126,31 @@ CREEP = Pace(progress=1.0 - 1e-6, window=20)
 
 
 #: What an attempt runs after its first FABRIK iteration: (step, pace, from the attempt's start or from the
-#: best pose so far), each on the frames still short. For a chain: least squares while it gains quickly,
-#: then FABRIK from the start and least squares from the best, each as long as it gains at all.
+#: best pose so far), each on the frames still short. For a chain: least squares while it gains quickly
+#: (``QUICK``), then FABRIK from the start and least squares from the best, each as long as it gains at all
+#: (``CREEPING``).
 Schedule = tuple[tuple[str, Pace, str], ...]
-CHAIN_SCHEDULE: Schedule = (
-    ("least_squares", FAST_LEAST_SQUARES, "best"),
-    ("fabrik", CREEP, "start"),
-    ("least_squares", CREEP, "best"),
-)
+QUICK: Schedule = (("least_squares", FAST_LEAST_SQUARES, "best"),)
+CREEPING: Schedule = (("fabrik", CREEP, "start"), ("least_squares", CREEP, "best"))
+CHAIN_SCHEDULE: Schedule = QUICK + CREEPING
 
 
 def attempt(
     steps: Steps[P], start: Best, goals: FloatArray, stopping: tuple[float, int], schedule: Schedule = CHAIN_SCHEDULE
 ) -> Best:
     """One attempt from ``start``'s poses (not modified) toward ``goals`` (F, ...), frames first: one FABRIK
-    iteration, then ``schedule`` on the frames still short. Returns each frame's best pose."""
-    rows = np.ascontiguousarray(np.moveaxis(goals, 0, -1))  # frames last, as the steps take them
-    best = run(steps.pose, steps.fabrik, ONCE, start, rows, stopping)
+    iteration, then ``schedule`` on the frames still short (``go_on``). Returns each frame's best pose."""
+    best = run(steps.pose, steps.fabrik, ONCE, start, _frames_last(goals), stopping)
+    go_on(steps, start, best, goals, stopping, schedule)
+    return best
+
+
+def go_on(
+    steps: Steps[P], start: Best, best: Best, goals: FloatArray, stopping: tuple[float, int], schedule: Schedule
+) -> None:
+    """Run ``schedule`` on the frames of ``best`` (updated in place) still short of ``goals`` (F, ...), in turn,
+    each step from the attempt's ``start`` or from the best pose so far."""
+    rows = _frames_last(goals)
     for name, pace, origin in schedule:
         short = np.flatnonzero(best.error > stopping[0])
         if short.size:
@@ -151,7 +159,11 @@ def attempt(
             best.keep_better(
                 short, run(steps.pose, step, pace, (start if origin == "start" else best).rows(short), aims, stopping)
             )
-    return best
+
+
+def _frames_last(goals: FloatArray) -> FloatArray:
+    """Goals (F, ...) as the steps take them, (..., F)."""
+    return np.ascontiguousarray(np.moveaxis(goals, 0, -1))
 
 
 def run(

@@ -2,12 +2,13 @@
 (``tree_solve``): which attempt runs, from which start, and what is kept.
 
 An attempt (``iterate.attempt``) runs one iteration of FABRIK, then the solver's schedule of least-squares (and
-FABRIK) runs on the frames still short. After the first attempt from the start pose, frames still short get
-another from a bent pose, then from random poses within the limits (seeded: a bake gives the same keys every
-time), each turned toward the goals first; with stretch, rounds of lengthened bones; last, a swivel about the
-line from the first head to the tip, to the pose nearest a reference. ``BoneSolver`` holds that sequence; a
-chain and a tree fill in how they turn a pose toward its goals, how far their goals can be, how their bones
-lengthen and how they swivel.
+FABRIK) runs on the frames still short. In the first attempt from the start pose, a chain bends the frames its
+first least squares leaves short to their goals' distance before the rest of the schedule (``bend_to_reach``).
+After it, frames still short get another attempt from a bent pose, then from random poses within the limits
+(seeded: a bake gives the same keys every time), each turned toward the goals first; with stretch, rounds of
+lengthened bones; last, a swivel about the line from the first head to the tip, to the pose nearest a
+reference. ``BoneSolver`` holds that sequence; a chain and a tree fill in how they turn a pose toward its
+goals, how far their goals can be, how their bones lengthen and how they swivel.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy.typing as npt
 from numpy.typing import NDArray
 
 from ..core import FloatArray, JointLimits, quat_normalize
-from .iterate import CHAIN_SCHEDULE, Best, Schedule, Steps, attempt, rows_of
+from .iterate import CHAIN_SCHEDULE, Best, Schedule, Steps, attempt, go_on, rows_of
 
 #: Rounds of lengthening the bones, each followed by a solve, when stretching toward a target out of reach.
 STRETCH_ROUNDS = 4
@@ -87,10 +88,19 @@ class BoneSolver(Generic[PolesT]):
         """The poles of the frames ``rows``."""
         raise NotImplementedError
 
+    def bend_to_reach(self, best: Best, first: FloatArray, goals: FloatArray, poles: PolesT) -> None:
+        """Bend the frames of ``best`` still short from ``first``'s poses (F, m, 4) to where their tips lie as far
+        from the root as the goals, and keep those that come closer (a chain's; a tree has no such step)."""
+
     def search(self, first: FloatArray, goals: FloatArray, poles: PolesT, stretch: bool) -> Best:
         """Every attempt but the swivel, from the start poses ``first`` (F, m, 4) (turned to the poles already):
-        each frame's best pose."""
-        best = self.solve(Best.start(first), goals)
+        each frame's best pose. The first attempt's first stage of its schedule (least squares while it gains
+        quickly), then ``bend_to_reach`` on the frames still short, then the rest of its schedule on those still
+        short."""
+        start = Best.start(first)
+        best = attempt(self.steps, start, goals, self.stopping, self.schedule[:1])
+        self.bend_to_reach(best, first, goals, poles)
+        go_on(self.steps, start, best, goals, self.stopping, self.schedule[1:])
         self.retry_bent(best, goals, poles)
         random = np.random.default_rng(RESTART_SEED)
         for _ in range(self.restarts):
@@ -99,9 +109,14 @@ class BoneSolver(Generic[PolesT]):
             self.stretch(best, goals)
         return best
 
+    @property
+    def stopping(self) -> tuple[float, int]:
+        """The tolerance and the most iterations of a run of one step."""
+        return self.tolerance, self.max_iterations
+
     def solve(self, start: Best, goals: FloatArray) -> Best:
         """``attempt`` with these steps and schedule, from ``start``'s poses toward ``goals``."""
-        return attempt(self.steps, start, goals, (self.tolerance, self.max_iterations), self.schedule)
+        return attempt(self.steps, start, goals, self.stopping, self.schedule)
 
     def retry_bent(self, best: Best, goals: FloatArray, poles: PolesT) -> None:
         """Solve the frames that fell short again, from a bent pose turned toward the goal.

@@ -1,6 +1,7 @@
 """The maths both solvers stand on: validation, rotations (quaternions, matrices, Euler angles, axis-angle),
 Blender's IK limits, chain geometry, quaternions stored as rows (``quat_rows``) with the limits' clamp and the
-per-bone routines on them, and the stopping rules.
+per-bone routines on them, the stopping rules, and how near and far a chain's tip can come under its limits
+(``reach``).
 
 Imports nothing of the solver outside this package; ``points`` and ``bones`` import only the names below.
 """
@@ -24,6 +25,7 @@ from .geometry import (
     unit_or,
 )
 from .limits import JointLimits
+from .reach import ChainReach, Shape, chain_reach
 from .rotations import (
     EULER_ORDERS,
     axis_angle_to_quat,
@@ -65,9 +67,11 @@ __all__ = [
     "MAX_STEP_RAD",
     "Aims",
     "BoneFrames",
+    "ChainReach",
     "FloatArray",
     "JointLimits",
     "RowClamp",
+    "Shape",
     "Stopping",
     "arc_angle",
     "as_joints",
@@ -78,6 +82,7 @@ __all__ = [
     "best_turn",
     "cap_turns",
     "chain_along",
+    "chain_reach",
     "dots",
     "euler_continuous",
     "euler_to_matrix",
