@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import bpy
 import mocap
 import numpy as np
+from mathutils import Vector
 from rigs import keyed_empty
 
 from fabrik_addon.api import BakeSettings, ChainSettings, RigBakeReport, SolverSettings, bake_settings
@@ -203,18 +204,25 @@ def retarget(clip: str, factor: float = 0.8) -> Scene:
 
 def shorten(armature: bpy.types.Object, names: Sequence[str], factor: float) -> None:
     """Make each bone of ``names`` ``factor`` of its length, moving what hangs from it along (its children keep
-    their heads where they were from its tail): a skeleton of other proportions with the same animation."""
+    their heads where they were from its tail): a skeleton of other proportions with the same animation.
+
+    Every bone's new head and tail are worked out from where the bones were, then set with the bones
+    disconnected (a connected bone's head drags its parent's tail, in an order that differs between Blender
+    versions), and the connections made again."""
     scene = bpy.context.scene
     bpy.context.view_layer.objects.active = armature
     bpy.ops.object.mode_set(mode="EDIT")
     bones = armature.data.edit_bones
-    ordered = sorted(names, key=lambda name: len(bones[name].parent_recursive))
-    for name in ordered:
-        bone = bones[name]
-        shift = (bone.tail - bone.head) * (factor - 1.0)
-        bone.tail = bone.head + (bone.tail - bone.head) * factor
-        for child in bone.children_recursive:
-            child.head, child.tail = child.head + shift, child.tail + shift
+    was = {bone.name: (bone.head.copy(), bone.tail.copy(), bone.use_connect) for bone in bones}
+    shift = {name: (tail - head) * (factor - 1.0) for name, (head, tail, _) in was.items() if name in names}
+    for bone in bones:
+        bone.use_connect = False
+    for bone in bones:
+        head, tail, _ = was[bone.name]
+        moved = sum((shift[above.name] for above in bone.parent_recursive if above.name in shift), Vector())
+        bone.head, bone.tail = head + moved, tail + moved + shift.get(bone.name, Vector())
+    for bone in bones:
+        bone.use_connect = was[bone.name][2]
     bpy.ops.object.mode_set(mode="OBJECT")
     scene.frame_set(scene.frame_current)
 
