@@ -70,6 +70,19 @@ def test_one_frame_is_posed_as_among_many(bones: int, stretched: bool) -> None:
         np.testing.assert_allclose(one[1][0], orientations[frame], rtol=0, atol=1e-14 * bones)
 
 
+def test_one_frame_with_a_bone_solved_to_no_length_is_as_among_many() -> None:
+    """A bone whose solved segment has no length has no direction: one frame gives it NaN, as many frames do,
+    and raises nothing."""
+    rest = ChainRest(np.tile(np.eye(3), (2, 1, 1)), np.array([[0, 1.0, 0], [0, 1.0, 0]]))
+    joints = np.array([[[0, 0, 0], [0, 1.0, 0], [0, 1.0, 0]]])
+    inputs = np.tile([1.0, 0, 0, 0], (1, 2, 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        many = local_rotations(rest, np.repeat(joints, 2, 0), np.repeat(inputs, 2, 0))
+        one = local_rotations(rest, joints, inputs)
+    assert np.isnan(one[0, 1]).all()
+    np.testing.assert_array_equal(one[0], many[0])
+
+
 def test_rest_pose_is_the_identity() -> None:
     rest = ChainRest(np.tile(np.eye(3), (3, 1, 1)), np.array([[0, 1.0, 0], [0, 2.0, 0], [0.5, 0.5, 0]]))
     joints, orientations = forward_kinematics(rest, np.tile([1.0, 0, 0, 0], (1, 3, 1)))

@@ -159,3 +159,17 @@ def test_a_frame_may_bend_says_no_only_where_nothing_is_bent() -> None:
     assert bent > 200
     chain = np.array([[0.0, 0, 0], [1.0, 0, 0], [1.0, 1.0, 0]])[:, :, None]
     assert not may_bend(chain, np.array([[0.5], [0.5], [0.2]]), np.array([1.0, 1.0]))
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e100, 1e150])
+def test_a_frame_may_bend_where_its_measures_overflow(scale: float) -> None:
+    """A chain folded back on its own line toward a goal on that line is bent by ``unbend_starts`` at any scale;
+    where squaring its coordinates overflows, ``may_bend`` cannot rule it out and says it may."""
+    line = np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0)
+    lengths = np.array([2.0, 1.0]) * scale
+    start = np.array([[0.0, 0, 0], 2 * scale * line, scale * line])[:, :, None]
+    goal = (0.3 * scale * line)[:, None]
+    moved = start.copy()
+    unbend_starts(moved, goal, lengths, np.array([True]))
+    assert not np.array_equal(moved, start)
+    assert may_bend(start, goal, lengths)

@@ -271,15 +271,17 @@ def chain_frame(
 def _one_frame(inputs: Inputs, stretch: bool) -> tuple[FloatArray, FloatArray] | None:
     """``chain_frame``'s root scale (1,) and bone rotations (1, m, 4) for one frame, on plain floats with the
     arrays' arithmetic (the same numbers to the bit; the live preview's frames), where every check clearly
-    passes; None where a bone is scaled or moved or the root frame is near the bounds of a rotation times a
-    uniform scale: the arrays check those, and name the problem."""
+    passes; None where a bone is scaled (to zero along Y, with stretch, too) or moved, or the root frame is near
+    the bounds of a rotation times a uniform scale: the arrays check those, and name the problem."""
     normalized = []
     for k, rows in enumerate(inputs.bone_bases[0].tolist()):
         (a, b, c, x), (d, e, f, y), (g, h, i, z) = rows[:3]
         if k > 0 and (x or y or z):
             return None
         sizes = (math.sqrt(a * a + d * d + g * g), math.sqrt(b * b + e * e + h * h), math.sqrt(c * c + f * f + i * i))
-        if any(abs(size - 1.0) > 0.5 * _MATRIX_TOLERANCE for j, size in enumerate(sizes) if not (stretch and j == 1)):
+        if not min(sizes) > 0.0 or any(
+            abs(size - 1.0) > 0.5 * _MATRIX_TOLERANCE for j, size in enumerate(sizes) if not (stretch and j == 1)
+        ):
             return None
         sa, sb, sc = sizes
         normalized.append(((a / sa, b / sb, c / sc), (d / sa, e / sb, f / sc), (g / sa, h / sb, i / sc)))

@@ -197,7 +197,9 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
     inputs = np.asarray(input_rotations).reshape(-1, bones, 4)  # (F or 1, m, 4)
     carried = rest.lengths > 0
     if frames == 1 and len(inputs) == 1:  # numpy's per-call cost would be all of the time: plain floats
-        return _one_frame(rest, carried.tolist(), joints[0].tolist(), inputs[0].tolist())[None]
+        found = _one_frame(rest, carried.tolist(), joints[0].tolist(), inputs[0].tolist())
+        if found is not None:
+            return found[None]
     # Bone by bone, every frame at once, in the layout (4 or 3, F): one contiguous row per component.
     twists = twist(inputs, rest.axes).transpose(1, 2, 0)  # (m, 4, F or 1): the twists kept
     segments = np.diff(joints, axis=1).transpose(1, 2, 0)  # (m, 3, F)
@@ -218,10 +220,11 @@ def local_rotations(rest: ChainRest, joints: FloatArray, input_rotations: FloatA
 
 def _one_frame(
     rest: ChainRest, carried: list[bool], joints: list[list[float]], inputs: list[list[float]]
-) -> FloatArray:
+) -> FloatArray | None:
     """``local_rotations`` of one frame on plain floats, joints (m+1, 3) and input rotations (m, 4): every
     operation that of the functions it calls on arrays (``twist``, ``_product``, ``_rotate_back``, ``_swing``,
-    ``sign_continuous``), in their order, so the rotations are the same to the bit. Returns (m, 4)."""
+    ``sign_continuous``), in their order, so the rotations are the same to the bit. Returns (m, 4), or None
+    where a bone that carries its next joint is solved to no length (left to the arrays)."""
     result = []
     pw, px, py, pz = 1.0, 0.0, 0.0, 0.0
     for k, ((bw, bx, by, bz), (x, y, z), (qw, qx, qy, qz)) in enumerate(
@@ -235,6 +238,8 @@ def _one_frame(
             (hx, hy, hz), (ex, ey, ez) = joints[k], joints[k + 1]
             vx, vy, vz = ex - hx, ey - hy, ez - hz  # the solved segment, made unit length
             length = math.sqrt(vx * vx + vy * vy + vz * vz)
+            if not length > 0.0:  # a bone solved to no length: the arrays give it NaN
+                return None
             vx, vy, vz = vx / length, vy / length, vz / length
             tx, ty, tz = 2.0 * (fz * vy - fy * vz), 2.0 * (fx * vz - fz * vx), 2.0 * (fy * vx - fx * vy)
             dx = vx + fw * tx - (fy * tz - fz * ty)

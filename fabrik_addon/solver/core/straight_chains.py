@@ -74,8 +74,8 @@ def may_bend(start: FloatArray, goal: FloatArray, lengths: FloatArray) -> bool:
     if not reach > 1e-200:  # no line from the root to the end to measure from
         return True
     cx, cy, cz = ty * az - tz * ay, tz * ax - tx * az, tx * ay - ty * ax  # |to goal x line| = off-line * reach
-    off_line = math.sqrt(cx * cx + cy * cy + cz * cz) / reach
-    return not off_line > 2.0 * (1e-9 + 1e-20) * max(length, distance) + 1e-300
+    off_line = math.sqrt(cx * cx + cy * cy + cz * cz) / reach  # infinite where the squares overflow: may bend
+    return not (math.isfinite(off_line) and off_line > 2.0 * (1e-9 + 1e-20) * max(length, distance) + 1e-300)
 
 
 def _collinear(P: FloatArray) -> NDArray[np.bool_]:
