@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabrik_addon.solver import ChainRest, JointLimits, forward_kinematics
+from fabrik_addon.solver import ChainRest, JointLimits, forward_kinematics, solve_pose
 from fabrik_addon.solver.core import chain_reach, inner_radius, quat_normalize, quat_to_matrix
 
 from .chains import FloatArray, random_limits, random_rest_rotations
@@ -44,6 +44,34 @@ def test_an_elbow_bent_at_rest_that_its_limits_keep_bent_never_straightens() -> 
     reach = chain_reach(rest_rotations, np.outer(lengths, [0, 1, 0]), _hinge(60.0))
     bent = [np.sqrt(lengths @ lengths + 2 * lengths.prod() * np.cos(a * DEG)) for a in (90.0, 30.0)]
     np.testing.assert_allclose([reach.nearest, reach.farthest], bent, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("low_deg", "high_deg"),
+    [
+        ([0.0, 0.0, 0.0], [150.0, 0.0, 0.0]),
+        ([-150.0, 0.0, 0.0], [0.0, 0.0, 0.0]),
+        ([0.0, 0.0, -150.0], [0.0, 0.0, 0.0]),
+        ([0.0, 0.0, 0.0], [0.0, 0.0, 150.0]),
+    ],
+)
+def test_a_knee_whose_other_swing_axis_is_limited_to_nothing_folds_as_if_it_were_locked(
+    low_deg: list[float], high_deg: list[float]
+) -> None:
+    """A knee bending 150 degrees one way about X (or Z), the other swing axis limited to [0, 0] rather than
+    locked: the same hinge. Its swing directions along the bending axis must have no component along the other
+    (``cos(pi / 2)`` is 6e-17, which [0, 0] refuses): the reach was [2, 2], every target nearer sent to the one
+    step that straightens the chain, missed by up to the knee's whole fold."""
+    low, high = np.array([[0.0, 0.0, 0.0], low_deg]) * DEG, np.array([[0.0, 0.0, 0.0], high_deg]) * DEG
+    limits = JointLimits.of(2, use_limit=[[0, 0, 0], [1, 0, 1]], minimum=low, maximum=high)
+    rest = ChainRest(np.tile(np.eye(3), (2, 1, 1)), np.array([[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]]))
+    reach = chain_reach(rest.rest_rotations, rest.offsets, limits)
+    np.testing.assert_allclose([reach.nearest, reach.farthest], [np.sqrt(2 + 2 * np.cos(150 * DEG)), 2.0], rtol=1e-12)
+    angle = 0.5 * (low[1] + high[1])  # bent 75 degrees: a target the knee reaches
+    bent = np.array([np.cos(0.5 * np.abs(angle).sum()), *np.sin(0.5 * angle)])
+    target = forward_kinematics(rest, np.array([[[1.0, 0.0, 0.0, 0.0], bent]]))[0][:, -1]
+    solution = solve_pose(rest, np.tile([1.0, 0.0, 0.0, 0.0], (2, 1)), target, limits=limits, tolerance=1e-6)
+    assert solution.reached.all()
 
 
 def test_two_limited_bones_in_a_row_get_the_bounds_of_the_lengths() -> None:

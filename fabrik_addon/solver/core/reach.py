@@ -251,7 +251,7 @@ def _extreme_swings(direction: FloatArray, limits: JointLimits, bone: int) -> Fl
     """The swings (2, 4) of ``bone`` within its limits that bring its Y axis, seen in its rest frame, farthest
     from unit ``direction`` (3,) and nearest to it: the smallest and the largest ``direction . S y``."""
     signs = np.array([[-1.0], [1.0]])
-    lock_x, lock_z = limits.lock[bone, 0], limits.lock[bone, 2]
+    lock_x, lock_z = _held(limits, bone)[[0, 2]]
     if lock_x and lock_z:
         return np.tile([1.0, 0.0, 0.0, 0.0], (2, 1))
     if lock_x or lock_z:  # a hinge: two directions, no sweep
@@ -294,7 +294,7 @@ def _largest_turns(limits: JointLimits, bone: int, p: FloatArray) -> FloatArray:
     shape of ``p``): where the ray of its swing's ``(x, z) = sin(a / 2) (cos p, sin p)`` leaves the allowed
     ones (see ``JointLimits.clamp``): the bounds on each, the ellipse where both are limited, the unit
     circle."""
-    use, lock = limits.use_limit[bone], limits.lock[bone]
+    use, lock = limits.use_limit[bone], _held(limits, bone)
     low = np.where(use, np.sin(0.5 * limits.minimum[bone]), -1.0)
     high = np.where(use, np.sin(0.5 * limits.maximum[bone]), 1.0)
     radius = np.ones(p.shape)
@@ -312,6 +312,14 @@ def _largest_turns(limits: JointLimits, bone: int, p: FloatArray) -> FloatArray:
         size = np.hypot(*semis)
         radius = np.minimum(radius, np.where(size > 0, 1.0 / np.where(size > 0, size, 1.0), np.inf))
     return np.asarray(2.0 * np.arcsin(np.clip(radius, 0.0, 1.0)), dtype=np.float64)
+
+
+def _held(limits: JointLimits, bone: int) -> NDArray[np.bool_]:
+    """The axes (3,) about which ``bone`` cannot turn at all: locked, or limited to ``[0, 0]``. Both are taken as
+    locked: a swing direction square to a ``[0, 0]`` axis has a component of 6e-17 along it (``cos(pi / 2)``),
+    for which its bounds allow no turn at all."""
+    zero = limits.use_limit[bone] & (limits.minimum[bone] == 0.0) & (limits.maximum[bone] == 0.0)
+    return np.asarray(limits.lock[bone] | zero)
 
 
 def _swings(angles: FloatArray, p: FloatArray) -> FloatArray:
