@@ -11,15 +11,16 @@ the sum of the others' longest))`` (the segment ``i`` toward the target, the oth
 the sum of the longest (all in line), and at no other.
 
 A segment's interval is exact where it has no limited bone (its first bone's offset, one length) or one limited
-bone whose offset lies along its own Y axis (a knee, an elbow): that bone's twist then moves nothing, and its
-swing, a turn by ``a`` about ``(cos p, 0, sin p)`` (see ``limits``), puts the next head at ``o + l R S y`` from
-the segment's first head (``o`` the first bone's offset, ``R`` the limited bone's rest frame, ``l`` its length),
-at a distance whose square is ``|o|^2 + l^2 + 2 |o| l (c_y cos a + (c_z cos p - c_x sin p) sin a)``,
-``c = R^T o / |o|``: a sinusoid in ``a`` on each direction ``p``, whose extremes on ``[0, the limits' largest
-a]`` are known; over the directions they are found on a sweep refined around each local extreme. A chain with
-another segment (two limited bones in a row, as a spine of cones; a limited bone whose offset leaves its Y
-axis, whose twist then moves what hangs from it) gets the bounds of its lengths alone, which hold whatever the
-limits: ``[inner_radius, the sum of the lengths]``, every bone its own segment.
+bone whose offset lies along its own Y axis, either way (a knee, an elbow; a disconnected child behind its
+parent's head): that bone's twist then moves nothing, and its swing, a turn by ``a`` about ``(cos p, 0, sin p)``
+(see ``limits``), puts the next head at ``o + s l R S y`` from the segment's first head (``o`` the first bone's
+offset, ``R`` the limited bone's rest frame, ``l`` its length, ``s`` the sign of its offset's Y), at a distance
+whose square is ``|o|^2 + l^2 + 2 |o| l (c_y cos a + (c_z cos p - c_x sin p) sin a)``, ``c = s R^T o / |o|``: a
+sinusoid in ``a`` on each direction ``p``, whose extremes on ``[0, the limits' largest a]`` are known; over the
+directions they are found on a sweep refined around each local extreme. A chain with another segment (two
+limited bones in a row, as a spine of cones; a limited bone whose offset leaves its Y axis, whose twist then
+moves what hangs from it) gets the bounds of its lengths alone, which hold whatever the limits:
+``[inner_radius, the sum of the lengths]``, every bone its own segment.
 """
 
 from __future__ import annotations
@@ -205,10 +206,11 @@ def chain_reach(rest_rotations: FloatArray, offsets: FloatArray, limits: JointLi
         if lengths[limited] == 0.0:  # its swing moves nothing of the segment: it keeps the start's
             continue
         shaped[limited] = True
+        sign = np.sign(offsets[limited, 1])  # its offset along +Y, or -Y (its next joint behind its head)
         if lengths[lead] > 0.0:  # else the segment is as long whichever way it swings: not at all
-            direction = rest_rotations[limited].T @ offsets[lead] / lengths[lead]
+            direction = sign * rest_rotations[limited].T @ offsets[lead] / lengths[lead]
             swings[:, limited] = _extreme_swings(direction, limits, limited)
-        spans[:, lead] += lengths[limited] * (rest_rotations[limited] @ quat_rotate(swings[:, limited], _Y).T).T
+        spans[:, lead] += sign * lengths[limited] * (rest_rotations[limited] @ quat_rotate(swings[:, limited], _Y).T).T
     shortest, longest = np.linalg.norm(spans[:, leads], axis=2)
     gaps = shortest - (longest.sum() - longest)
     inner = leads[int(np.argmax(gaps))]  # the segment toward the target when folded, the others back
