@@ -47,7 +47,6 @@ stops.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -67,7 +66,7 @@ from ..core import (
 )
 from ..points import START, Recorder
 from .chain import ChainRest, forward_kinematics
-from .chain_steps import ChainPosed, ChainSteps, RecordingSteps
+from .chain_steps import ChainPosed, RecordingSteps, chain_steps
 from .iterate import Best, Steps, frames_first, rows_of
 from .solver import BoneSolver, as_limits, as_rotations
 from .turns import swivel_nearest, turn_toward, unit
@@ -360,28 +359,6 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         """Turned about the root-to-tip line (``swivel_nearest``)."""
         tips = frames_first(self.steps.pose(best.quats, best.scales).joints[-1:])[:, 0]
         return rows_of(swivel_nearest(self.rest, self.limits, frames_first(best.quats), tips, reference))
-
-
-#: The steps of the chains solved last, by the identity of their rest and limits, and those with them: the tables
-#: a chain's steps multiply by are made once per chain, not once per solve (the live preview solves the same
-#: chains, one frame at a time, on every update).
-_STEPS: OrderedDict[tuple[int, int], tuple[ChainRest, JointLimits, ChainSteps]] = OrderedDict()
-#: How many chains' steps are kept.
-_STEPS_KEPT = 64
-
-
-def chain_steps(rest: ChainRest, limits: JointLimits) -> ChainSteps:
-    """The steps of the chain of ``rest`` and ``limits``: the ones made for these very objects before, if they
-    are among the last ``_STEPS_KEPT`` (their arrays are never changed in place), else new ones."""
-    key = (id(rest), id(limits))
-    kept = _STEPS.get(key)
-    if kept is not None and kept[0] is rest and kept[1] is limits:
-        _STEPS.move_to_end(key)
-        return kept[2]
-    steps = _STEPS[key] = rest, limits, ChainSteps(rest, limits)
-    if len(_STEPS) > _STEPS_KEPT:
-        _STEPS.popitem(last=False)
-    return steps[2]
 
 
 def _turned(vectors: FloatArray, axes: FloatArray, angle: float) -> FloatArray:
