@@ -115,12 +115,15 @@ def test_pose_history_names_every_step_and_counts_the_iterations(
     assert (names[1] == TURNED_TO_POLE) == with_pole
     steps = {TURNED_TO_POLE, TOWARD, BACK, LEAST_SQUARES, RESTART, LENGTHENED, STRAIGHTENED, BENT}
     assert set(names[1:-1]) <= steps
-    # A target no pose reaches (farther from the root than the tip can come, or nearer: under the limits where
-    # they are known exactly, else by the lengths) is met in one step, the chain straightened (or folded)
-    # toward it; any other is iterated.
+    # A target no pose reaches (farther from the root than the tip can come, or nearer: with a free root under
+    # the limits where they are known exactly, else by the lengths) is met in one step, the chain straightened
+    # (or folded) toward it; any other is iterated.
     distance = float(np.linalg.norm(target))
-    bounds = chain_reach(rest.rest_rotations, rest.offsets, limits)
-    assert (STRAIGHTENED in names) == (distance >= bounds.farthest or distance < bounds.nearest)
+    nearest, farthest = inner_radius(rest.lengths), reach
+    if not limits.lock[0].any() and not limits.use_limit[0].any():
+        bounds = chain_reach(rest.rest_rotations, rest.offsets, limits)
+        nearest, farthest = bounds.nearest, bounds.farthest
+    assert (STRAIGHTENED in names) == (distance >= farthest or distance < nearest)
     # FABRIK's two passes come in pairs; every iteration counted is one FABRIK or least-squares step, the one
     # step that straightens the chain, or a pose measured on the way to the target's distance.
     assert [n for n in names if n in (TOWARD, BACK)] == [TOWARD, BACK] * names.count(BACK)

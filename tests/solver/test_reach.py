@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabrik_addon.solver import ChainRest, JointLimits, forward_kinematics
+from fabrik_addon.solver import ChainRest, JointLimits, forward_kinematics, solve_pose
 from fabrik_addon.solver.core import chain_reach, inner_radius, quat_normalize, quat_to_matrix
 
 from .chains import FloatArray, random_limits, random_rest_rotations
@@ -46,6 +46,50 @@ def test_an_elbow_bent_at_rest_that_its_limits_keep_bent_never_straightens() -> 
     np.testing.assert_allclose([reach.nearest, reach.farthest], bent, rtol=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("low_deg", "high_deg"),
+    [
+        ([0.0, 0.0, 0.0], [150.0, 0.0, 0.0]),
+        ([-150.0, 0.0, 0.0], [0.0, 0.0, 0.0]),
+        ([0.0, 0.0, -150.0], [0.0, 0.0, 0.0]),
+        ([0.0, 0.0, 0.0], [0.0, 0.0, 150.0]),
+    ],
+)
+def test_a_knee_whose_other_swing_axis_is_limited_to_nothing_folds_as_if_it_were_locked(
+    low_deg: list[float], high_deg: list[float]
+) -> None:
+    """A knee bending 150 degrees one way about X (or Z), the other swing axis limited to [0, 0] rather than
+    locked: the same hinge. Its swing directions along the bending axis must have no component along the other
+    (``cos(pi / 2)`` is 6e-17, which [0, 0] refuses): the reach was [2, 2], every target nearer sent to the one
+    step that straightens the chain, missed by up to the knee's whole fold."""
+    low, high = np.array([[0.0, 0.0, 0.0], low_deg]) * DEG, np.array([[0.0, 0.0, 0.0], high_deg]) * DEG
+    limits = JointLimits.of(2, use_limit=[[0, 0, 0], [1, 0, 1]], minimum=low, maximum=high)
+    rest = ChainRest(np.tile(np.eye(3), (2, 1, 1)), np.array([[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]]))
+    reach = chain_reach(rest.rest_rotations, rest.offsets, limits)
+    np.testing.assert_allclose([reach.nearest, reach.farthest], [np.sqrt(2 + 2 * np.cos(150 * DEG)), 2.0], rtol=1e-12)
+    angle = 0.5 * (low[1] + high[1])  # bent 75 degrees: a target the knee reaches
+    bent = np.array([np.cos(0.5 * np.abs(angle).sum()), *np.sin(0.5 * angle)])
+    target = forward_kinematics(rest, np.array([[[1.0, 0.0, 0.0, 0.0], bent]]))[0][:, -1]
+    solution = solve_pose(rest, np.tile([1.0, 0.0, 0.0, 0.0], (2, 1)), target, limits=limits, tolerance=1e-6)
+    assert solution.reached.all()
+
+
+def test_a_hinge_whose_next_joint_lies_behind_its_head_reaches_from_the_root_to_its_fold() -> None:
+    """A free root 1 long, then a hinge bending 0 to 90 degrees about X whose next joint lies 1 behind its head
+    (along -Y: a disconnected child, as rigs allow): straight it folds the tip back onto the root, bent 90 degrees
+    it puts the tip sqrt(2) away. The reach was [sqrt(2), 2] (the offset taken along +Y), and a target 1 from the
+    root it reaches (bent 60 degrees) was sent to the one step that straightens the chain, missed by 0.41."""
+    rest = ChainRest(np.tile(np.eye(3), (2, 1, 1)), np.array([[0.0, 1.0, 0.0], [0.0, -1.0, 0.0]]))
+    limits = _hinge(90.0)
+    reach = chain_reach(rest.rest_rotations, rest.offsets, limits)
+    assert reach.exact
+    np.testing.assert_allclose([reach.nearest, reach.farthest], [0.0, np.sqrt(2.0)], rtol=0, atol=1e-12)
+    bent = np.array([[[1.0, 0.0, 0.0, 0.0], [np.cos(30 * DEG), np.sin(30 * DEG), 0.0, 0.0]]])
+    target = forward_kinematics(rest, bent)[0][:, -1]
+    solution = solve_pose(rest, np.tile([1.0, 0.0, 0.0, 0.0], (2, 1)), target, limits=limits, tolerance=1e-6)
+    assert solution.reached.all()
+
+
 def test_two_limited_bones_in_a_row_get_the_bounds_of_the_lengths() -> None:
     lengths = np.array([3.0, 0.5, 0.4])
     limits = JointLimits.of(3, use_limit=[[0, 0, 0], [1, 0, 1], [1, 0, 1]], minimum=-0.2, maximum=0.2)
@@ -57,7 +101,8 @@ def test_two_limited_bones_in_a_row_get_the_bounds_of_the_lengths() -> None:
 
 def _limbs(rng: np.random.Generator, bones: int) -> tuple[ChainRest, JointLimits]:
     """A random chain whose limited bones (beyond the root) never come two in a row, every offset along its
-    bone's Y axis, some of no length: limbs as rigs have them (hip, knee, ankle; shoulder, elbow, wrist)."""
+    bone's Y axis (a few against it: a disconnected child behind its parent's head), some of no length: limbs
+    as rigs have them (hip, knee, ankle; shoulder, elbow, wrist)."""
     limits, _ = random_limits(rng, bones)
     limited = rng.random(bones) < 0.6
     for k in range(2, bones):
@@ -71,7 +116,7 @@ def _limbs(rng: np.random.Generator, bones: int) -> tuple[ChainRest, JointLimits
         limits.maximum,
         limits.stretch,
     )
-    lengths = rng.uniform(0.2, 2.0, bones) * (rng.random(bones) > 0.1)
+    lengths = rng.uniform(0.2, 2.0, bones) * (rng.random(bones) > 0.1) * np.where(rng.random(bones) < 0.2, -1, 1)
     return ChainRest(random_rest_rotations(rng, bones), np.outer(lengths, [0, 1, 0])), limits
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import fabrik_addon.solver.bones.chain_steps as chain_steps_module
 from fabrik_addon.solver import ChainRest, JointLimits, forward_kinematics, solve_bones
 from fabrik_addon.solver.bones.tip_rotation import blend
-from fabrik_addon.solver.core import quat_normalize, quat_to_matrix, twist
+from fabrik_addon.solver.core import chain_reach, quat_normalize, quat_to_matrix, twist
 
 from .chains import FloatArray, points_at, random_limited_chain, random_rest_rotations
 
@@ -140,3 +141,27 @@ def test_a_chain_of_one_bone_only_turns() -> None:
     assert solved.iterations.tolist() == [0]
     assert solved.error[0] <= 1e-12
     np.testing.assert_allclose(quat_to_matrix(solved.rotations[:, 0]), goal, atol=1e-12)
+
+
+def test_a_chain_that_turns_its_tip_finds_the_reach_of_the_bones_above_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bones above the tip come as a new rest and new limits on every solve (``tip_rotation.above``); their
+    steps, and the reach under their limits (``core.reach``, about a millisecond for a limited bone), are made
+    once for the chain, as the live preview solves it again on every update (they were made on every solve)."""
+    made = []
+
+    def counted(*arguments: object) -> object:
+        made.append(1)
+        return chain_reach(*arguments)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(chain_steps_module, "chain_reach", counted)
+    rng = np.random.default_rng(8)
+    rest = _free_chain(rng, 3)  # lengths no other test's chain has
+    limits = JointLimits.of(3, lock=[[0, 0, 0], [0, 1, 1], [0, 0, 0]], use_limit=[[0, 0, 0], [1, 0, 0], [0, 0, 0]])
+    joints, orientations = forward_kinematics(rest, limits.clamp(quat_normalize(rng.normal(size=(5, 3, 4)))))
+    for frame in range(5):
+        solved = solve_bones(
+            rest, np.array([[1.0, 0, 0, 0]] * 3), joints[frame : frame + 1, -1], limits=limits,
+            orientations=orientations[frame : frame + 1, -1], tolerance=TOLERANCE,
+        )  # fmt: skip
+        assert solved.error[0] <= TOLERANCE
+    assert len(made) == 1

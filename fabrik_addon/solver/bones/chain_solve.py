@@ -27,9 +27,10 @@ An attempt runs one iteration of FABRIK, which brings the chain near the goal an
 least squares, which finishes in a few steps where FABRIK alone creeps (near its goal a 48-bone chain gains
 a tenth per twenty iterations); frames still short get both again, as long as they gain at all, before the
 retries from other starts. A chain's reach under its limits is known exactly where no two limited bones
-come in a row (``core.reach``: limbs); a target outside it is met in one step, the chain straightened or
-folded toward it, and in the first attempt frames still short after the first least squares are bent to the
-target's distance and turned to it, before FABRIK and least squares creep.
+come in a row (``core.reach``: limbs); where the root is free too, a target outside it is met in one step, the
+chain straightened or folded toward it, and in the first attempt frames still short after the first least
+squares are bent to the target's distance and turned to it, before FABRIK and least squares creep. A locked or
+limited root cannot turn those poses to every target: such a chain goes by its lengths alone.
 
 With ``history=True`` (one frame), the joints after every step are kept, named (``points.history``):
 ``START`` (the rotations given, as they are), ``TURNED_TO_POLE`` (with a pole: the start turned, and clamped),
@@ -47,7 +48,6 @@ stops.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -58,16 +58,18 @@ from numpy.typing import NDArray
 from ..core import (
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_TOLERANCE,
+    ChainReach,
     FloatArray,
     JointLimits,
     as_points,
+    inner_radius,
     positive_float,
     positive_int,
     sign_continuous,
 )
 from ..points import START, Recorder
-from .chain import ChainRest, forward_kinematics
-from .chain_steps import ChainPosed, ChainSteps, RecordingSteps
+from .chain import ChainRest, forward_kinematics, local_rotations
+from .chain_steps import ChainPosed, RecordingSteps, chain_steps
 from .iterate import Best, Steps, frames_first, rows_of
 from .solver import BoneSolver, as_limits, as_rotations
 from .turns import swivel_nearest, turn_toward, unit
@@ -287,40 +289,59 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         tips = frames_first(self.steps.pose(rows_of(quats), scales).joints[-1:])[:, 0]
         return turn_toward(self.rest, self.limits, quats, tips, goals, poles, self.pole_angle)
 
+    @cached_property
+    def extremes(self) -> ChainReach | None:
+        """The chain's reach and its extreme poses (``core.reach``) where the solve goes by them: with a free
+        root (no lock, no limit), which turns those poses, and those bent toward them, to any goal. A root
+        locked or limited in any way cannot: such a chain goes by its lengths (None; ``directly``)."""
+        root_free = not (self.limits.lock[0].any() or self.limits.use_limit[0].any())
+        return chain_steps(self.rest, self.limits).reach if root_free else None
+
     def beyond_reach(self, goals: FloatArray) -> NDArray[np.bool_]:
         """Per frame, whether no pose of the chain reaches the goal (F, 3): it lies farther from the root than
-        the tip can come, or nearer (``core.reach``: under the limits where they are known exactly, else by the
-        lengths alone)."""
-        reach = chain_steps(self.rest, self.limits).reach
+        the tip can come, or nearer (``core.reach`` with a free root: under the limits where they are known
+        exactly; else by the lengths alone, beyond them or inside the ball the longest bone leaves)."""
+        reach = self.extremes
+        near, far = (inner_radius(self.rest.lengths), self.reach) if reach is None else (reach.nearest, reach.farthest)
         distance = np.linalg.norm(goals, axis=1)
-        return np.asarray((distance >= reach.farthest) | (distance < reach.nearest))
+        return np.asarray((distance >= far) | (distance < near))
 
     def directly(self, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> Best:
         """The poses of frames whose goal no pose reaches (``beyond_reach``), made in one step rather than
-        iterated toward a goal they cannot reach: the chain at the extreme of its reach (``core.reach``) that
-        the goal lies beyond, straightened toward it or folded (one segment toward it, the others back along
-        it), each bone keeping the twist of ``first`` (F, m, 4), turned to the goal (to the pole, with one),
-        every bone within its limits. With a free root and limits known exactly, no pose comes closer."""
-        reach = chain_steps(self.rest, self.limits).reach
+        iterated toward a goal they cannot reach, each bone keeping the twist of ``first`` (F, m, 4), every bone
+        within its limits. With a free root (``extremes``), the chain at the extreme of its reach (``core.reach``)
+        that the goal lies beyond, straightened toward it or folded (one segment toward it, the others back along
+        it), turned to the goal (to the pole, with one): with limits known exactly, no pose comes closer. With a
+        locked or limited root, by its lengths: straightened toward the goal (inside the ball its longest bone
+        leaves, that bone toward the goal and the others folded back along it), turned to the pole with one."""
+        reach, lengths, once = self.extremes, self.rest.lengths, np.ones(len(goals), dtype=np.int64)
         toward, back = self.lines(first, goals)
-        folded = np.linalg.norm(goals, axis=1) < reach.nearest
+        if reach is None:
+            folded = np.flatnonzero(np.linalg.norm(goals, axis=1) < self.reach)
+            directions = np.repeat(toward[:, None], len(lengths), axis=1)  # (F, m, 3)
+            others = np.flatnonzero(np.arange(len(lengths)) != np.argmax(lengths))  # folded back
+            directions[np.ix_(folded, others)] = back[folded, None]
+            joints = np.concatenate([np.zeros((len(goals), 1, 3)), np.cumsum(lengths[:, None] * directions, axis=1)], 1)
+            quats = local_rotations(self.rest, joints, first)
+            return self.turned_best(STRAIGHTENED, quats, goals, poles, once, to_goal=False)
         quats = np.empty(first.shape)
-        for rows, shape in ((folded, reach.folded), (~folded, reach.straight)):
+        inside = np.linalg.norm(goals, axis=1) < reach.nearest
+        for rows, shape in ((inside, reach.folded), (~inside, reach.straight)):
             if rows.any():
                 quats[rows] = reach.pose(shape, first[rows], toward[rows], back[rows])
-        return self.turned_best(STRAIGHTENED, quats, goals, poles, np.ones(len(goals), dtype=np.int64))
+        return self.turned_best(STRAIGHTENED, quats, goals, poles, once)
 
     def bend_to_reach(self, best: Best, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> None:
         """Bend the frames still short from their start poses ``first`` (F, m, 4) until the tip lies as far from
         the root as the goal (``ChainReach.bent``: on the way to the straight or folded chain), then turn them to
-        the goals (to the poles): a chain whose limits are known exactly and whose root is free then reaches
-        a goal within its reach (but one nearer than the chain folded in line, where that is no extreme) in a
-        few steps, where FABRIK and least squares can creep for hundreds (a knee near straight, an elbow whose
-        bend plane must roll). Each pose measured on the way, and the one
-        turned to the goal, is a step (``BENT`` in a history) and counts as an iteration."""
-        reach = chain_steps(self.rest, self.limits).reach
+        the goals (to the poles), on a chain whose limits are known exactly and whose root is free (``extremes``):
+        it then reaches a goal within its reach (but one nearer than the chain folded in line, where that is no
+        extreme) in a few steps, where FABRIK and least squares can creep for hundreds (a knee near straight, an
+        elbow whose bend plane must roll). Each pose measured on the way, and the one turned to the goal, is a
+        step (``BENT`` in a history) and counts as an iteration."""
+        reach = self.extremes
         short = np.flatnonzero(best.error > self.tolerance)
-        if not reach.exact or short.size == 0:
+        if reach is None or not reach.exact or short.size == 0:
             return
         toward, back = self.lines(first[short], goals[short])
         scales = np.ones((len(self.rest.offsets), short.size))
@@ -345,12 +366,20 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         return toward, _turned(-toward, normal, _FOLD_BEND_RAD)
 
     def turned_best(
-        self, name: str, quats: FloatArray, goals: FloatArray, poles: FloatArray | None, iterations: NDArray[np.int64]
+        self,
+        name: str,
+        quats: FloatArray,
+        goals: FloatArray,
+        poles: FloatArray | None,
+        iterations: NDArray[np.int64],
+        to_goal: bool = True,
     ) -> Best:
-        """Poses (F, m, 4) turned to ``goals`` (to the poles, with them), within the limits, recorded as the step
-        ``name``: as ``Best`` with ``iterations``."""
+        """Poses (F, m, 4) turned to ``goals`` (to the poles, with them; without, only if ``to_goal``), then
+        clamped to the limits, recorded as the step ``name``: as ``Best`` with ``iterations``."""
         scales = np.ones((len(self.rest.offsets), len(goals)))
-        quats = self.limits.clamp(self.turn(quats, scales, goals, poles))
+        if to_goal or poles is not None:
+            quats = self.turn(quats, scales, goals, poles)
+        quats = self.limits.clamp(quats)
         self.record(name, quats, scales)
         rows = rows_of(quats)
         error = self.steps.pose(rows, scales).error(np.ascontiguousarray(goals.T))
@@ -360,28 +389,6 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         """Turned about the root-to-tip line (``swivel_nearest``)."""
         tips = frames_first(self.steps.pose(best.quats, best.scales).joints[-1:])[:, 0]
         return rows_of(swivel_nearest(self.rest, self.limits, frames_first(best.quats), tips, reference))
-
-
-#: The steps of the chains solved last, by the identity of their rest and limits, and those with them: the tables
-#: a chain's steps multiply by are made once per chain, not once per solve (the live preview solves the same
-#: chains, one frame at a time, on every update).
-_STEPS: OrderedDict[tuple[int, int], tuple[ChainRest, JointLimits, ChainSteps]] = OrderedDict()
-#: How many chains' steps are kept.
-_STEPS_KEPT = 64
-
-
-def chain_steps(rest: ChainRest, limits: JointLimits) -> ChainSteps:
-    """The steps of the chain of ``rest`` and ``limits``: the ones made for these very objects before, if they
-    are among the last ``_STEPS_KEPT`` (their arrays are never changed in place), else new ones."""
-    key = (id(rest), id(limits))
-    kept = _STEPS.get(key)
-    if kept is not None and kept[0] is rest and kept[1] is limits:
-        _STEPS.move_to_end(key)
-        return kept[2]
-    steps = _STEPS[key] = rest, limits, ChainSteps(rest, limits)
-    if len(_STEPS) > _STEPS_KEPT:
-        _STEPS.popitem(last=False)
-    return steps[2]
 
 
 def _turned(vectors: FloatArray, axes: FloatArray, angle: float) -> FloatArray:

@@ -12,6 +12,7 @@ be done for every bone at once (the least-squares step's turns, its clamp) is.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -149,6 +150,30 @@ class ChainSteps:
     def aims(self) -> Aims:
         """Each bone's offset to its next joint."""
         return Aims(self.rest.offsets)
+
+
+#: The steps of the chains solved last, by what their rest geometry and limits hold: the tables a chain's steps
+#: multiply by, and its reach, are made once per chain, not once per solve. The live preview solves the same
+#: chains, one frame at a time, on every update, and a chain that turns its tip to a goal solves the bones above
+#: its tip, whose rest and limits are made anew each time (``tip_rotation.above``).
+_KEPT: OrderedDict[tuple[tuple[str, tuple[int, ...], bytes], ...], ChainSteps] = OrderedDict()
+#: How many chains' steps are kept.
+_CHAINS_KEPT = 64
+
+
+def chain_steps(rest: ChainRest, limits: JointLimits) -> ChainSteps:
+    """The steps of the chain of ``rest`` and ``limits``: the ones made before for a chain that held the same,
+    if it is among the last ``_CHAINS_KEPT``, else new ones."""
+    arrays = (rest.rest_rotations, rest.offsets, limits.lock, limits.use_limit, limits.minimum, limits.maximum)
+    key = tuple((array.dtype.str, array.shape, array.tobytes()) for array in (*arrays, limits.stretch))
+    steps = _KEPT.get(key)
+    if steps is not None:
+        _KEPT.move_to_end(key)
+        return steps
+    steps = _KEPT[key] = ChainSteps(rest, limits)
+    if len(_KEPT) > _CHAINS_KEPT:
+        _KEPT.popitem(last=False)
+    return steps
 
 
 @dataclass(frozen=True)

@@ -11,15 +11,16 @@ the sum of the others' longest))`` (the segment ``i`` toward the target, the oth
 the sum of the longest (all in line), and at no other.
 
 A segment's interval is exact where it has no limited bone (its first bone's offset, one length) or one limited
-bone whose offset lies along its own Y axis (a knee, an elbow): that bone's twist then moves nothing, and its
-swing, a turn by ``a`` about ``(cos p, 0, sin p)`` (see ``limits``), puts the next head at ``o + l R S y`` from
-the segment's first head (``o`` the first bone's offset, ``R`` the limited bone's rest frame, ``l`` its length),
-at a distance whose square is ``|o|^2 + l^2 + 2 |o| l (c_y cos a + (c_z cos p - c_x sin p) sin a)``,
-``c = R^T o / |o|``: a sinusoid in ``a`` on each direction ``p``, whose extremes on ``[0, the limits' largest
-a]`` are known; over the directions they are found on a sweep refined around each local extreme. A chain with
-another segment (two limited bones in a row, as a spine of cones; a limited bone whose offset leaves its Y
-axis, whose twist then moves what hangs from it) gets the bounds of its lengths alone, which hold whatever the
-limits: ``[inner_radius, the sum of the lengths]``, every bone its own segment.
+bone whose offset lies along its own Y axis, either way (a knee, an elbow; a disconnected child behind its
+parent's head): that bone's twist then moves nothing, and its swing, a turn by ``a`` about ``(cos p, 0, sin p)``
+(see ``limits``), puts the next head at ``o + s l R S y`` from the segment's first head (``o`` the first bone's
+offset, ``R`` the limited bone's rest frame, ``l`` its length, ``s`` the sign of its offset's Y), at a distance
+whose square is ``|o|^2 + l^2 + 2 |o| l (c_y cos a + (c_z cos p - c_x sin p) sin a)``, ``c = s R^T o / |o|``: a
+sinusoid in ``a`` on each direction ``p``, whose extremes on ``[0, the limits' largest a]`` are known; over the
+directions they are found on a sweep refined around each local extreme. A chain with another segment (two
+limited bones in a row, as a spine of cones; a limited bone whose offset leaves its Y axis, whose twist then
+moves what hangs from it) gets the bounds of its lengths alone, which hold whatever the limits:
+``[inner_radius, the sum of the lengths]``, every bone its own segment.
 """
 
 from __future__ import annotations
@@ -205,10 +206,11 @@ def chain_reach(rest_rotations: FloatArray, offsets: FloatArray, limits: JointLi
         if lengths[limited] == 0.0:  # its swing moves nothing of the segment: it keeps the start's
             continue
         shaped[limited] = True
+        sign = np.sign(offsets[limited, 1])  # its offset along +Y, or -Y (its next joint behind its head)
         if lengths[lead] > 0.0:  # else the segment is as long whichever way it swings: not at all
-            direction = rest_rotations[limited].T @ offsets[lead] / lengths[lead]
+            direction = sign * rest_rotations[limited].T @ offsets[lead] / lengths[lead]
             swings[:, limited] = _extreme_swings(direction, limits, limited)
-        spans[:, lead] += lengths[limited] * (rest_rotations[limited] @ quat_rotate(swings[:, limited], _Y).T).T
+        spans[:, lead] += sign * lengths[limited] * (rest_rotations[limited] @ quat_rotate(swings[:, limited], _Y).T).T
     shortest, longest = np.linalg.norm(spans[:, leads], axis=2)
     gaps = shortest - (longest.sum() - longest)
     inner = leads[int(np.argmax(gaps))]  # the segment toward the target when folded, the others back
@@ -251,7 +253,7 @@ def _extreme_swings(direction: FloatArray, limits: JointLimits, bone: int) -> Fl
     """The swings (2, 4) of ``bone`` within its limits that bring its Y axis, seen in its rest frame, farthest
     from unit ``direction`` (3,) and nearest to it: the smallest and the largest ``direction . S y``."""
     signs = np.array([[-1.0], [1.0]])
-    lock_x, lock_z = limits.lock[bone, 0], limits.lock[bone, 2]
+    lock_x, lock_z = _held(limits, bone)[[0, 2]]
     if lock_x and lock_z:
         return np.tile([1.0, 0.0, 0.0, 0.0], (2, 1))
     if lock_x or lock_z:  # a hinge: two directions, no sweep
@@ -294,7 +296,7 @@ def _largest_turns(limits: JointLimits, bone: int, p: FloatArray) -> FloatArray:
     shape of ``p``): where the ray of its swing's ``(x, z) = sin(a / 2) (cos p, sin p)`` leaves the allowed
     ones (see ``JointLimits.clamp``): the bounds on each, the ellipse where both are limited, the unit
     circle."""
-    use, lock = limits.use_limit[bone], limits.lock[bone]
+    use, lock = limits.use_limit[bone], _held(limits, bone)
     low = np.where(use, np.sin(0.5 * limits.minimum[bone]), -1.0)
     high = np.where(use, np.sin(0.5 * limits.maximum[bone]), 1.0)
     radius = np.ones(p.shape)
@@ -312,6 +314,14 @@ def _largest_turns(limits: JointLimits, bone: int, p: FloatArray) -> FloatArray:
         size = np.hypot(*semis)
         radius = np.minimum(radius, np.where(size > 0, 1.0 / np.where(size > 0, size, 1.0), np.inf))
     return np.asarray(2.0 * np.arcsin(np.clip(radius, 0.0, 1.0)), dtype=np.float64)
+
+
+def _held(limits: JointLimits, bone: int) -> NDArray[np.bool_]:
+    """The axes (3,) about which ``bone`` cannot turn at all: locked, or limited to ``[0, 0]``. Both are taken as
+    locked: a swing direction square to a ``[0, 0]`` axis has a component of 6e-17 along it (``cos(pi / 2)``),
+    for which its bounds allow no turn at all."""
+    zero = limits.use_limit[bone] & (limits.minimum[bone] == 0.0) & (limits.maximum[bone] == 0.0)
+    return np.asarray(limits.lock[bone] | zero)
 
 
 def _swings(angles: FloatArray, p: FloatArray) -> FloatArray:
