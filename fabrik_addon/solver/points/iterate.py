@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -83,7 +84,7 @@ def iterate(
     plain : callable, optional
         Makes ``iteration`` for one frame on plain floats from ``lengths`` (``fabrik.plain_iteration``): a chain's
         single frame (the live preview's) then runs on plain floats while it stops plainly, with the same result
-        to the bit (``_iterate_one``), and on arrays from the start if it would be accelerated.
+        to the bit (``_iterate_one``), then on arrays from where it is if it is to be accelerated.
 
     Returns
     -------
@@ -95,10 +96,12 @@ def iterate(
     error : ndarray, shape (m,)
         The best pose's error.
     """
+    handed: _HandedOver | None = None
     if plain is not None and P.shape[2] == 1 and measure is None and root == 0 and patience == 0:
         solved = _iterate_one(P, targets, plain(lengths), stopping, accelerate)
-        if solved is not None:
+        if not isinstance(solved, _HandedOver):
             return solved
+        handed = solved
     measure = measure or tip_measure(stopping.tolerance)
     best = P.copy()
     best_error, done = measure(P, targets)
@@ -106,10 +109,14 @@ def iterate(
     active = np.flatnonzero(~done)
     work, work_targets, bases = _frames(P, active), _frames(targets, active), _frames(P[root], active)
     previous = best_error[active]
+    first = 1
+    if handed is not None:  # the one frame's plain iterations so far, as this loop would have left them
+        work, first = handed.joints, handed.count
+        best_error[:], previous, iterations[:] = handed.best_error, np.array([handed.previous]), first - 1
     patient = _Patience(active.size, patience or PATIENCE, everyone=patience > 0)
     secant = Secant(active.size)
     tracking = False
-    for count in range(1, stopping.max_iterations + 1):
+    for count in range(first, stopping.max_iterations + 1):
         if active.size == 0:
             break
         started = not tracking
@@ -151,13 +158,24 @@ def iterate(
     return best, iterations, best_error
 
 
+@dataclass(frozen=True)
+class _HandedOver:
+    """Where ``_iterate_one`` leaves a frame for the arrays' loop to go on with: its joints (n+1, 3, 1), its best
+    error, its last error (``previous``) and the iteration to run next (``count``)."""
+
+    joints: FloatArray
+    best_error: float
+    previous: float
+    count: int
+
+
 def _iterate_one(
     P: FloatArray, targets: FloatArray, step: PlainIteration, stopping: Stopping, accelerate: bool
-) -> tuple[FloatArray, NDArray[np.int64], FloatArray] | None:
+) -> tuple[FloatArray, NDArray[np.int64], FloatArray] | _HandedOver:
     """``iterate`` of a chain's one frame (P (n+1, 3, 1), its target (3, 1)) on plain floats, by the plain rule:
     every comparison and every operation (``tip_measure``'s included) that of the arrays' loop for one frame,
-    so the same pose, iterations and error to the bit. None where the frame would be accelerated (still
-    crawling after ``AFTER`` - 2 iterations): the arrays' loop solves it then, from the start."""
+    so the same pose, iterations and error to the bit. Where the frame would be accelerated (still crawling
+    after ``AFTER`` - 2 iterations), it is handed over to the arrays' loop as that loop would have it then."""
     joints = P[:, :, 0].T.tolist()  # [x, y, z]
     target = targets[:, 0].tolist()
     base = [row[0] for row in joints]
@@ -172,7 +190,7 @@ def _iterate_one(
     if best_error > tolerance:
         for count in range(1, stopping.max_iterations + 1):
             if accelerate and count >= AFTER - 1:
-                return None
+                return _HandedOver(np.array(joints, dtype=np.float64).T[:, :, None], best_error, previous, count)
             before = [row.copy() for row in joints]
             step(joints, target, base)
             error = error_of(joints)
