@@ -8,7 +8,7 @@ import numpy as np
 from rigs import make_chain
 
 from fabrik_addon.blender.bake import Inputs
-from fabrik_addon.blender.bake.inputs import chain_frame
+from fabrik_addon.blender.bake.inputs import affine_inverse, chain_frame
 from fabrik_addon.blender.rig import read_chain
 from fabrik_addon.solver import FloatArray
 from fabrik_addon.solver.core import quat_normalize, quat_to_matrix
@@ -65,3 +65,13 @@ def test_one_frame_is_set_in_its_root_frame_as_among_many() -> None:
             kinds["passed"] += 1
     assert kinds["passed"] > 300
     assert kinds["refused"] > 50
+
+
+def test_affine_inverse_undoes_the_matrices() -> None:
+    """What takes a chain below another along (``Motion.moved``) inverts its matrices without LAPACK: each
+    affine matrix (a rotation times a scale, sheared as float32 leaves it, and a translation) times its inverse
+    is the identity, to rounding."""
+    rng = np.random.default_rng(22)
+    matrices = np.stack([_matrix(rng, float(rng.uniform(0.01, 100.0))) for _ in range(200)])
+    matrices[:, :3, :3] += rng.normal(size=(200, 3, 3)) * 1e-6
+    np.testing.assert_allclose(affine_inverse(matrices) @ matrices, np.broadcast_to(np.eye(4), (200, 4, 4)), atol=1e-12)
