@@ -71,10 +71,11 @@ def matrix_to_quat(m: FloatArray) -> FloatArray:
 
     Each of the four rows below is the quaternion scaled by 4 times one of its components; the row whose
     component is largest is the best conditioned, so every rotation converts accurately, half turns too.
-    Up to ``FLOAT_MATRICES`` matrices are converted one by one on plain floats (``_matrix_to_quat_floats``),
-    with the same arithmetic: the live preview's single frames pay numpy's cost per call otherwise.
+    Up to ``FLOAT_MATRICES`` matrices of doubles are converted one by one on plain floats
+    (``_matrix_to_quat_floats``), with the same arithmetic: the live preview's single frames pay numpy's cost per
+    call otherwise.
     """
-    if np.size(m) <= 9 * FLOAT_MATRICES:
+    if np.size(m) <= 9 * FLOAT_MATRICES and np.result_type(m) == np.float64:
         return _matrix_to_quat_floats(m)
     m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
     m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
