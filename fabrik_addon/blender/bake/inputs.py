@@ -269,7 +269,7 @@ def chain_frame(
         scale, rotations = found
     else:
         _check_bone_bases(chain, inputs.bone_bases, frames, stretch)
-        scale, linear, origin = _split_root_frames(inputs.root_frames, frames, chain.bone_names[0])
+        scale = _root_scales(inputs.root_frames, frames, chain.bone_names[0])
         bases = inputs.bone_bases[..., :3, :3]
         rotations = matrix_to_quat(bases / np.linalg.norm(bases, axis=-2, keepdims=True))  # (F or 1, m, 4)
     # Blender keeps keys and evaluates poses in float32: aim inside the tolerance by what that can cost,
@@ -297,7 +297,7 @@ def _one_frame(inputs: Inputs, stretch: bool) -> tuple[FloatArray, FloatArray] |
         sa, sb, sc = sizes
         normalized.append(((a / sa, b / sb, c / sc), (d / sa, e / sb, f / sc), (g / sa, h / sb, i / sc)))
     (a, b, c, _), (d, e, f, _), (g, h, i, _) = inputs.root_frames[0].tolist()[:3]
-    determinant = a * (e * i - h * f) + d * (h * c - b * i) + g * (b * f - e * c)  # as _split_root_frames
+    determinant = a * (e * i - h * f) + d * (h * c - b * i) + g * (b * f - e * c)  # as _root_scales
     if not determinant > 0.0:
         return None
     scale = float(np.cbrt(determinant))  # numpy's, which may round otherwise than math.cbrt
@@ -337,17 +337,13 @@ def _check_finite(chain: ArmatureChain, inputs: Inputs, frames: NDArray[np.int64
             raise ValueError(f"{what} is not a number on frame {frame}")
 
 
-def _split_root_frames(
-    root_frames: FloatArray, frames: NDArray[np.int64], root_bone: str
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Uniform scale (F,), linear part (F, 3, 3) and origin (F, 3) of the chain's root frames.
-
-    The linear part is checked to be a rotation times the uniform scale, to within what float32 allows.
-    """
+def _root_scales(root_frames: FloatArray, frames: NDArray[np.int64], root_bone: str) -> FloatArray:
+    """The uniform scale (F,) of the chain's root frames, their linear part checked to be a rotation times it,
+    to within what float32 allows."""
     linear = root_frames[:, :3, :3]
     c0, c12 = linear[:, :, 0], _cross(linear[:, :, 1], linear[:, :, 2])
     determinant = c0[:, 0] * c12[:, 0] + c0[:, 1] * c12[:, 1] + c0[:, 2] * c12[:, 2]
-    scale = np.cbrt(np.abs(determinant))
+    scale: FloatArray = np.cbrt(np.abs(determinant))
     rotation = linear / np.where(scale > 0, scale, 1.0)[:, None, None]
     deviation = np.abs(np.swapaxes(rotation, 1, 2) @ rotation - np.eye(3)).max(axis=(1, 2))
     bad = np.flatnonzero((determinant <= 0) | (deviation > _MATRIX_TOLERANCE))
@@ -356,7 +352,7 @@ def _split_root_frames(
             f"the chain's root bone '{root_bone}' is scaled non-uniformly, mirrored or to zero on frame "
             f"{frames[bad[0]]} (by the armature object or a parent bone): FABRIK needs a uniform scale"
         )
-    return scale, linear, root_frames[:, :3, 3]
+    return scale
 
 
 def _check_bone_bases(chain: ArmatureChain, bases: FloatArray, frames: NDArray[np.int64], stretch: bool) -> None:
