@@ -147,8 +147,7 @@ class JointLimits:
         """
         index = slice(None) if bone is None else bone
         lock, use = self.lock[index], self.use_limit[index]
-        low = np.where(use, np.sin(0.5 * self.minimum[index]), -1.0)
-        high = np.where(use, np.sin(0.5 * self.maximum[index]), 1.0)
+        low, high = self.swing_bounds(index)
         q = np.where(rotations[..., :1] < 0, -rotations, rotations)
         tw, ty, _, sx, sz = _swing_twist(q)
         sx = np.where(lock[..., 0], 0.0, np.clip(sx, low[..., 0], high[..., 0]))
@@ -171,6 +170,14 @@ class JointLimits:
         clamped[..., 3] = sz * tw + sx * ty
         clamped /= np.linalg.norm(clamped, axis=-1, keepdims=True)
         return np.where(clamped[..., :1] < 0, -clamped, clamped)
+
+    def swing_bounds(self, bones: int | slice) -> tuple[FloatArray, FloatArray]:
+        """The bounds on each axis's part of a swing or twist, ``sin`` of half its turn (shape of ``bones``' limits,
+        (..., 3)): ``sin(min / 2)`` and ``sin(max / 2)`` where the axis is limited, -1 and 1 where it is not."""
+        use = self.use_limit[bones]
+        return np.where(use, np.sin(0.5 * self.minimum[bones]), -1.0), np.where(
+            use, np.sin(0.5 * self.maximum[bones]), 1.0
+        )
 
     def swing_edges(self, rotations: FloatArray) -> tuple[NDArray[np.bool_], FloatArray]:
         """Where a bone's swing lies on the edge of its ellipse (X and Z both limited, neither locked), and

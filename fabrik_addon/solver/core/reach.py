@@ -297,8 +297,7 @@ def _largest_turns(limits: JointLimits, bone: int, p: FloatArray) -> FloatArray:
     ones (see ``JointLimits.clamp``): the bounds on each, the ellipse where both are limited, the unit
     circle."""
     use, lock = limits.use_limit[bone], _held(limits, bone)
-    low = np.where(use, np.sin(0.5 * limits.minimum[bone]), -1.0)
-    high = np.where(use, np.sin(0.5 * limits.maximum[bone]), 1.0)
+    low, high = limits.swing_bounds(bone)
     radius = np.ones(p.shape)
     semis = []
     for axis, part in ((0, np.cos(p)), (2, np.sin(p))):
