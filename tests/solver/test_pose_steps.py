@@ -66,15 +66,17 @@ def _fabrik(
 def _least_squares(
     rest: ChainRest, limits: JointLimits, quats: FloatArray, scales: FloatArray, goals: FloatArray
 ) -> FloatArray:
-    """One damped-least-squares step (damping 0.1 of the chain's length, turns of 0.3 radians at most)."""
+    """One damped-least-squares step (damping 0.1 squared times the chain's length times the smaller of that
+    length and the miss, each frame's own; turns of 0.3 radians at most)."""
     frames, bones = quats.shape[:2]
     joints, orientations = forward_kinematics(rest, quats, scales)
     arms = joints[:, -1:] - joints[:, :-1]
     cross = np.cross(np.eye(3)[None, None], arms[:, :, None, :])  # (F, m, axis, 3): axis x arm
     jacobian = cross.transpose(0, 3, 1, 2).reshape(frames, 3, 3 * bones)
-    damping = (0.1 * float((rest.lengths * scales.mean(axis=0)).sum())) ** 2
-    normal = jacobian @ np.swapaxes(jacobian, 1, 2) + damping * np.eye(3)
     error = goals - joints[:, -1]
+    reach = scales @ rest.lengths
+    damping = 0.01 * reach * np.minimum(reach, np.linalg.norm(error, axis=-1))
+    normal = jacobian @ np.swapaxes(jacobian, 1, 2) + damping[:, None, None] * np.eye(3)
     turns = (np.swapaxes(jacobian, 1, 2) @ np.linalg.solve(normal, error[..., None]))[..., 0].reshape(frames, bones, 3)
     angles = np.linalg.norm(turns, axis=-1, keepdims=True)
     turns *= np.minimum(1.0, 0.3 / np.maximum(angles, 1e-300))

@@ -24,7 +24,8 @@ from ..points import BACK, LEAST_SQUARES, TOWARD, Recorder
 from .chain import ChainRest
 from .iterate import Posed
 
-#: Damping of the least-squares steps, as a fraction of the chain's length (the step's distance scale).
+#: Damping of the least-squares steps: squared, times the chain's length and the smaller of that length and the
+#: miss (``tree_steps`` damps alike).
 _DAMPING = 0.1
 
 
@@ -118,7 +119,10 @@ class ChainSteps:
         # for bone k is -[arm_k]x, so J J^T = sum_k (|arm_k|^2 I - arm_k arm_k^T) and J^T y = arm_k x y.
         arms = joints[-1] - joints[:-1]  # (m, 3, F)
         outer = np.einsum("kif,kjf->fij", arms, arms)
-        damping = (_DAMPING * float(np.einsum("k,kf->f", self.rest.lengths, posed.scales).mean())) ** 2
+        # Damped by the miss, as the tree's step is: far from the goal a step stays short of the linear model's
+        # (which turns a bone too far), near it the damping fades and each step cuts the miss by more than half.
+        reach = np.einsum("k,kf->f", self.rest.lengths, posed.scales)
+        damping = _DAMPING**2 * reach * np.minimum(reach, np.sqrt(np.einsum("if,if->f", error, error)))
         normal = (np.trace(outer, axis1=1, axis2=2) + damping)[:, None, None] * np.eye(3) - outer
         y = np.linalg.solve(normal, error.T[..., None])[..., 0].T  # (3, F)
         turns = np.cross(arms, y[None], axis=1)  # (m, 3, F), world axes times angles
