@@ -19,11 +19,13 @@ Radians throughout: ``minimum`` in [-pi, 0] and ``maximum`` in [0, pi], as Blend
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
+from .row_clamp import RowClamp
 from .validate import FloatArray
 
 _AXES = "XYZ"
@@ -142,34 +144,22 @@ class JointLimits:
         Returns
         -------
         ndarray of the shape of ``rotations``
-            Unit quaternions with w >= 0 that satisfy the limits; rotations already inside are returned
-            unchanged (up to their sign).
+            Unit quaternions with w >= 0 that satisfy the limits (``row_clamp.RowClamp``, which the solvers'
+            loops call on rows); a free bone's rotations are returned as they are, up to their sign, and other
+            rotations already inside unchanged to rounding.
         """
-        index = slice(None) if bone is None else bone
-        lock, use = self.lock[index], self.use_limit[index]
-        low, high = self.swing_bounds(index)
-        q = np.where(rotations[..., :1] < 0, -rotations, rotations)
-        tw, ty, _, sx, sz = _swing_twist(q)
-        sx = np.where(lock[..., 0], 0.0, np.clip(sx, low[..., 0], high[..., 0]))
-        sz = np.where(lock[..., 2], 0.0, np.clip(sz, low[..., 2], high[..., 2]))
-        both = use[..., 0] & use[..., 2] & ~lock[..., 0] & ~lock[..., 2]
-        semi_x = np.where(sx >= 0, high[..., 0], -low[..., 0])
-        semi_z = np.where(sz >= 0, high[..., 2], -low[..., 2])
-        reach = np.hypot(_ratio(sx, semi_x), _ratio(sz, semi_z))
-        shrink = np.where(both & (reach > 1.0), 1.0 / np.maximum(reach, 1.0), 1.0)
-        sx, sz = sx * shrink, sz * shrink
-        sw = np.sqrt(np.maximum(0.0, 1.0 - sx * sx - sz * sz))
-        angle = 2.0 * np.arctan2(ty, tw)
-        angle = np.where(use[..., 1], np.clip(angle, self.minimum[index][..., 1], self.maximum[index][..., 1]), angle)
-        angle = np.where(lock[..., 1], 0.0, angle)
-        tw, ty = np.cos(0.5 * angle), np.sin(0.5 * angle)
-        clamped = np.empty(q.shape)
-        clamped[..., 0] = sw * tw
-        clamped[..., 1] = sx * tw - sz * ty
-        clamped[..., 2] = sw * ty
-        clamped[..., 3] = sz * tw + sx * ty
-        clamped /= np.linalg.norm(clamped, axis=-1, keepdims=True)
-        return np.where(clamped[..., :1] < 0, -clamped, clamped)
+        quats = np.asarray(rotations, dtype=np.float64)
+        if bone is None:
+            frames = quats.reshape(-1, *quats.shape[-2:])  # (N, m, 4)
+            clamped = self._clamps[0](np.ascontiguousarray(frames.transpose(2, 1, 0))).transpose(2, 1, 0)
+        else:
+            clamped = self._clamps[1][bone](np.ascontiguousarray(quats.reshape(-1, 4).T)).T
+        return np.ascontiguousarray(clamped).reshape(quats.shape)
+
+    @cached_property
+    def _clamps(self) -> tuple[RowClamp, list[RowClamp]]:
+        """The clamps of every bone at once and of each bone, made once."""
+        return RowClamp.every(self), RowClamp.each(self)
 
     def swing_bounds(self, bones: int | slice) -> tuple[FloatArray, FloatArray]:
         """The bounds on each axis's part of a swing or twist, ``sin`` of half its turn (shape of ``bones``' limits,

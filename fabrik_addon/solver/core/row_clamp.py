@@ -11,12 +11,27 @@ two bounds; the twist angle bounded. The swing's X and Z are kept together as on
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .limits import JointLimits
 from .validate import FloatArray
+
+
+class JointLimits(Protocol):
+    """What a clamp is made from: ``limits.JointLimits`` (whose ``clamp`` clamps by these)."""
+
+    @property
+    def lock(self) -> NDArray[np.bool_]: ...
+    @property
+    def use_limit(self) -> NDArray[np.bool_]: ...
+    @property
+    def minimum(self) -> FloatArray: ...
+    @property
+    def maximum(self) -> FloatArray: ...
+    @property
+    def bones(self) -> int: ...
 
 #: Added to w before the twist is taken: where w and y are both 0 the rotation is a half-turn swing with no
 #: twist to speak of, and this makes its twist the identity; any w above 1e-134 is left as it is. (Its square
