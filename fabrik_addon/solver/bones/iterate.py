@@ -118,9 +118,10 @@ class Pace:
 #: gains a tenth per twenty iterations) or cycles against the limits, while an iteration costs about ten of
 #: least squares; least squares from there shrinks the error by about three times a step where no limit holds
 #: it back. So frames go on to least squares after one iteration of FABRIK (``progress`` 0: only reaching the
-#: target counts as gaining), and leave least squares when four steps have not halved their error.
+#: target counts as gaining), and leave least squares when two steps have not halved their error (damped by
+#: the miss, a step near the goal more than halves it where no limit holds it back).
 ONCE = Pace(progress=0.0, window=1)
-FAST_LEAST_SQUARES = Pace(progress=0.5, window=4)
+FAST_LEAST_SQUARES = Pace(progress=0.5, window=2)
 #: Frames still short: limited chains creep toward their goal for a while, then cycle.
 CREEP = Pace(progress=1.0 - 1e-6, window=20)
 
