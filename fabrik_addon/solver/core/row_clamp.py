@@ -33,6 +33,7 @@ class JointLimits(Protocol):
     @property
     def bones(self) -> int: ...
 
+
 #: Added to w before the twist is taken: where w and y are both 0 the rotation is a half-turn swing with no
 #: twist to speak of, and this makes its twist the identity; any w above 1e-134 is left as it is. (Its square
 #: must not underflow; ``np.hypot`` would not need that, but is several times slower on long rows.)
