@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabrik_addon.solver import ChainRest, FloatArray, JointLimits, forward_kinematics, solve_pose
+from fabrik_addon.solver.bones.turns import turn_toward
 from fabrik_addon.solver.core import quat_normalize, quat_to_matrix
 
 from .chains import random_limited_chain
@@ -287,6 +288,22 @@ def test_a_pole_on_the_line_to_the_target_is_as_no_pole() -> None:
     without = solve_pose(rest, start, goals, limits=knee)
     assert on_line.reached.all()
     np.testing.assert_allclose(on_line.joints, without.joints, atol=1e-9)
+
+
+def test_a_pose_turned_to_its_goal_with_a_pole_on_the_line_is_turned_as_without_one() -> None:
+    """A pose to be turned to its goal (bent to the goal's distance, straightened, a restart) with its pole on the
+    root-to-goal line has no plane to turn into: it is turned as without a pole, pointing at the goal. A start
+    is not turned at all there, as Blender's IK does not turn it."""
+    rest, knee = _leg()
+    quats = np.array([[IDENTITY, [np.cos(20 * DEG), np.sin(20 * DEG), 0, 0]]] * 2)
+    goals = np.array([[1.0, 1.0, 0.5], [-1.5, 0.2, 1.0]])
+    tips = forward_kinematics(rest, quats)[0][:, -1]
+    without = turn_toward(rest, knee, quats, tips, goals, None, 0.0)
+    aimed = turn_toward(rest, knee, quats, tips, goals, 3 * goals, 0.4, aim=True)
+    np.testing.assert_allclose(aimed, without, atol=1e-12)
+    turned_tips = forward_kinematics(rest, aimed)[0][:, -1]
+    np.testing.assert_allclose(np.cross(turned_tips, goals), 0.0, atol=1e-12)
+    np.testing.assert_allclose(turn_toward(rest, knee, quats, tips, goals, 3 * goals, 0.4), quats, atol=1e-12)
 
 
 def test_stretch_lengthens_the_bones_by_their_shares_to_reach_beyond_the_chain() -> None:

@@ -28,9 +28,9 @@ least squares, which finishes in a few steps where FABRIK alone creeps (near its
 a tenth per twenty iterations); frames still short get both again, as long as they gain at all, before the
 retries from other starts. A chain's reach under its limits is known exactly where no two limited bones
 come in a row (``core.reach``: limbs); where the root is free too, a target outside it is met in one step, the
-chain straightened or folded toward it, and in the first attempt frames still short after the first least
-squares are bent to the target's distance and turned to it, before FABRIK and least squares creep. A locked or
-limited root cannot turn those poses to every target: such a chain goes by its lengths alone.
+chain straightened or folded toward it, and frames are bent to the target's distance and turned to it: every
+frame first where limits hold (FABRIK and least squares then run on those still short), else those the first
+least squares leave short. A locked or limited root cannot turn such poses to every target: its lengths rule.
 
 With ``history=True`` (one frame), the joints after every step are kept, named (``points.history``):
 ``START`` (the rotations given, as they are), ``TURNED_TO_POLE`` (with a pole: the start turned, and clamped),
@@ -72,7 +72,7 @@ from .chain import ChainRest, forward_kinematics, local_rotations
 from .chain_steps import ChainPosed, RecordingSteps, chain_steps
 from .iterate import Best, Steps, frames_first, rows_of
 from .solver import BoneSolver, as_limits, as_rotations
-from .turns import swivel_nearest, turn_toward, unit
+from .turns import swivel_nearest, turn_toward, turned_about, unit
 
 #: How far a chain folded back toward a goal inside the ball its longest bone leaves stays from a full half
 #: turn at each fold (radians): enough to bend it in the start's plane rather than about a fixed axis.
@@ -207,7 +207,7 @@ def solve_pose(
     solver.record(START, start, np.ones((bones, frames)))
     first = limits.clamp(start)
     if pole_points is not None:
-        first = solver.turn(first, np.ones((bones, frames)), goals, pole_points)
+        first = solver.turn(first, np.ones((bones, frames)), goals, pole_points, aim=False)
         solver.record(TURNED_TO_POLE, first, np.ones((bones, frames)))
     stretching = stretch and bool(limits.stretch.any())
     beyond = np.zeros(frames, dtype=bool) if stretching else solver.beyond_reach(goals)
@@ -283,11 +283,13 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         self.record(LENGTHENED, frames_first(best.quats[..., short]), grown)
         return np.asarray(grown)
 
-    def turn(self, quats: FloatArray, scales: FloatArray, goals: FloatArray, poles: FloatArray | None) -> FloatArray:
-        """``turn_toward`` with this chain, its limits and pole angle: rotations (F, m, 4) and scales (m, F) ->
-        rotations (F, m, 4)."""
+    def turn(
+        self, quats: FloatArray, scales: FloatArray, goals: FloatArray, poles: FloatArray | None, aim: bool = True
+    ) -> FloatArray:
+        """``turn_toward`` (``aim``: at the goal where the pole gives no plane) with this chain, its limits and
+        pole angle: rotations (F, m, 4) and scales (m, F) -> rotations (F, m, 4)."""
         tips = frames_first(self.steps.pose(rows_of(quats), scales).joints[-1:])[:, 0]
-        return turn_toward(self.rest, self.limits, quats, tips, goals, poles, self.pole_angle)
+        return turn_toward(self.rest, self.limits, quats, tips, goals, poles, self.pole_angle, aim)
 
     @cached_property
     def extremes(self) -> ChainReach | None:
@@ -296,6 +298,12 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         locked or limited in any way cannot: such a chain goes by its lengths (None; ``directly``)."""
         root_free = not (self.limits.lock[0].any() or self.limits.use_limit[0].any())
         return chain_steps(self.rest, self.limits).reach if root_free else None
+
+    @property
+    def bends_first(self) -> bool:
+        """Limited, its reach known exactly: FABRIK and least squares creep against limits (an elbow whose bend
+        plane must roll), where bending reaches a goal within reach in a few steps."""
+        return self.limits.any and self.extremes is not None and self.extremes.exact
 
     def beyond_reach(self, goals: FloatArray) -> NDArray[np.bool_]:
         """Per frame, whether no pose of the chain reaches the goal (F, 3): it lies farther from the root than
@@ -363,7 +371,7 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         toward = unit(goals, fallback=unit(start[:, -1], fallback=np.array([0.0, 1.0, 0.0])))
         bend = np.cross(start[:, 1] - start[:, 0], start[:, -1] - start[:, 0])
         normal = unit(bend, fallback=unit(np.cross(toward, _ANY), fallback=np.array([1.0, 0.0, 0.0])))
-        return toward, _turned(-toward, normal, _FOLD_BEND_RAD)
+        return toward, turned_about(-toward, normal, _FOLD_BEND_RAD)
 
     def turned_best(
         self,
@@ -389,8 +397,3 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         """Turned about the root-to-tip line (``swivel_nearest``)."""
         tips = frames_first(self.steps.pose(best.quats, best.scales).joints[-1:])[:, 0]
         return rows_of(swivel_nearest(self.rest, self.limits, frames_first(best.quats), tips, reference))
-
-
-def _turned(vectors: FloatArray, axes: FloatArray, angle: float) -> FloatArray:
-    """Unit ``vectors`` (F, 3) turned by ``angle`` (radians) about unit ``axes`` (F, 3) square to them."""
-    return np.asarray(vectors * np.cos(angle) + np.cross(axes, vectors) * np.sin(angle), dtype=np.float64)

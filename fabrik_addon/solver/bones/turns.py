@@ -30,6 +30,7 @@ def turn_toward(
     goals: FloatArray,
     poles: FloatArray | None,
     pole_angle: float,
+    aim: bool = False,
 ) -> FloatArray:
     """The poses turned about the root's head as Blender's IK turns a chain before solving, the root then
     clamped to its limits (Blender's turns the root past them).
@@ -37,8 +38,9 @@ def turn_toward(
     With a pole, the turn takes the root-to-tip line onto the root-to-goal line, and the plane through the
     root-to-tip line and the root's "up" axis (its X axis turned toward Z by ``pole_angle``) onto the plane
     through the root-to-goal and root-to-pole lines; a frame whose pole lies on the root-to-goal line has no
-    such plane and is not turned, as without a pole. Without a pole, it is the smallest turn that points the
-    root-to-tip line at the goal, keeping the plane the chain bends in.
+    such plane and is not turned, as Blender's IK turns it before solving, or with ``aim`` (a pose to be
+    turned to its goal, not a start) turned as without a pole. Without a pole, it is the smallest turn that
+    points the root-to-tip line at the goal, keeping the plane the chain bends in.
 
     Parameters
     ----------
@@ -64,7 +66,11 @@ def turn_toward(
     else:
         up = root[:, :, 0] * np.cos(pole_angle) + root[:, :, 2] * np.sin(pole_angle)
         turn = _look_at(goal_direction, poles) @ np.swapaxes(_look_at(tip_direction, up), 1, 2)
-        turn[~np.isfinite(turn).all(axis=(1, 2))] = np.eye(3)  # a pole on the line: no plane to turn to
+        lined = ~np.isfinite(turn).all(axis=(1, 2))  # a pole on the line: no plane to turn to
+        if lined.any():
+            turn[lined] = (
+                quat_to_matrix(quat_between(tip_direction[lined], goal_direction[lined])) if aim else np.eye(3)
+            )
     return _with_root(rest, limits, quats, turn @ root)
 
 
@@ -110,6 +116,11 @@ def unit(vectors: FloatArray, fallback: FloatArray) -> FloatArray:
     """Unit vectors (..., 3); ``fallback`` where a vector is (close to) zero."""
     size = np.linalg.norm(vectors, axis=-1, keepdims=True)
     return np.where(size > 1e-12, vectors / np.where(size > 1e-12, size, 1.0), fallback)
+
+
+def turned_about(vectors: FloatArray, axes: FloatArray, angle: float) -> FloatArray:
+    """Unit ``vectors`` (F, 3) turned by ``angle`` (radians) about unit ``axes`` (F, 3) square to them."""
+    return np.asarray(vectors * np.cos(angle) + np.cross(axes, vectors) * np.sin(angle), dtype=np.float64)
 
 
 def cross_matrices(vectors: FloatArray) -> FloatArray:
