@@ -13,8 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabrik_addon.solver import ChainRest, FloatArray, JointLimits, forward_kinematics, solve_pose
+from fabrik_addon.solver.bones import BENT, SOLVED
 from fabrik_addon.solver.bones.turns import turn_toward
 from fabrik_addon.solver.core import quat_normalize, quat_to_matrix
+from fabrik_addon.solver.points import START, TOWARD
 
 from .chains import random_limited_chain
 
@@ -299,11 +301,27 @@ def test_a_pose_turned_to_its_goal_with_a_pole_on_the_line_is_turned_as_without_
     goals = np.array([[1.0, 1.0, 0.5], [-1.5, 0.2, 1.0]])
     tips = forward_kinematics(rest, quats)[0][:, -1]
     without = turn_toward(rest, knee, quats, tips, goals, None, 0.0)
-    aimed = turn_toward(rest, knee, quats, tips, goals, 3 * goals, 0.4, aim=True)
+    aimed = turn_toward(rest, knee, quats, tips, goals, 3.0 * goals, 0.4, aim=True)
     np.testing.assert_allclose(aimed, without, atol=1e-12)
     turned_tips = forward_kinematics(rest, aimed)[0][:, -1]
     np.testing.assert_allclose(np.cross(turned_tips, goals), 0.0, atol=1e-12)
-    np.testing.assert_allclose(turn_toward(rest, knee, quats, tips, goals, 3 * goals, 0.4), quats, atol=1e-12)
+    np.testing.assert_allclose(turn_toward(rest, knee, quats, tips, goals, 3.0 * goals, 0.4), quats, atol=1e-12)
+
+
+@pytest.mark.parametrize("limited", [True, False])
+def test_a_limited_chain_whose_reach_is_exact_bends_to_the_goals_distance_before_iterating(limited: bool) -> None:
+    """A leg whose knee is a hinge (its reach exact, its root free) bends first: it reaches in the few poses
+    measured on the way to the goal's distance, where FABRIK and least squares creep against the knee's limit.
+    The same leg unlimited runs FABRIK first, which reaches in an iteration or two."""
+    rest, knee = _leg()
+    limits = knee if limited else JointLimits.free(2)
+    start = np.array([IDENTITY, [np.cos(10 * DEG), np.sin(10 * DEG), 0, 0]])
+    goal = forward_kinematics(rest, np.array([[[np.cos(0.3), 0, 0, np.sin(0.3)], [np.cos(0.9), np.sin(0.9), 0, 0]]]))
+    solution = solve_pose(rest, start, goal[0][:, -1], limits=limits, history=True)
+    assert solution.reached.all()
+    steps = [name for name in solution.history_steps if name not in (START, SOLVED)]
+    assert steps[0] == (BENT if limited else TOWARD)
+    assert (TOWARD in steps) != limited  # bent, it needs no FABRIK
 
 
 def test_stretch_lengthens_the_bones_by_their_shares_to_reach_beyond_the_chain() -> None:

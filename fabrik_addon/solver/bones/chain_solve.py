@@ -68,18 +68,12 @@ from ..core import (
     sign_continuous,
 )
 from ..points import START, Recorder
-from .chain import ChainRest, forward_kinematics, local_rotations
+from .chain import ChainRest
 from .chain_steps import ChainPosed, RecordingSteps, chain_steps
 from .iterate import Best, Steps, frames_first, rows_of
 from .solver import BoneSolver, as_limits, as_rotations
-from .turns import swivel_nearest, turn_toward, turned_about, unit
+from .turns import fold_lines, straightened_by_lengths, swivel_nearest, turn_toward
 
-#: How far a chain folded back toward a goal inside the ball its longest bone leaves stays from a full half
-#: turn at each fold (radians): enough to bend it in the start's plane rather than about a fixed axis.
-_FOLD_BEND_RAD = 1e-3
-#: A direction in line with no axis: where the start does not bend, the fold bends about one square to the goal
-#: and to this.
-_ANY = np.array([0.4, 0.5, 0.6])
 #: Attempts from random poses within the limits on frames still short of a target within the chain's length,
 #: after the start pose and the bent one: limits can leave so few ways to a target that two starts miss a few
 #: (3 take targets known to be reachable from 97 % to 99 %).
@@ -91,6 +85,8 @@ BENT = "bent to the target's distance"
 RESTART = "restart from another pose"
 LENGTHENED = "bones lengthened"
 SOLVED = "solved"
+_Poles = FloatArray | None
+_Mask = NDArray[np.bool_]
 
 
 @dataclass(frozen=True)
@@ -211,7 +207,9 @@ def solve_pose(
         solver.record(TURNED_TO_POLE, first, np.ones((bones, frames)))
     stretching = stretch and bool(limits.stretch.any())
     beyond = np.zeros(frames, dtype=bool) if stretching else solver.beyond_reach(goals)
-    if beyond.any():  # those frames directly, the others by the attempts
+    if solver.bends_first and not stretching:  # every frame short met at once, the attempts on those still short
+        best = solver.bending_first(first, goals, pole_points, beyond)
+    elif beyond.any():  # those frames directly, the others by the attempts
         best = Best.start(first)
         rows, within = np.flatnonzero(beyond), np.flatnonzero(~beyond)
         best.place(rows, solver.directly(first[rows], goals[rows], solver.poles_of(pole_points, rows)))
@@ -293,9 +291,8 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
 
     @cached_property
     def extremes(self) -> ChainReach | None:
-        """The chain's reach and its extreme poses (``core.reach``) where the solve goes by them: with a free
-        root (no lock, no limit), which turns those poses, and those bent toward them, to any goal. A root
-        locked or limited in any way cannot: such a chain goes by its lengths (None; ``directly``)."""
+        """The chain's reach and its extreme poses (``core.reach``) with a free root, which turns those poses (and
+        those bent toward them) to any goal; None with a locked or limited root: it goes by its lengths."""
         root_free = not (self.limits.lock[0].any() or self.limits.use_limit[0].any())
         return chain_steps(self.rest, self.limits).reach if root_free else None
 
@@ -306,72 +303,76 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         return self.limits.any and self.extremes is not None and self.extremes.exact
 
     def beyond_reach(self, goals: FloatArray) -> NDArray[np.bool_]:
-        """Per frame, whether no pose of the chain reaches the goal (F, 3): it lies farther from the root than
-        the tip can come, or nearer (``core.reach`` with a free root: under the limits where they are known
-        exactly; else by the lengths alone, beyond them or inside the ball the longest bone leaves)."""
+        """Per frame, whether no pose of the chain reaches the goal (F, 3): farther from the root than the tip can
+        come, or nearer (``extremes``; without, by the lengths: beyond them or inside the ball the longest leaves)."""
         reach = self.extremes
         near, far = (inner_radius(self.rest.lengths), self.reach) if reach is None else (reach.nearest, reach.farthest)
         distance = np.linalg.norm(goals, axis=1)
         return np.asarray((distance >= far) | (distance < near))
 
+    def bending_first(self, first: FloatArray, goals: FloatArray, poles: _Poles, beyond: _Mask) -> Best:
+        """With ``bends_first``: the frames short at the start met at once (``at_once``: those ``beyond_reach`` at
+        the extreme, the others bent), then the attempts (``search``) on those still short within reach."""
+        best = Best.start(first)
+        best.error[:] = self.steps.pose(best.quats, best.scales).error(np.ascontiguousarray(goals.T))
+        short = np.flatnonzero(best.error > self.tolerance)
+        if short.size:
+            poses = self.at_once(first[short], goals[short], self.poles_of(poles, short), beyond[short])
+            best.keep_better(short, poses)
+        short = np.flatnonzero((best.error > self.tolerance) & ~beyond)
+        if short.size:
+            best.keep_better(short, self.search(first[short], goals[short], self.poles_of(poles, short), False))
+        return best
+
     def directly(self, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> Best:
-        """The poses of frames whose goal no pose reaches (``beyond_reach``), made in one step rather than
-        iterated toward a goal they cannot reach, each bone keeping the twist of ``first`` (F, m, 4), every bone
-        within its limits. With a free root (``extremes``), the chain at the extreme of its reach (``core.reach``)
-        that the goal lies beyond, straightened toward it or folded (one segment toward it, the others back along
-        it), turned to the goal (to the pole, with one): with limits known exactly, no pose comes closer. With a
-        locked or limited root, by its lengths: straightened toward the goal (inside the ball its longest bone
-        leaves, that bone toward the goal and the others folded back along it), turned to the pole with one."""
-        reach, lengths, once = self.extremes, self.rest.lengths, np.ones(len(goals), dtype=np.int64)
-        toward, back = self.lines(first, goals)
-        if reach is None:
-            folded = np.flatnonzero(np.linalg.norm(goals, axis=1) < self.reach)
-            directions = np.repeat(toward[:, None], len(lengths), axis=1)  # (F, m, 3)
-            others = np.flatnonzero(np.arange(len(lengths)) != np.argmax(lengths))  # folded back
-            directions[np.ix_(folded, others)] = back[folded, None]
-            joints = np.concatenate([np.zeros((len(goals), 1, 3)), np.cumsum(lengths[:, None] * directions, axis=1)], 1)
-            quats = local_rotations(self.rest, joints, first)
-            return self.turned_best(STRAIGHTENED, quats, goals, poles, once, to_goal=False)
-        quats = np.empty(first.shape)
-        inside = np.linalg.norm(goals, axis=1) < reach.nearest
-        for rows, shape in ((inside, reach.folded), (~inside, reach.straight)):
-            if rows.any():
-                quats[rows] = reach.pose(shape, first[rows], toward[rows], back[rows])
-        return self.turned_best(STRAIGHTENED, quats, goals, poles, once)
+        """The poses of frames no pose gets to their goal (``beyond_reach``), made in one step, not iterated: with a
+        free root, ``at_once``; with a locked or limited root, by its lengths (``straightened_by_lengths``), turned
+        to the pole with one."""
+        if self.extremes is not None:
+            return self.at_once(first, goals, poles, np.ones(len(goals), dtype=bool))
+        quats, once = straightened_by_lengths(self.rest, first, goals), np.ones(len(goals), dtype=np.int64)
+        return self.turned_best(STRAIGHTENED, quats, goals, poles, once, to_goal=False)
 
     def bend_to_reach(self, best: Best, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> None:
-        """Bend the frames still short from their start poses ``first`` (F, m, 4) until the tip lies as far from
-        the root as the goal (``ChainReach.bent``: on the way to the straight or folded chain), then turn them to
-        the goals (to the poles), on a chain whose limits are known exactly and whose root is free (``extremes``):
-        it then reaches a goal within its reach (but one nearer than the chain folded in line, where that is no
-        extreme) in a few steps, where FABRIK and least squares can creep for hundreds (a knee near straight, an
-        elbow whose bend plane must roll). Each pose measured on the way, and the one turned to the goal, is a
-        step (``BENT`` in a history) and counts as an iteration."""
-        reach = self.extremes
+        """``at_once`` on the frames still short, on a chain whose reach is exact and whose root is free
+        (``extremes``), keeping the poses that come closer."""
         short = np.flatnonzero(best.error > self.tolerance)
-        if reach is None or not reach.exact or short.size == 0:
-            return
-        toward, back = self.lines(first[short], goals[short])
-        scales = np.ones((len(self.rest.offsets), short.size))
+        if self.extremes is not None and self.extremes.exact and short.size:
+            within = np.zeros(short.size, dtype=bool)  # short of goals within reach: those beyond went directly
+            best.keep_better(short, self.at_once(first[short], goals[short], self.poles_of(poles, short), within))
 
-        def tips(quats: FloatArray) -> FloatArray:
-            self.record(BENT, quats, scales[:, : len(quats)])
-            joints = self.steps.pose(rows_of(quats), scales[:, : len(quats)]).joints[-1]
-            return np.asarray(np.sqrt(np.einsum("if,if->f", joints, joints)), dtype=np.float64)
+    def at_once(self, first: FloatArray, goals: FloatArray, poles: _Poles, beyond: _Mask) -> Best:
+        """Poses from ``first`` (F, m, 4), each bone keeping its twist, within the limits, turned to the goals (to
+        the poles), with a free root (``extremes``). A goal ``beyond`` the reach: the chain at the extreme it lies
+        beyond (``core.reach``), straightened toward it or folded (one segment toward it, the others back): with
+        limits known exactly no pose comes closer (one step, ``STRAIGHTENED``). Another: ``first`` bent until the
+        tip lies as far from the root as the goal (``ChainReach.bent``: on the way to that extreme), which with
+        the reach exact reaches a goal within it (but one nearer than the chain folded in line, where that is no
+        extreme) in a few steps where FABRIK and least squares can creep for hundreds (a knee near straight, an
+        elbow whose bend plane must roll): each pose measured on the way, and the one turned, a step (``BENT``)."""
+        reach = self.extremes
+        assert reach is not None, "met at once with a free root"
+        toward, back = fold_lines(self.rest, first, goals)
+        quats, steps = np.empty(first.shape), np.ones(len(goals), dtype=np.int64)
+        inside = np.linalg.norm(goals, axis=1) < reach.nearest
+        for rows, shape in ((beyond & inside, reach.folded), (beyond & ~inside, reach.straight)):
+            if rows.any():
+                quats[rows] = reach.pose(shape, first[rows], toward[rows], back[rows])
+        if not beyond.all():
+            bend = np.flatnonzero(~beyond)
+            scales = np.ones((len(self.rest.offsets), bend.size))
 
-        distances = np.linalg.norm(goals[short], axis=1)
-        quats, steps = reach.bent(distances, first[short], toward, back, tips, 0.25 * self.tolerance)
-        turned = self.turned_best(BENT, quats, goals[short], self.poles_of(poles, short), steps + 1)
-        best.keep_better(short, turned)
+            def tips(quats: FloatArray) -> FloatArray:
+                self.record(BENT, quats, scales[:, : len(quats)])
+                joints = self.steps.pose(rows_of(quats), scales[:, : len(quats)]).joints[-1]
+                return np.asarray(np.sqrt(np.einsum("if,if->f", joints, joints)), dtype=np.float64)
 
-    def lines(self, first: FloatArray, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """Where a chain straightened or folded toward ``goals`` (F, 3) from ``first`` (F, m, 4) lies: toward the
-        goal, and back along that line, bent a little in the plane the start bends in (F, 3) each."""
-        start = forward_kinematics(self.rest, first)[0]  # (F, m+1, 3)
-        toward = unit(goals, fallback=unit(start[:, -1], fallback=np.array([0.0, 1.0, 0.0])))
-        bend = np.cross(start[:, 1] - start[:, 0], start[:, -1] - start[:, 0])
-        normal = unit(bend, fallback=unit(np.cross(toward, _ANY), fallback=np.array([1.0, 0.0, 0.0])))
-        return toward, turned_about(-toward, normal, _FOLD_BEND_RAD)
+            distances = np.linalg.norm(goals[bend], axis=1)
+            quats[bend], bent = reach.bent(
+                distances, first[bend], toward[bend], back[bend], tips, 0.25 * self.tolerance
+            )
+            steps[bend] = bent + 1
+        return self.turned_best(STRAIGHTENED if beyond.all() else BENT, quats, goals, poles, steps)
 
     def turned_best(
         self,

@@ -16,10 +16,17 @@ from functools import cached_property
 import numpy as np
 
 from ..core import FloatArray, JointLimits, axis_angle_to_quat, matrix_to_quat, quat_between, quat_to_matrix
-from .chain import ChainRest
+from .chain import ChainRest, forward_kinematics, local_rotations
 from .iterate import frames_first, rows_of
 from .tree_layout import TreeBones
 from .tree_steps import TreePosed, TreeSteps
+
+#: How far a chain folded back toward a goal inside the ball its longest bone leaves stays from a full half
+#: turn at each fold (radians): enough to bend it in the start's plane rather than about a fixed axis.
+_FOLD_BEND_RAD = 1e-3
+#: A direction in line with no axis: where the start does not bend, the fold bends about one square to the goal
+#: and to this.
+_ANY = np.array([0.4, 0.5, 0.6])
 
 
 def turn_toward(
@@ -74,6 +81,20 @@ def turn_toward(
     return _with_root(rest, limits, quats, turn @ root)
 
 
+def straightened_by_lengths(rest: ChainRest, first: FloatArray, goals: FloatArray) -> FloatArray:
+    """Local rotations (F, m, 4) from ``first`` (each bone keeping its twist) that straighten the chain toward each
+    goal (F, 3) (``fold_lines``) or, for a goal inside the ball its longest bone leaves, point that bone toward it
+    and fold the others back along it: the nearest the lengths alone allow, limits aside."""
+    lengths = rest.lengths
+    toward, back = fold_lines(rest, first, goals)
+    folded = np.flatnonzero(np.linalg.norm(goals, axis=1) < lengths.sum())
+    directions = np.repeat(toward[:, None], len(lengths), axis=1)  # (F, m, 3)
+    others = np.flatnonzero(np.arange(len(lengths)) != np.argmax(lengths))  # folded back
+    directions[np.ix_(folded, others)] = back[folded, None]
+    joints = np.concatenate([np.zeros((len(goals), 1, 3)), np.cumsum(lengths[:, None] * directions, axis=1)], 1)
+    return local_rotations(rest, joints, first)
+
+
 def swivel_nearest(
     rest: ChainRest, limits: JointLimits, quats: FloatArray, tips: FloatArray, reference: FloatArray
 ) -> FloatArray:
@@ -118,9 +139,16 @@ def unit(vectors: FloatArray, fallback: FloatArray) -> FloatArray:
     return np.where(size > 1e-12, vectors / np.where(size > 1e-12, size, 1.0), fallback)
 
 
-def turned_about(vectors: FloatArray, axes: FloatArray, angle: float) -> FloatArray:
-    """Unit ``vectors`` (F, 3) turned by ``angle`` (radians) about unit ``axes`` (F, 3) square to them."""
-    return np.asarray(vectors * np.cos(angle) + np.cross(axes, vectors) * np.sin(angle), dtype=np.float64)
+def fold_lines(rest: ChainRest, first: FloatArray, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Where a chain straightened or folded toward ``goals`` (F, 3) from ``first`` (F, m, 4) lies (the lines its
+    extreme poses point along, ``core.reach``): toward the goal, and back along that line, bent a little in the
+    plane the start bends in (F, 3) each."""
+    start = forward_kinematics(rest, first)[0]  # (F, m+1, 3)
+    toward = unit(goals, fallback=unit(start[:, -1], fallback=np.array([0.0, 1.0, 0.0])))
+    bend = np.cross(start[:, 1] - start[:, 0], start[:, -1] - start[:, 0])
+    normal = unit(bend, fallback=unit(np.cross(toward, _ANY), fallback=np.array([1.0, 0.0, 0.0])))
+    back = -toward
+    return toward, np.asarray(back * np.cos(_FOLD_BEND_RAD) + np.cross(normal, back) * np.sin(_FOLD_BEND_RAD))
 
 
 def cross_matrices(vectors: FloatArray) -> FloatArray:
