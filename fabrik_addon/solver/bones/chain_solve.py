@@ -353,26 +353,19 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         reach = self.extremes
         assert reach is not None, "met at once with a free root"
         toward, back = fold_lines(self.rest, first, goals)
-        quats, steps = np.empty(first.shape), np.ones(len(goals), dtype=np.int64)
-        inside = np.linalg.norm(goals, axis=1) < reach.nearest
-        for rows, shape in ((beyond & inside, reach.folded), (beyond & ~inside, reach.straight)):
-            if rows.any():
-                quats[rows] = reach.pose(shape, first[rows], toward[rows], back[rows])
-        if not beyond.all():
-            bend = np.flatnonzero(~beyond)
-            scales = np.ones((len(self.rest.offsets), bend.size))
+        scales = np.ones((len(self.rest.offsets), len(goals)))
+        bending = not beyond.all()  # (a history has one frame)
 
-            def tips(quats: FloatArray) -> FloatArray:
+        def tips(quats: FloatArray) -> FloatArray:
+            if bending:
                 self.record(BENT, quats, scales[:, : len(quats)])
-                joints = self.steps.pose(rows_of(quats), scales[:, : len(quats)]).joints[-1]
-                return np.asarray(np.sqrt(np.einsum("if,if->f", joints, joints)), dtype=np.float64)
+            joints = self.steps.pose(rows_of(quats), scales[:, : len(quats)]).joints[-1]
+            return np.asarray(np.sqrt(np.einsum("if,if->f", joints, joints)), dtype=np.float64)
 
-            distances = np.linalg.norm(goals[bend], axis=1)
-            quats[bend], bent = reach.bent(
-                distances, first[bend], toward[bend], back[bend], tips, 0.25 * self.tolerance
-            )
-            steps[bend] = bent + 1
-        return self.turned_best(STRAIGHTENED if beyond.all() else BENT, quats, goals, poles, steps)
+        distances = np.linalg.norm(goals, axis=1)
+        quats, steps = reach.bent(distances, first, toward, back, tips, 0.25 * self.tolerance)
+        iterations = np.where(beyond, 1, steps + 1)  # beyond reach: the extreme, its one step
+        return self.turned_best(BENT if bending else STRAIGHTENED, quats, goals, poles, iterations)
 
     def turned_best(
         self,

@@ -137,8 +137,9 @@ class ChainReach:
         given the start poses ``start`` (F, m, 4): each frame's start bent on the way (``_between``) to the
         extreme shape beyond that distance (``pose`` with ``toward`` and ``back``), where the tip's distance
         crosses it, found by regula falsi (the Illinois variant). ``tips`` gives the tip's distance from the
-        root under rotations (n, m, 4), (n,). A frame whose way does not cross its distance (the fold in line,
-        where that is no extreme) keeps its start.
+        root under rotations (n, m, 4), (n,). A frame whose way does not cross its distance keeps the end that
+        comes nearer it: the extreme, for a goal beyond the reach (its start, for one nearer than the chain folded
+        in line where that is no extreme).
 
         Returns
         -------
@@ -173,9 +174,7 @@ class ChainReach:
             at[ways] = t
             going = np.abs(ft) > tolerance
             ways, a, b, fa, fb = ways[going], a[going], b[going], fa[going], fb[going]
-        found = (low * high <= 0.0) | there
-        poses = np.where(found[:, None, None], self._between(start, ends, at), start)
-        return poses, steps
+        return self._between(start, ends, at), steps
 
     def _between(self, start: FloatArray, end: FloatArray, t: FloatArray) -> FloatArray:
         """Poses (F, m, 4) the share ``t`` (F,) of the way from ``start`` to ``end`` (on one side of each other):
