@@ -8,6 +8,7 @@ import pytest
 from fabrik_addon.solver import FloatArray
 from fabrik_addon.solver.core import (
     EULER_ORDERS,
+    cross,
     euler_continuous,
     euler_to_matrix,
     matrix_to_euler,
@@ -90,6 +91,33 @@ def test_continuity_helpers() -> None:
     angles = np.unwrap(np.linspace(0, 12, 100))[:, None] * [1, 0.5, -1]
     wrapped = np.angle(np.exp(1j * angles))
     np.testing.assert_allclose(euler_continuous(wrapped, reference=angles[0]), angles, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape", "axis"),
+    [((3,), (3,), -1), ((7, 3), (1, 3), -1), ((3, 5), (3, 1), 0), ((4, 3, 6), (1, 3, 6), 1), ((2, 4, 3), (3,), -1)],
+)
+def test_cross_products_are_numpys_to_the_bit(a_shape: tuple[int, ...], b_shape: tuple[int, ...], axis: int) -> None:
+    """``cross``, written out by component for its cost on single frames, rounds as ``np.cross`` does."""
+    rng = np.random.default_rng(11)
+    a, b = rng.normal(size=a_shape), rng.normal(size=b_shape)
+    assert np.array_equal(cross(a, b, axis=axis), np.cross(a, b, axis=axis))
+
+
+@pytest.mark.parametrize("count", [1, 4, FLOAT_MATRICES])
+def test_a_few_quaternions_convert_as_many_do_to_the_bit(count: int) -> None:
+    """Up to ``FLOAT_MATRICES`` quaternions are converted to matrices on plain floats, more on arrays: the same
+    matrices to the bit either way, unnormalised, float32-rounded and NaN quaternions included."""
+    rng = np.random.default_rng(4)
+    quats = np.concatenate([QUATS, rng.normal(size=(40, 4)), np.full((1, 4), np.nan)])
+    for every in (quats, quats.astype(np.float32).astype(np.float64)):
+        assert len(every) > FLOAT_MATRICES  # converted on arrays
+        many = quat_to_matrix(every)
+        for start in range(0, len(every) - count + 1, 13):
+            few = quat_to_matrix(every[start : start + count])
+            assert np.array_equal(few, many[start : start + count], equal_nan=True)
+    assert quat_to_matrix(quats[0]).shape == (3, 3)
+    assert quat_to_matrix(quats[:6].reshape(2, 3, 4)).shape == (2, 3, 3, 3)
 
 
 @pytest.mark.parametrize("count", [1, 4, FLOAT_MATRICES])

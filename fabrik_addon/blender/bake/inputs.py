@@ -18,6 +18,7 @@ from ...solver import (
     ChainRest,
     FloatArray,
     TreeRest,
+    cross,
     forward_kinematics,
     matrix_to_quat,
     tree_forward_kinematics,
@@ -108,7 +109,7 @@ def inverse(m: FloatArray) -> FloatArray:
     per matrix, which costs milliseconds for a few hundred frames; the cross products are written out, as
     ``np.cross`` computes them, without its cost per call.)"""
     c0, c1, c2 = m[..., :, 0], m[..., :, 1], m[..., :, 2]
-    rows = np.stack([_cross(c1, c2), _cross(c2, c0), _cross(c0, c1)], axis=-2)
+    rows = np.stack([cross(c1, c2), cross(c2, c0), cross(c0, c1)], axis=-2)
     determinant = np.einsum("...i,...i->...", c0, rows[..., 0, :])
     return np.asarray(rows / determinant[..., None, None], dtype=np.float64)
 
@@ -122,15 +123,6 @@ def affine_inverse(m: FloatArray) -> FloatArray:
     result[..., :3, 3] = -np.einsum("...ij,...j->...i", linear, m[..., :3, 3])
     result[..., 3, 3] = 1.0
     return result
-
-
-def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Cross products of vectors (..., 3), each component ``a_i b_j - a_j b_i`` as ``np.cross`` rounds it."""
-    product = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    product[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-    product[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-    product[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    return product
 
 
 def matrices(rows: NDArray[np.float32]) -> FloatArray:
@@ -341,7 +333,7 @@ def _root_scales(root_frames: FloatArray, frames: NDArray[np.int64], root_bone: 
     """The uniform scale (F,) of the chain's root frames, their linear part checked to be a rotation times it,
     to within what float32 allows."""
     linear = root_frames[:, :3, :3]
-    c0, c12 = linear[:, :, 0], _cross(linear[:, :, 1], linear[:, :, 2])
+    c0, c12 = linear[:, :, 0], cross(linear[:, :, 1], linear[:, :, 2])
     determinant = c0[:, 0] * c12[:, 0] + c0[:, 1] * c12[:, 1] + c0[:, 2] * c12[:, 2]
     scale: FloatArray = np.cbrt(np.abs(determinant))
     rotation = linear / np.where(scale > 0, scale, 1.0)[:, None, None]

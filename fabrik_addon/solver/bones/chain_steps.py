@@ -18,7 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..core import Aims, BoneFrames, ChainReach, FloatArray, JointLimits, cap_turns, chain_reach
+from ..core import Aims, BoneFrames, ChainReach, FloatArray, JointLimits, cap_turns, chain_reach, cross
 from ..core import quat_rows as rows
 from ..points import BACK, LEAST_SQUARES, TOWARD, Recorder
 from .chain import ChainRest
@@ -125,7 +125,7 @@ class ChainSteps:
         damping = _DAMPING**2 * reach * np.minimum(reach, np.sqrt(np.einsum("if,if->f", error, error)))
         normal = (np.trace(outer, axis1=1, axis2=2) + damping)[:, None, None] * np.eye(3) - outer
         y = np.linalg.solve(normal, error.T[..., None])[..., 0].T  # (3, F)
-        turns = np.cross(arms, y[None], axis=1)  # (m, 3, F), world axes times angles
+        turns = cross(arms, y[None], axis=1)  # (m, 3, F), world axes times angles
         cap_turns(turns)
         # Each turn seen in its bone's rest frame under its posed parent, where the local rotation lives.
         parents = np.concatenate([np.broadcast_to(self.bones.rest_quats[0][:, None], (1, 4, frames)), posed.world[:-1]])

@@ -15,7 +15,15 @@ from functools import cached_property
 
 import numpy as np
 
-from ..core import FloatArray, JointLimits, axis_angle_to_quat, matrix_to_quat, quat_between, quat_to_matrix
+from ..core import (
+    FloatArray,
+    JointLimits,
+    axis_angle_to_quat,
+    cross,
+    matrix_to_quat,
+    quat_between,
+    quat_to_matrix,
+)
 from .chain import ChainRest, forward_kinematics, local_rotations
 from .iterate import frames_first, rows_of
 from .tree_layout import TreeBones
@@ -145,10 +153,10 @@ def fold_lines(rest: ChainRest, first: FloatArray, goals: FloatArray) -> tuple[F
     plane the start bends in (F, 3) each."""
     start = forward_kinematics(rest, first)[0]  # (F, m+1, 3)
     toward = unit(goals, fallback=unit(start[:, -1], fallback=np.array([0.0, 1.0, 0.0])))
-    bend = np.cross(start[:, 1] - start[:, 0], start[:, -1] - start[:, 0])
-    normal = unit(bend, fallback=unit(np.cross(toward, _ANY), fallback=np.array([1.0, 0.0, 0.0])))
+    bend = cross(start[:, 1] - start[:, 0], start[:, -1] - start[:, 0])
+    normal = unit(bend, fallback=unit(cross(toward, _ANY), fallback=np.array([1.0, 0.0, 0.0])))
     back = -toward
-    return toward, np.asarray(back * np.cos(_FOLD_BEND_RAD) + np.cross(normal, back) * np.sin(_FOLD_BEND_RAD))
+    return toward, np.asarray(back * np.cos(_FOLD_BEND_RAD) + cross(normal, back) * np.sin(_FOLD_BEND_RAD))
 
 
 def cross_matrices(vectors: FloatArray) -> FloatArray:
@@ -161,11 +169,11 @@ def cross_matrices(vectors: FloatArray) -> FloatArray:
 def _look_at(direction: FloatArray, up: FloatArray) -> FloatArray:
     """Frames (F, 3, 3) with columns (side, up made perpendicular to ``direction``, ``direction``); NaN where
     ``up`` is along ``direction``."""
-    side = np.cross(direction, up)
+    side = cross(direction, up)
     size = np.linalg.norm(side, axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         side = np.where(size > 1e-9, side / size, np.nan)
-    return np.stack([side, np.cross(direction, side), direction], axis=-1)
+    return np.stack([side, cross(direction, side), direction], axis=-1)
 
 
 def _root(rest: ChainRest, quats: FloatArray) -> FloatArray:

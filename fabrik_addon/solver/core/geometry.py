@@ -6,7 +6,7 @@ last, so that one joint of every frame, ``P[i]``, is a contiguous (3, m) block; 
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,6 +15,23 @@ from .validate import FloatArray
 
 #: A fixed direction with no special alignment to the axes: the fallback where a direction is undefined.
 FALLBACK_DIRECTION: FloatArray = np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0)
+
+
+def cross(a: FloatArray, b: FloatArray, axis: int = -1) -> FloatArray:
+    """Cross products of the vectors along ``axis`` (the last, or one counted from the front) of ``a`` and ``b``
+    (broadcast together), each component ``a_i b_j - a_j b_i`` as ``np.cross`` rounds it, without its cost per
+    call (several times these few products on a single frame)."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+
+    def part(i: int) -> tuple[Any, ...]:
+        return (Ellipsis, i) if axis == -1 else (*([slice(None)] * axis), i)
+
+    x, y, z = part(0), part(1), part(2)
+    product = np.empty(shape)
+    product[x] = a[y] * b[z] - a[z] * b[y]
+    product[y] = a[z] * b[x] - a[x] * b[z]
+    product[z] = a[x] * b[y] - a[y] * b[x]
+    return product
 
 
 def dots(a: FloatArray, b: FloatArray) -> FloatArray:
@@ -46,8 +63,8 @@ def perpendicular(directions: FloatArray) -> FloatArray:
     least = np.argmin(np.abs(directions), axis=0)
     axis = np.zeros_like(directions)
     axis[least, np.arange(directions.shape[1])] = 1.0
-    cross = np.cross(directions, axis, axis=0)
-    return cross / norms(cross)
+    square = cross(directions, axis, axis=0)
+    return square / norms(square)
 
 
 def chain_along(bases: FloatArray, directions: FloatArray, signed_lengths: FloatArray) -> FloatArray:
@@ -99,11 +116,11 @@ def is_straight_line(
     to_target = targets - root
     extent = norms(np.diff(P, axis=0)).sum(axis=0) if reach is None else reach
     bound = (rel_tol + 1e-20) * np.maximum(extent, norms(to_target))
-    straight = norms(np.cross(to_target, axis, axis=0)) <= bound
+    straight = norms(cross(to_target, axis, axis=0)) <= bound
     if straight.any():
         near = np.flatnonzero(straight)
         offsets = np.concatenate([P[1:, :, near] - root[:, near], to_target[None, :, near]])  # (n+1, 3, k)
-        off_line = norms(np.cross(offsets, axis[None, :, near], axis=1))
+        off_line = norms(cross(offsets, axis[None, :, near], axis=1))
         straight[near] = off_line.max(axis=0) <= rel_tol * norms(offsets).max(axis=0)
     return straight
 
@@ -188,20 +205,20 @@ def turn_about(P: FloatArray, pivot: int, from_dirs: FloatArray, to_dirs: FloatA
     scale = norms(from_dirs) * norms(to_dirs)
     moving = scale > 0
     scale = np.where(moving, scale, 1.0)
-    cross = np.cross(from_dirs, to_dirs, axis=0)
-    sin = norms(cross) / scale
+    normal = cross(from_dirs, to_dirs, axis=0)
+    sin = norms(normal) / scale
     cos = np.where(moving, dots(from_dirs, to_dirs) / scale, 1.0)
     turned = sin > 1e-12
     axis = np.where(
         turned,
-        cross / np.where(turned, sin * scale, 1.0),
+        normal / np.where(turned, sin * scale, 1.0),
         perpendicular(unit_or(from_dirs, FALLBACK_DIRECTION[:, None])),
     )
     # Rodrigues' formula for every later joint at once: x' = x cos + (k x x) sin + k (k . x)(1 - cos).
     x = P[pivot + 1 :] - P[pivot]
     k = np.broadcast_to(axis[None], x.shape)
     along = dots(k, x)[:, None]
-    P[pivot + 1 :] = P[pivot] + x * cos + np.cross(k, x, axis=1) * sin + k * along * (1.0 - cos)
+    P[pivot + 1 :] = P[pivot] + x * cos + cross(k, x, axis=1) * sin + k * along * (1.0 - cos)
 
 
 #: Weight of "turn as little as possible" against the least-squares aim, as a fraction of the aim's scale:

@@ -48,7 +48,11 @@ def quat_to_matrix(q: FloatArray) -> FloatArray:
     """Rotation matrices of unit quaternions: (..., 4) -> (..., 3, 3).
 
     Written out by component, as ``quat_multiply`` is: the limited solver calls it on small arrays per bone.
+    Up to ``FLOAT_MATRICES`` quaternions of doubles are converted one by one on plain floats with the same
+    arithmetic (``_quat_to_matrix_floats``), as ``matrix_to_quat`` does.
     """
+    if np.size(q) <= 4 * FLOAT_MATRICES and np.result_type(q) == np.float64:
+        return _quat_to_matrix_floats(q)
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
@@ -119,6 +123,24 @@ def _matrix_to_quat_floats(m: FloatArray) -> FloatArray:
         w, x, y, z = w / size, x / size, y / size, z / size
         found.append((-w, -x, -y, -z) if w < 0 else (w, x, y, z))
     return np.array(found, dtype=np.float64).reshape(*shape[:-2], 4)
+
+
+def _quat_to_matrix_floats(q: FloatArray) -> FloatArray:
+    """``quat_to_matrix`` one quaternion at a time on plain floats, each operation that of the array version, in
+    its order: the same matrices to the bit."""
+    found = []
+    for w, x, y, z in np.reshape(q, (-1, 4)).tolist():
+        xx, yy, zz = x * x, y * y, z * z
+        xy, xz, yz = x * y, x * z, y * z
+        wx, wy, wz = w * x, w * y, w * z
+        found.append(
+            (
+                (1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),
+                (2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)),
+                (2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)),
+            )
+        )
+    return np.array(found, dtype=np.float64).reshape(*np.shape(q)[:-1], 3, 3)
 
 
 def _columns(*values: FloatArray) -> FloatArray:

@@ -16,6 +16,7 @@ from .geometry import (
     FALLBACK_DIRECTION,
     arc_angle,
     bend,
+    cross,
     dots,
     is_straight_line,
     norms,
@@ -82,7 +83,7 @@ def _collinear(P: FloatArray) -> NDArray[np.bool_]:
     """Per frame, whether every joint of the chains ``P`` (n+1, 3, m) lies on the line from the root to the
     last joint (to a millionth of its length, float32 poses): a straight limb, as a leg at heel strike."""
     root, axis = P[0], unit_or(P[-1] - P[0], FALLBACK_DIRECTION[:, None])
-    off_line = norms(np.cross(P[1:-1] - root, axis[None], axis=1))  # (n-1, m)
+    off_line = norms(cross(P[1:-1] - root, axis[None], axis=1))  # (n-1, m)
     return np.asarray(off_line.max(axis=0) <= 1e-6 * norms(P[-1] - root))
 
 
