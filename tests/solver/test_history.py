@@ -124,6 +124,9 @@ def test_pose_history_names_every_step_and_counts_the_iterations(
         bounds = chain_reach(rest.rest_rotations, rest.offsets, limits)
         nearest, farthest = bounds.nearest, bounds.farthest
     assert (STRAIGHTENED in names) == (distance >= farthest or distance < nearest)
+    # A limited chain whose reach is exact bends first, once: no pose is bent after FABRIK has run.
+    if limits.any and _bends_first(rest, limits) and TOWARD in names:
+        assert BENT not in names[names.index(TOWARD) :]
     # FABRIK's two passes come in pairs; every iteration counted is one FABRIK or least-squares step, the one
     # step that straightens the chain, or a pose measured on the way to the target's distance.
     assert [n for n in names if n in (TOWARD, BACK)] == [TOWARD, BACK] * names.count(BACK)
@@ -135,6 +138,12 @@ def test_pose_history_names_every_step_and_counts_the_iterations(
             np.testing.assert_allclose(history[k, -1], target[0], atol=1e-12 * reach)
         elif name != START:
             np.testing.assert_allclose(history[k, 0], 0.0, atol=0)  # the root's head stays at the base
+
+
+def _bends_first(rest: ChainRest, limits: JointLimits) -> bool:
+    """Whether a chain's reach under its limits is known exactly and its root is free (it bends first)."""
+    free_root = not limits.lock[0].any() and not limits.use_limit[0].any()
+    return free_root and chain_reach(rest.rest_rotations, rest.offsets, limits).exact
 
 
 def test_pose_history_with_stretch_records_the_rounds() -> None:

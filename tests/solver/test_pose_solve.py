@@ -324,6 +324,22 @@ def test_a_limited_chain_whose_reach_is_exact_bends_to_the_goals_distance_before
     assert (TOWARD in steps) != limited  # bent, it needs no FABRIK
 
 
+def test_a_frame_solved_alone_is_that_frame_solved_among_others_and_its_start_is_left_alone() -> None:
+    """The live preview solves one frame, a bake many: the same frame gets the same pose either way (a one-frame
+    start's rows were once a view of the start poses, which the best poses found then overwrote: the solve
+    went on from there and swivelled toward itself)."""
+    rest, knee = _leg()
+    start = np.array([IDENTITY, [np.cos(0.2), np.sin(0.2), 0, 0]])
+    goals = np.array([[0.9, 0.6, 0.8], [0.2, -1.5, 0.9], [-1.1, 0.4, 0.3]])
+    given = start.copy()
+    together = solve_pose(rest, start, goals, limits=knee)
+    for k in range(len(goals)):
+        alone = solve_pose(rest, start, goals[k : k + 1], limits=knee)
+        np.testing.assert_allclose(alone.joints[0], together.joints[k], atol=1e-12)
+        np.testing.assert_array_equal(alone.iterations[0], together.iterations[k])
+    np.testing.assert_array_equal(start, given)
+
+
 def test_stretch_lengthens_the_bones_by_their_shares_to_reach_beyond_the_chain() -> None:
     rest, knee = _leg(stretch=(0.5, 1.0))
     rng = np.random.default_rng(5)

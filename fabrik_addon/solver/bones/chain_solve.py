@@ -315,13 +315,14 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         the extreme, the others bent), then the attempts (``search``) on those still short within reach."""
         best = Best.start(first)
         best.error[:] = self.steps.pose(best.quats, best.scales).error(np.ascontiguousarray(goals.T))
-        short = np.flatnonzero(best.error > self.tolerance)
+        short = np.flatnonzero((best.error > self.tolerance) | beyond)  # beyond reach: the extreme, always
         if short.size:
             poses = self.at_once(first[short], goals[short], self.poles_of(poles, short), beyond[short])
             best.keep_better(short, poses)
         short = np.flatnonzero((best.error > self.tolerance) & ~beyond)
         if short.size:
-            best.keep_better(short, self.search(first[short], goals[short], self.poles_of(poles, short), False))
+            searched = self.search(first[short], goals[short], self.poles_of(poles, short), False, bend=False)
+            best.keep_better(short, searched)
         return best
 
     def directly(self, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> Best:
@@ -363,7 +364,7 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
             return np.asarray(np.sqrt(np.einsum("if,if->f", joints, joints)), dtype=np.float64)
 
         distances = np.linalg.norm(goals, axis=1)
-        quats, steps = reach.bent(distances, first, toward, back, tips, 0.25 * self.tolerance)
+        quats, steps = reach.bent(distances, first, toward, back, tips, 0.25 * self.tolerance, beyond)
         iterations = np.where(beyond, 1, steps + 1)  # beyond reach: the extreme, its one step
         return self.turned_best(BENT if bending else STRAIGHTENED, quats, goals, poles, iterations)
 

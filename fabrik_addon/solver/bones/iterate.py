@@ -78,9 +78,11 @@ class Best:
 
     @classmethod
     def start(cls, quats: FloatArray) -> Best:
-        """Poses to start from, rotations (F, m, 4) with unit scales, none solved yet."""
+        """Poses to start from, rotations (F, m, 4) with unit scales, none solved yet: a copy (the best poses
+        are updated in place; ``rows_of`` one frame would be a view of ``quats``)."""
         frames, bones = quats.shape[:2]
-        return cls(rows_of(quats), np.ones((bones, frames)), np.zeros(frames, dtype=np.int64), np.full(frames, np.inf))
+        rows = np.array(quats.transpose(1, 2, 0), order="C")
+        return cls(rows, np.ones((bones, frames)), np.zeros(frames, dtype=np.int64), np.full(frames, np.inf))
 
     def rows(self, rows: NDArray[np.intp]) -> Best:
         """The frames ``rows``, laid out frames last (see ``Posed.take``)."""

@@ -92,14 +92,15 @@ class BoneSolver(Generic[PolesT]):
         """Bend the frames of ``best`` still short from ``first``'s poses (F, m, 4) to where their tips lie as far
         from the root as the goals, and keep those that come closer (a chain's; a tree has no such step)."""
 
-    def search(self, first: FloatArray, goals: FloatArray, poles: PolesT, stretch: bool) -> Best:
+    def search(self, first: FloatArray, goals: FloatArray, poles: PolesT, stretch: bool, bend: bool = True) -> Best:
         """Every attempt but the swivel, from the start poses ``first`` (F, m, 4) (turned to the poles already):
         each frame's best pose. The first attempt's first stage of its schedule (least squares while it gains
-        quickly), then ``bend_to_reach`` on the frames still short, then the rest of its schedule on those still
-        short."""
+        quickly), then ``bend_to_reach`` on the frames still short (unless they were bent already: not
+        ``bend``), then the rest of its schedule on those still short."""
         start = Best.start(first)
         best = attempt(self.steps, start, goals, self.stopping, self.schedule[:1])
-        self.bend_to_reach(best, first, goals, poles)
+        if bend:
+            self.bend_to_reach(best, first, goals, poles)
         go_on(self.steps, start, best, goals, self.stopping, self.schedule[1:])
         self.retry_bent(best, goals, poles)
         random = np.random.default_rng(RESTART_SEED)

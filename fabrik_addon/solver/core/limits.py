@@ -145,8 +145,8 @@ class JointLimits:
         -------
         ndarray of the shape of ``rotations``
             Unit quaternions with w >= 0 that satisfy the limits (``row_clamp.RowClamp``, which the solvers'
-            loops call on rows); a free bone's rotations are returned as they are, up to their sign, and other
-            rotations already inside unchanged to rounding.
+            loops call on rows); a free bone's rotations are returned as they are, up to their sign (so they are
+            unit only if given so), and other rotations already inside unchanged to rounding.
         """
         quats = np.asarray(rotations, dtype=np.float64)
         if bone is None:

@@ -44,8 +44,12 @@ _REFINED = 65
 _ROUNDS = 3
 #: Local extremes of the sweep refined (the largest ones): limits give a segment's length a few at most.
 _CANDIDATES = 8
-#: The most steps of regula falsi that bend a pose to its goal's distance (``ChainReach.bent``); it takes a few.
-_STEPS = 40
+#: The most steps of regula falsi that bend a pose to its goal's distance (``ChainReach.bent``): where the tip's
+#: distance changes smoothly along the way it takes a dozen at most (most take 4 to 9); more, and a limit cutting
+#: in makes the distance jump, where the bracket closes slowly on the jump.
+_STEPS = 16
+#: The narrowest bracket regula falsi goes on with: narrower, the tip's distance jumps there (a limit cutting in).
+_NARROWEST = 1e-9
 #: How far off its own Y axis (relative to its length) a limited bone's offset may lie and still count as along
 #: it: rounding in the rest frames Blender stores in float32.
 _OFF_AXIS = 1e-6
@@ -132,14 +136,15 @@ class ChainReach:
         back: FloatArray,
         tips: Callable[[FloatArray], FloatArray],
         tolerance: float,
+        beyond: NDArray[np.bool_] | None = None,
     ) -> tuple[FloatArray, NDArray[np.int64]]:
         """Compute poses (F, m, 4) whose tip lies ``distances`` (F,) from the root's head, within ``tolerance``,
         given the start poses ``start`` (F, m, 4): each frame's start bent on the way (``_between``) to the
         extreme shape beyond that distance (``pose`` with ``toward`` and ``back``), where the tip's distance
         crosses it, found by regula falsi (the Illinois variant). ``tips`` gives the tip's distance from the
-        root under rotations (n, m, 4), (n,). A frame whose way does not cross its distance keeps the end that
-        comes nearer it: the extreme, for a goal beyond the reach (its start, for one nearer than the chain folded
-        in line where that is no extreme).
+        root under rotations (n, m, 4), (n,). A frame whose goal lies ``beyond`` the reach (F,) gets the extreme;
+        another whose way does not cross its distance (the fold in line, where that is no extreme) keeps its
+        start. A way whose distance jumps past the goal's (a limit cutting in) ends at the jump.
 
         Returns
         -------
@@ -172,9 +177,12 @@ class ChainReach:
             a, fa = np.where(crossed, b, a), np.where(crossed, fb, 0.5 * fa)
             b, fb = t, ft
             at[ways] = t
-            going = np.abs(ft) > tolerance
+            going = (np.abs(ft) > tolerance) & (np.abs(b - a) > _NARROWEST)
             ways, a, b, fa, fb = ways[going], a[going], b[going], fa[going], fb[going]
-        return self._between(start, ends, at), steps
+        found = (low * high <= 0.0) | there
+        if beyond is not None:
+            found |= beyond  # its end, the extreme, comes nearer its distance than its start
+        return np.where(found[:, None, None], self._between(start, ends, at), start), steps
 
     def _between(self, start: FloatArray, end: FloatArray, t: FloatArray) -> FloatArray:
         """Poses (F, m, 4) the share ``t`` (F,) of the way from ``start`` to ``end`` (on one side of each other):

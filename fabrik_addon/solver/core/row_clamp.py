@@ -1,11 +1,11 @@
-"""``JointLimits.clamp`` for rotations stored as rows (see ``quat_rows``), for the loops of the solvers on bones.
+"""The nearest rotations Blender's IK limits allow (see ``limits``), made for rows (see ``quat_rows``): the clamp
+``JointLimits.clamp`` and the loops of the solvers on bones use.
 
-``JointLimits.clamp`` works on any bones at once and chooses per bone and frame what each limit does. Here
-the choices a bone's limits fix (a locked or limited axis, a symmetric range, an ellipse) are made once, in
+The choices a bone's limits fix (a locked or limited axis, a symmetric range, an ellipse) are made once, in
 Python, when the clamp is built, so clamping one bone's rotations on every frame costs only the numpy calls
-its own limits need. The maths is ``JointLimits.clamp``'s (see ``limits``): the twist about Y first, the
-swing after it; the swing's X and Z bounded (a locked axis bounded to 0), then drawn into the ellipse of the
-two bounds; the twist angle bounded. The swing's X and Z are kept together as one array (2, ...).
+its own limits need. The maths is the limits module's: the twist about Y first, the swing after it; the
+swing's X and Z bounded (a locked axis bounded to 0), then drawn into the ellipse of the two bounds; the twist
+angle bounded. The swing's X and Z are kept together as one array (2, ...).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from .validate import FloatArray
 
 
-class JointLimits(Protocol):
+class Limits(Protocol):
     """What a clamp is made from: ``limits.JointLimits`` (whose ``clamp`` clamps by these)."""
 
     @property
@@ -62,12 +62,12 @@ class RowClamp:
     signs: FloatArray  # (1, -1) as a column: (z, x) times it is (z, -x), the cross terms of swing * twist
 
     @classmethod
-    def of(cls, limits: JointLimits, bone: int | None = None) -> RowClamp:
+    def of(cls, limits: Limits, bone: int | None = None) -> RowClamp:
         """The clamp of ``bone``'s limits, or of every bone's (rows (4, m, F)) without one."""
         return cls.every(limits) if bone is None else cls.each(limits)[bone]
 
     @classmethod
-    def every(cls, limits: JointLimits) -> RowClamp:
+    def every(cls, limits: Limits) -> RowClamp:
         """The clamp of every bone's limits at once, for rows (4, m, F)."""
         bounds = _Bounds.of(limits)
 
@@ -94,7 +94,7 @@ class RowClamp:
         )
 
     @classmethod
-    def each(cls, limits: JointLimits) -> list[RowClamp]:
+    def each(cls, limits: Limits) -> list[RowClamp]:
         """The clamp of each bone's limits, in order, for rows (4, F); sliced from arrays of every bone's
         bounds (the solver builds one per bone of every chain it solves)."""
         bounds = _Bounds.of(limits)
@@ -177,7 +177,7 @@ class _Bounds:
     half_angles: FloatArray
 
     @classmethod
-    def of(cls, limits: JointLimits) -> _Bounds:
+    def of(cls, limits: Limits) -> _Bounds:
         lock, use = limits.lock, limits.use_limit
         low = np.where(lock, 0.0, np.where(use, np.sin(0.5 * limits.minimum), -1.0))[:, [0, 2]]
         high = np.where(lock, 0.0, np.where(use, np.sin(0.5 * limits.maximum), 1.0))[:, [0, 2]]
