@@ -149,17 +149,26 @@ class JointLimits:
             unit only if given so), and other rotations already inside unchanged to rounding.
         """
         quats = np.asarray(rotations, dtype=np.float64)
-        if bone is None:
-            frames = quats.reshape(-1, *quats.shape[-2:])  # (N, m, 4)
-            clamped = self._clamps[0](np.ascontiguousarray(frames.transpose(2, 1, 0))).transpose(2, 1, 0)
+        if bone is not None:
+            clamped = self._clamps[2][bone](np.ascontiguousarray(quats.reshape(-1, 4).T)).T
+            return np.ascontiguousarray(clamped).reshape(quats.shape)
+        frames = quats.reshape(-1, *quats.shape[-2:])  # (N, m, 4)
+        limited, clamp = self._clamps[:2]
+        if len(limited) < self.bones:  # the free bones as they are, up to sign; only the others clamped
+            clamped = frames * np.copysign(1.0, frames[..., :1])
+            if len(limited):
+                rows = np.ascontiguousarray(frames[:, limited].transpose(2, 1, 0))
+                clamped[:, limited] = clamp(rows).transpose(2, 1, 0)
         else:
-            clamped = self._clamps[1][bone](np.ascontiguousarray(quats.reshape(-1, 4).T)).T
-        return np.ascontiguousarray(clamped).reshape(quats.shape)
+            clamped = np.ascontiguousarray(clamp(np.ascontiguousarray(frames.transpose(2, 1, 0))).transpose(2, 1, 0))
+        return clamped.reshape(quats.shape)
 
     @cached_property
-    def _clamps(self) -> tuple[RowClamp, list[RowClamp]]:
-        """The clamps of every bone at once and of each bone, made once."""
-        return RowClamp.every(self), RowClamp.each(self)
+    def _clamps(self) -> tuple[NDArray[np.intp], RowClamp, list[RowClamp]]:
+        """The bones locked or limited on some axis, the clamp of those at once, and each bone's clamp, made
+        once."""
+        limited = np.flatnonzero((self.lock | self.use_limit).any(axis=1))
+        return limited, RowClamp.every(self.take(limited)), RowClamp.each(self)
 
     def swing_bounds(self, bones: int | slice) -> tuple[FloatArray, FloatArray]:
         """The bounds on each axis's part of a swing or twist, ``sin`` of half its turn (shape of ``bones``' limits,
