@@ -18,7 +18,21 @@ from functools import cached_property
 
 import numpy as np
 
-from ..core import Aims, BoneFrames, ChainReach, FloatArray, JointLimits, cap_turns, chain_reach, cross
+from ..core import (
+    Aims,
+    BoneFrames,
+    ChainReach,
+    Extremes,
+    FloatArray,
+    JointLimits,
+    ReachBounds,
+    cap_turns,
+    chain_reach,
+    cross,
+    free_root,
+    reach_bounds,
+    seek_extremes,
+)
 from ..core import quat_rows as rows
 from ..points import BACK, LEAST_SQUARES, TOWARD, Recorder
 from .chain import ChainRest
@@ -149,6 +163,18 @@ class ChainSteps:
     def reach(self) -> ChainReach:
         """How near to and far from the root the tip can come, and the poses there (``core.reach``)."""
         return chain_reach(self.rest.rest_rotations, self.rest.offsets, self.limits)
+
+    @cached_property
+    def bounds(self) -> ReachBounds:
+        """Bounds on the tip's distance from the root and its direction that no pose within the limits crosses
+        (``core.reach_bounds``)."""
+        return reach_bounds(self.rest.rest_rotations, self.rest.offsets, self.limits, self.reach)
+
+    @cached_property
+    def extremes(self) -> Extremes:
+        """Poses found nearest to the root and farthest from it (``core.seek_extremes``, with the root's limits
+        lifted): searched once per chain, where its reach is not known exactly."""
+        return seek_extremes(ChainSteps(self.rest, free_root(self.limits)), self.limits)
 
     @cached_property
     def aims(self) -> Aims:
