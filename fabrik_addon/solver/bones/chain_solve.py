@@ -71,7 +71,7 @@ from ..points import START, Recorder
 from .chain import ChainRest
 from .chain_steps import ChainPosed, RecordingSteps, chain_steps
 from .iterate import Best, Steps, frames_first, rows_of
-from .solver import BoneSolver, as_limits, as_rotations
+from .solver import BoneSolver, PoseSolution, as_limits, as_rotations
 from .turns import fold_lines, straightened_by_lengths, swivel_nearest, turn_toward
 
 #: Attempts from random poses within the limits on frames still short of a target within the chain's length,
@@ -87,40 +87,6 @@ LENGTHENED = "bones lengthened"
 SOLVED = "solved"
 _Poles = FloatArray | None
 _Mask = NDArray[np.bool_]
-
-
-@dataclass(frozen=True)
-class PoseSolution:
-    """The result of ``solve_pose``, per frame.
-
-    Attributes
-    ----------
-    rotations : ndarray, shape (F, m, 4)
-        Each bone's local rotation quaternion (w, x, y, z), within its limits; signs continuous from frame to
-        frame, the first frame's on the side of the input rotation.
-    scales : ndarray, shape (F, m)
-        Each bone's scale along its own Y axis (1 unless stretching).
-    joints : ndarray, shape (F, m+1, 3)
-        The bones' heads, then the last bone's tail, in the chain's base frame.
-    iterations : ndarray of int, shape (F,)
-    error : ndarray, shape (F,)
-        Distance from the last joint to the target.
-    reached : ndarray of bool, shape (F,)
-        ``error <= tolerance``.
-    history : ndarray, shape (steps, m+1, 3), or None
-        With ``history=True``, the one frame's joints after every step (see the module's notes), else None.
-    history_steps : tuple of str
-        The name of each step of ``history``; empty without history.
-    """
-
-    rotations: FloatArray
-    scales: FloatArray
-    joints: FloatArray
-    iterations: NDArray[np.int64]
-    error: FloatArray
-    reached: NDArray[np.bool_]
-    history: FloatArray | None = None
-    history_steps: tuple[str, ...] = ()
 
 
 def solve_pose(

@@ -8,7 +8,8 @@ After it, frames still short get another attempt from a bent pose, then from ran
 (seeded: a bake gives the same keys every time), each turned toward the goals first; with stretch, rounds of
 lengthened bones; last, a swivel about the line from the first head to the tip, to the pose nearest a
 reference. ``BoneSolver`` holds that sequence; a chain and a tree fill in how they turn a pose toward its
-goals, how far their goals can be, how their bones lengthen and how they swivel.
+goals, how far their goals can be, how their bones lengthen and how they swivel. ``PoseSolution`` is what a
+chain's solve returns (``chain_solve.solve_pose``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,40 @@ ROUNDING = 1e-12
 
 #: A solver's poles as its hooks take them: a chain's (F, 3) or None, a tree's list of those per effector.
 PolesT = TypeVar("PolesT")
+
+
+@dataclass(frozen=True)
+class PoseSolution:
+    """The result of ``solve_pose``, per frame.
+
+    Attributes
+    ----------
+    rotations : ndarray, shape (F, m, 4)
+        Each bone's local rotation quaternion (w, x, y, z), within its limits; signs continuous from frame to
+        frame, the first frame's on the side of the input rotation.
+    scales : ndarray, shape (F, m)
+        Each bone's scale along its own Y axis (1 unless stretching).
+    joints : ndarray, shape (F, m+1, 3)
+        The bones' heads, then the last bone's tail, in the chain's base frame.
+    iterations : ndarray of int, shape (F,)
+    error : ndarray, shape (F,)
+        Distance from the last joint to the target.
+    reached : ndarray of bool, shape (F,)
+        ``error <= tolerance``.
+    history : ndarray, shape (steps, m+1, 3), or None
+        With ``history=True``, the one frame's joints after every step (see ``chain_solve``), else None.
+    history_steps : tuple of str
+        The name of each step of ``history``; empty without history.
+    """
+
+    rotations: FloatArray
+    scales: FloatArray
+    joints: FloatArray
+    iterations: NDArray[np.int64]
+    error: FloatArray
+    reached: NDArray[np.bool_]
+    history: FloatArray | None = None
+    history_steps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
