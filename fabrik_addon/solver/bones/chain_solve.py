@@ -306,18 +306,22 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         (``ChainSteps.at_extremes``), turned to the pole, or to the goal (a locked or limited root by the turn its
         limits keep closest, ``swivel_toward``): settled where it misses by no more than every pose must
         (``ReachBounds.miss``), to a hundredth of the tolerance. A goal beyond the lengths (or inside the ball
-        the longest bone leaves) is settled anyway, by the closer of that and ``straightened_by_lengths``."""
+        the longest bone leaves) is settled anyway, by the closer of that and ``straightened_by_lengths`` (by
+        that alone where the reach is not exact: its search is only made for the goals the lengths allow)."""
         if self.extremes is not None and self.extremes.exact:
             return self.at_once(first, goals, poles, np.ones(len(goals), dtype=bool)), np.ones(len(goals), dtype=bool)
         distance, once = np.linalg.norm(goals, axis=1), np.ones(len(goals), dtype=np.int64)
-        free = self.extremes is not None
-        toward, back = fold_lines(self.rest, first, goals)
-        quats = chain_steps(self.rest, self.limits).at_extremes(distance < self.bounds.nearest, first, toward, back)
-        if poles is None and not free:
-            quats = swivel_toward(self.rest, self.limits, quats, goals)
-        best = self.turned_best(STRAIGHTENED, quats, goals, poles, once, free)
-        settled = best.error <= np.maximum(self.bounds.miss(goals), 0.0) + 0.01 * self.tolerance
+        free, steps = self.extremes is not None, chain_steps(self.rest, self.limits)
         by_lengths = (distance >= self.reach) | (distance < inner_radius(self.rest.lengths))
+        best, settled = Best.start(first), np.zeros(len(goals), dtype=bool)
+        if (rows := np.flatnonzero(~by_lengths | steps.reach.exact)).size:  # by the lengths: no search needed
+            toward, back = fold_lines(self.rest, first[rows], goals[rows])
+            quats = steps.at_extremes(distance[rows] < self.bounds.nearest, first[rows], toward, back)
+            if poles is None and not free:
+                quats = swivel_toward(self.rest, self.limits, quats, goals[rows])
+            found = self.turned_best(STRAIGHTENED, quats, goals[rows], self.poles_of(poles, rows), once[rows], free)
+            best.place(rows, found)
+            settled[rows] = found.error <= np.maximum(self.bounds.miss(goals[rows]), 0.0) + 0.01 * self.tolerance
         if (rows := np.flatnonzero(by_lengths & ~settled)).size:
             quats, aims = straightened_by_lengths(self.rest, first[rows], goals[rows]), self.poles_of(poles, rows)
             best.keep_better(rows, self.turned_best(STRAIGHTENED, quats, goals[rows], aims, once[rows], free))

@@ -59,6 +59,10 @@ _DIRECTIONS = 181
 _STARTS = 24
 _SEEK_ROUNDS = 60
 _SEED = 0
+#: It stops early once ``_STALL`` steps have gained no more than ``_GAIN`` of twice the chain's length (or the
+#: tip is that near the root).
+_STALL = 16
+_GAIN = 1e-12
 _Y = np.array([0.0, 1.0, 0.0])
 
 
@@ -232,10 +236,10 @@ def free_root(limits: JointLimits) -> JointLimits:
 
 def seek_extremes(steps: Steps, limits: JointLimits) -> Extremes:
     """Search poses within ``limits`` that put the tip nearest to the root's head and farthest from it, given the
-    steps of the chain with a free root (``free_root``): from ``_STARTS`` poses, ``_SEEK_ROUNDS`` rounds of one
-    FABRIK iteration and one least-squares step toward the root's head, and toward a point twice the chain's
-    length away along the tip's line; the nearest and the farthest pose seen. A search, not a bound: the reach
-    may extend beyond what it finds (``reach_bounds`` gives what it cannot exceed)."""
+    steps of the chain with a free root (``free_root``): from ``_STARTS`` poses, up to ``_SEEK_ROUNDS`` rounds of
+    one FABRIK iteration and one least-squares step toward the root's head, and toward a point twice the chain's
+    length away along the tip's line (see ``_STALL``); the nearest and the farthest pose seen. A search, not a
+    bound: the reach may extend beyond what it finds (``reach_bounds`` gives what it cannot exceed)."""
     bones = limits.bones
     starts = quat_normalize(np.random.default_rng(_SEED).normal(size=(_STARTS, bones, 4)))
     starts[0], starts[1] = np.array([1.0, 0.0, 0.0, 0.0]), limits.bent()
@@ -245,16 +249,18 @@ def seek_extremes(steps: Steps, limits: JointLimits) -> Extremes:
     away = 2.0 * float(np.linalg.norm(segments, axis=1).sum())
     found = []
     for sign in (-1.0, 1.0):
-        posed, best, best_local = steps.pose(local, scales), -np.inf, local[..., 0]
+        posed, best, best_local, since = steps.pose(local, scales), -np.inf, local[..., 0], 0
         for step in (steps.fabrik, steps.least_squares) * _SEEK_ROUNDS + (None,):
             tips = posed.joints[-1]
             distance = np.sqrt(np.einsum("if,if->f", tips, tips))
             k = int(np.argmax(sign * distance))
+            since = 0 if sign * distance[k] > best + _GAIN * away else since + 1
             if sign * distance[k] > best:
                 best, best_local = sign * float(distance[k]), posed.local[..., k].copy()
-            if step is not None:
-                along = np.where(distance > 0.0, tips / np.where(distance > 0.0, distance, 1.0), _Y[:, None])
-                posed = step(posed, along * away if sign > 0 else np.zeros_like(tips))
+            if step is None or since >= _STALL or (sign < 0 and -best <= _GAIN * away):
+                break  # no nearer than the root's head
+            along = np.where(distance > 0.0, tips / np.where(distance > 0.0, distance, 1.0), _Y[:, None])
+            posed = step(posed, along * away if sign > 0 else np.zeros_like(tips))
         found.append((sign * best, np.asarray(best_local, dtype=np.float64)))
     (nearest, near), (farthest, far) = found
     return Extremes(nearest, farthest, near, far)
