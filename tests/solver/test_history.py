@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from fabrik_addon.solver import ChainRest, JointLimits, forward_kinematics, solve, solve_pose
 from fabrik_addon.solver.bones import BENT, LENGTHENED, RESTART, SOLVED, STRAIGHTENED, TURNED_TO_POLE
+from fabrik_addon.solver.bones.chain_steps import chain_steps
 from fabrik_addon.solver.core import chain_reach, inner_radius, quat_normalize
 from fabrik_addon.solver.points import BACK, LEAST_SQUARES, START, TOWARD
 
@@ -115,15 +116,13 @@ def test_pose_history_names_every_step_and_counts_the_iterations(
     assert (names[1] == TURNED_TO_POLE) == with_pole
     steps = {TURNED_TO_POLE, TOWARD, BACK, LEAST_SQUARES, RESTART, LENGTHENED, STRAIGHTENED, BENT}
     assert set(names[1:-1]) <= steps
-    # A target no pose reaches (farther from the root than the tip can come, or nearer: with a free root under
-    # the limits where they are known exactly, else by the lengths) is met in one step, the chain straightened
-    # (or folded) toward it; any other is iterated.
+    # A target no pose reaches (farther from the root than the tip can come, or nearer: by the bounds that hold
+    # for every chain, the reach itself where known exactly) is met in a step, the chain straightened (or
+    # folded) toward it, and iterated too where that step is not the closest any pose comes; any other is
+    # iterated.
     distance = float(np.linalg.norm(target))
-    nearest, farthest = inner_radius(rest.lengths), reach
-    if not limits.lock[0].any() and not limits.use_limit[0].any():
-        bounds = chain_reach(rest.rest_rotations, rest.offsets, limits)
-        nearest, farthest = bounds.nearest, bounds.farthest
-    assert (STRAIGHTENED in names) == (distance >= farthest or distance < nearest)
+    bounds = chain_steps(rest, limits).bounds
+    assert (STRAIGHTENED in names) == (distance >= bounds.farthest or distance < bounds.nearest)
     # A limited chain whose reach is exact bends first, once: no pose is bent after FABRIK has run.
     if limits.any and _bends_first(rest, limits) and TOWARD in names:
         assert BENT not in names[names.index(TOWARD) :]

@@ -80,7 +80,9 @@ def test_targets_within_the_limits_are_reached_in_essentially_every_case() -> No
         )
         reached += int(solution.reached.sum())
         total += len(poses)
-    assert reached / total >= 0.985, f"{reached} of {total} reached"  # 99.2 % when written (97.0 % from two starts)
+    # 99.2 % when written (97.0 % from two starts); 98.3 % since each frame draws its own restarts, and 98.2 % to
+    # 99.2 % over six seeds of the draws, drawn either way: the last few frames are a lottery.
+    assert reached / total >= 0.98, f"{reached} of {total} reached"
 
 
 def test_the_same_input_gives_the_same_pose_every_time() -> None:
@@ -92,6 +94,25 @@ def test_the_same_input_gives_the_same_pose_every_time() -> None:
     first, again = (solve_pose(rest, np.tile(IDENTITY, (3, 1)), goals, limits=limits) for _ in range(2))
     assert not first.reached.all()  # some frames went through the retries
     np.testing.assert_array_equal(first.rotations, again.rotations)
+
+
+def test_a_frame_restarts_from_the_same_poses_whichever_frames_are_solved_beside_it() -> None:
+    """The random poses a frame left short restarts from are its own, drawn from its goal (``random_rotations``):
+    half the frames solved by themselves, in the other order, beside other targets, get the rotations they get
+    among all, to rounding (up to their signs, which follow the frames before), after as many iterations.
+    (Drawn from one stream for every frame short at once, they changed with the frames beside them: a frame's
+    target out of reach took draws from the others.)"""
+    rng = np.random.default_rng(12)
+    rest, limits, _ = random_limited_chain(rng, 3)
+    goals = rng.normal(size=(40, 3)) * rest.lengths.sum() / 2
+    start = np.tile(IDENTITY, (3, 1))
+    every = solve_pose(rest, start, goals, limits=limits)
+    assert (every.iterations > 100).sum() >= 5  # frames that went through the random restarts
+    others = rng.normal(size=(7, 3)) * rest.lengths.sum()
+    some = solve_pose(rest, start, np.concatenate([goals[::-2], others]), limits=limits)
+    signs = np.sign(np.einsum("fmi,fmi->fm", some.rotations[:20], every.rotations[::-2]))[..., None]
+    np.testing.assert_allclose(signs * some.rotations[:20], every.rotations[::-2], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(some.iterations[:20], every.iterations[::-2])
 
 
 #: Solves 2,000 frames of a 20-bone cone chain and prints a digest of the rotations.

@@ -17,10 +17,10 @@ from .chain_solve import (
     SOLVED,
     STRAIGHTENED,
     TURNED_TO_POLE,
-    PoseSolution,
     solve_pose,
 )
 from .solve import BonesSolution, needs_pose_solve, solve_bones
+from .solver import PoseSolution
 from .tree import (
     TreeJoints,
     TreeRest,

@@ -26,11 +26,13 @@ iterations only.
 An attempt runs one iteration of FABRIK, which brings the chain near the goal and shapes it, then damped
 least squares, which finishes in a few steps where FABRIK alone creeps (near its goal a 48-bone chain gains
 a tenth per twenty iterations); frames still short get both again, as long as they gain at all, before the
-retries from other starts. A chain's reach under its limits is known exactly where no two limited bones
-come in a row (``core.reach``: limbs); where the root is free too, a target outside it is met in one step, the
-chain straightened or folded toward it, and frames are bent to the target's distance and turned to it: every
-frame first where limits hold (FABRIK and least squares then run on those still short), else those the first
-least squares leave short. A locked or limited root cannot turn such poses to every target: its lengths rule.
+retries from other starts. A target beyond the reach is met in one step: the chain at the extreme of its
+reach (known exactly where no two limited bones come in a row, ``core.reach``: limbs; else within bounds that
+hold for every chain, ``core.reach_bounds``, at poses a search found) straightened or folded toward it, turned
+to it. That settles the frame where no pose can come closer (always with a free root and the reach known
+exactly); else it is iterated too, and keeps the closer. With a free root and the reach known exactly, frames
+are bent to the target's distance and turned to it as well: every frame first where limits hold (FABRIK and
+least squares then run on those still short), else those the first least squares leave short.
 
 With ``history=True`` (one frame), the joints after every step are kept, named (``points.history``):
 ``START`` (the rotations given, as they are), ``TURNED_TO_POLE`` (with a pole: the start turned, and clamped),
@@ -61,6 +63,7 @@ from ..core import (
     ChainReach,
     FloatArray,
     JointLimits,
+    ReachBounds,
     as_points,
     inner_radius,
     positive_float,
@@ -71,8 +74,8 @@ from ..points import START, Recorder
 from .chain import ChainRest
 from .chain_steps import ChainPosed, RecordingSteps, chain_steps
 from .iterate import Best, Steps, frames_first, rows_of
-from .solver import BoneSolver, as_limits, as_rotations
-from .turns import fold_lines, straightened_by_lengths, swivel_nearest, turn_toward
+from .solver import BoneSolver, PoseSolution, as_limits, as_rotations
+from .turns import fold_lines, straightened_by_lengths, swivel_nearest, swivel_toward, turn_toward
 
 #: Attempts from random poses within the limits on frames still short of a target within the chain's length,
 #: after the start pose and the bent one: limits can leave so few ways to a target that two starts miss a few
@@ -87,40 +90,6 @@ LENGTHENED = "bones lengthened"
 SOLVED = "solved"
 _Poles = FloatArray | None
 _Mask = NDArray[np.bool_]
-
-
-@dataclass(frozen=True)
-class PoseSolution:
-    """The result of ``solve_pose``, per frame.
-
-    Attributes
-    ----------
-    rotations : ndarray, shape (F, m, 4)
-        Each bone's local rotation quaternion (w, x, y, z), within its limits; signs continuous from frame to
-        frame, the first frame's on the side of the input rotation.
-    scales : ndarray, shape (F, m)
-        Each bone's scale along its own Y axis (1 unless stretching).
-    joints : ndarray, shape (F, m+1, 3)
-        The bones' heads, then the last bone's tail, in the chain's base frame.
-    iterations : ndarray of int, shape (F,)
-    error : ndarray, shape (F,)
-        Distance from the last joint to the target.
-    reached : ndarray of bool, shape (F,)
-        ``error <= tolerance``.
-    history : ndarray, shape (steps, m+1, 3), or None
-        With ``history=True``, the one frame's joints after every step (see the module's notes), else None.
-    history_steps : tuple of str
-        The name of each step of ``history``; empty without history.
-    """
-
-    rotations: FloatArray
-    scales: FloatArray
-    joints: FloatArray
-    iterations: NDArray[np.int64]
-    error: FloatArray
-    reached: NDArray[np.bool_]
-    history: FloatArray | None = None
-    history_steps: tuple[str, ...] = ()
 
 
 def solve_pose(
@@ -209,12 +178,14 @@ def solve_pose(
     beyond = np.zeros(frames, dtype=bool) if stretching else solver.beyond_reach(goals)
     if solver.bends_first and not stretching:  # every frame short met at once, the attempts on those still short
         best = solver.bending_first(first, goals, pole_points, beyond)
-    elif beyond.any():  # those frames directly, the others by the attempts
-        best = Best.start(first)
-        rows, within = np.flatnonzero(beyond), np.flatnonzero(~beyond)
-        best.place(rows, solver.directly(first[rows], goals[rows], solver.poles_of(pole_points, rows)))
-        if within.size:
-            best.place(within, solver.search(first[within], goals[within], solver.poles_of(pole_points, within), False))
+    elif beyond.any():  # those frames directly, the others (and those it does not settle) by the attempts
+        best, rows = Best.start(first), np.flatnonzero(beyond)
+        direct, settled = solver.directly(first[rows], goals[rows], solver.poles_of(pole_points, rows))
+        best.place(rows, direct)
+        beyond[rows[~settled]] = False
+        if (within := np.flatnonzero(~beyond)).size:
+            searched = solver.search(first[within], goals[within], solver.poles_of(pole_points, within), False)
+            best.keep_better(within, searched)
     else:
         best = solver.search(first, goals, pole_points, stretch)
     solver.swivel_to(best, first, goals)
@@ -302,13 +273,16 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         plane must roll), where bending reaches a goal within reach in a few steps."""
         return self.limits.any and self.extremes is not None and self.extremes.exact
 
+    @cached_property
+    def bounds(self) -> ReachBounds:
+        """Where the tip can be, within bounds that hold for every chain (``core.reach_bounds``)."""
+        return chain_steps(self.rest, self.limits).bounds
+
     def beyond_reach(self, goals: FloatArray) -> NDArray[np.bool_]:
-        """Per frame, whether no pose of the chain reaches the goal (F, 3): farther from the root than the tip can
-        come, or nearer (``extremes``; without, by the lengths: beyond them or inside the ball the longest leaves)."""
-        reach = self.extremes
-        near, far = (inner_radius(self.rest.lengths), self.reach) if reach is None else (reach.nearest, reach.farthest)
+        """Per frame, whether the goal (F, 3) lies as far from the root as the tip can come or farther, or nearer
+        than it can come (``bounds``: the reach itself where ``core.reach`` knows it): ``directly``'s frames."""
         distance = np.linalg.norm(goals, axis=1)
-        return np.asarray((distance >= far) | (distance < near))
+        return np.asarray((distance >= self.bounds.farthest) | (distance < self.bounds.nearest))
 
     def bending_first(self, first: FloatArray, goals: FloatArray, poles: _Poles, beyond: _Mask) -> Best:
         """With ``bends_first``: the frames short at the start met at once (``at_once``: those ``beyond_reach`` at
@@ -325,14 +299,34 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
             best.keep_better(short, searched)
         return best
 
-    def directly(self, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> Best:
-        """The poses of frames no pose gets to their goal (``beyond_reach``), made in one step, not iterated: with a
-        free root, ``at_once``; with a locked or limited root, by its lengths (``straightened_by_lengths``), turned
-        to the pole with one."""
-        if self.extremes is not None:
-            return self.at_once(first, goals, poles, np.ones(len(goals), dtype=bool))
-        quats, once = straightened_by_lengths(self.rest, first, goals), np.ones(len(goals), dtype=np.int64)
-        return self.turned_best(STRAIGHTENED, quats, goals, poles, once, to_goal=False)
+    def directly(self, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> tuple[Best, _Mask]:
+        """The poses of frames beyond the reach (``beyond_reach``), made in one step, within the limits, and the
+        frames they settle (F,): the others go on to ``search``, keeping these poses where closer. With a free
+        root and the reach exact, ``at_once``: every frame settled. Else the chain at the extreme it lies beyond
+        (``ChainSteps.at_extremes``), turned to the pole, or to the goal (a locked or limited root by the turn its
+        limits keep closest, ``swivel_toward``): settled where it misses by no more than every pose must
+        (``ReachBounds.miss``), to a hundredth of the tolerance. A goal beyond the lengths (or inside the ball
+        the longest bone leaves) is settled anyway, by the closer of that and ``straightened_by_lengths`` (by
+        that alone where the reach is not exact: its search is only made for the goals the lengths allow)."""
+        if self.extremes is not None and self.extremes.exact:
+            return self.at_once(first, goals, poles, np.ones(len(goals), dtype=bool)), np.ones(len(goals), dtype=bool)
+        distance, once = np.linalg.norm(goals, axis=1), np.ones(len(goals), dtype=np.int64)
+        free, steps = self.extremes is not None, chain_steps(self.rest, self.limits)
+        by_lengths = (distance >= self.reach) | (distance < inner_radius(self.rest.lengths))
+        best, settled = Best.start(first), np.zeros(len(goals), dtype=bool)
+        if (rows := np.flatnonzero(~by_lengths | steps.reach.exact)).size:  # by the lengths: no search needed
+            toward, back = fold_lines(self.rest, first[rows], goals[rows])
+            quats = steps.at_extremes(distance[rows] < self.bounds.nearest, first[rows], toward, back)
+            if poles is None and not free:
+                quats = swivel_toward(self.rest, self.limits, quats, goals[rows])
+            found = self.turned_best(STRAIGHTENED, quats, goals[rows], self.poles_of(poles, rows), once[rows], free)
+            best.place(rows, found)
+            settled[rows] = found.error <= np.maximum(self.bounds.miss(goals[rows]), 0.0) + 0.01 * self.tolerance
+        if (rows := np.flatnonzero(by_lengths & ~settled)).size:
+            quats, aims = straightened_by_lengths(self.rest, first[rows], goals[rows]), self.poles_of(poles, rows)
+            best.keep_better(rows, self.turned_best(STRAIGHTENED, quats, goals[rows], aims, once[rows], free))
+            settled[rows] = True
+        return best, settled
 
     def bend_to_reach(self, best: Best, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> None:
         """``at_once`` on the frames still short, on a chain whose reach is exact and whose root is free

@@ -17,8 +17,23 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+from numpy.typing import NDArray
 
-from ..core import Aims, BoneFrames, ChainReach, FloatArray, JointLimits, cap_turns, chain_reach, cross
+from ..core import (
+    Aims,
+    BoneFrames,
+    ChainReach,
+    Extremes,
+    FloatArray,
+    JointLimits,
+    ReachBounds,
+    cap_turns,
+    chain_reach,
+    cross,
+    free_root,
+    reach_bounds,
+    seek_extremes,
+)
 from ..core import quat_rows as rows
 from ..points import BACK, LEAST_SQUARES, TOWARD, Recorder
 from .chain import ChainRest
@@ -149,6 +164,32 @@ class ChainSteps:
     def reach(self) -> ChainReach:
         """How near to and far from the root the tip can come, and the poses there (``core.reach``)."""
         return chain_reach(self.rest.rest_rotations, self.rest.offsets, self.limits)
+
+    @cached_property
+    def bounds(self) -> ReachBounds:
+        """Bounds on the tip's distance from the root and its direction that no pose within the limits crosses
+        (``core.reach_bounds``)."""
+        return reach_bounds(self.rest.rest_rotations, self.rest.offsets, self.limits, self.reach)
+
+    @cached_property
+    def extremes(self) -> Extremes:
+        """Poses found nearest to the root and farthest from it (``core.seek_extremes``, with the root's limits
+        lifted): searched once per chain, where its reach is not known exactly."""
+        return seek_extremes(ChainSteps(self.rest, free_root(self.limits)), self.limits)
+
+    def at_extremes(
+        self, inside: NDArray[np.bool_], start: FloatArray, toward: FloatArray, back: FloatArray
+    ) -> FloatArray:
+        """Poses (F, m, 4) at the extreme of the reach nearest the root where ``inside`` (F,), else farthest: the
+        reach's shapes (``ChainReach.pose``, along ``toward`` and ``back``, keeping the twists of ``start``) where
+        it is known exactly, else the poses ``extremes`` found. Within the limits but the root's."""
+        if not self.reach.exact:
+            return np.where(inside[:, None, None], self.extremes.near, self.extremes.far)
+        quats = np.empty(start.shape)
+        for frames, shape in ((inside, self.reach.folded), (~inside, self.reach.straight)):
+            if frames.any():
+                quats[frames] = self.reach.pose(shape, start[frames], toward[frames], back[frames])
+        return quats
 
     @cached_property
     def aims(self) -> Aims:

@@ -8,7 +8,8 @@ After it, frames still short get another attempt from a bent pose, then from ran
 (seeded: a bake gives the same keys every time), each turned toward the goals first; with stretch, rounds of
 lengthened bones; last, a swivel about the line from the first head to the tip, to the pose nearest a
 reference. ``BoneSolver`` holds that sequence; a chain and a tree fill in how they turn a pose toward its
-goals, how far their goals can be, how their bones lengthen and how they swivel.
+goals, how far their goals can be, how their bones lengthen and how they swivel. ``PoseSolution`` is what a
+chain's solve returns (``chain_solve.solve_pose``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .iterate import CHAIN_SCHEDULE, Best, Schedule, Steps, attempt, go_on, rows
 
 #: Rounds of lengthening the bones, each followed by a solve, when stretching toward a target out of reach.
 STRETCH_ROUNDS = 4
-#: The seed of the random starts: a bake gives the same keys every time.
+#: The seed of the random starts (``random_rotations``): a bake gives the same keys every time.
 RESTART_SEED = 0
 #: Relative rounding of a tip's distance after a turn of the whole chain (a fraction of its reach): a turn that
 #: moves the tip by no more is taken as keeping it where it was.
@@ -33,6 +34,40 @@ ROUNDING = 1e-12
 
 #: A solver's poles as its hooks take them: a chain's (F, 3) or None, a tree's list of those per effector.
 PolesT = TypeVar("PolesT")
+
+
+@dataclass(frozen=True)
+class PoseSolution:
+    """The result of ``solve_pose``, per frame.
+
+    Attributes
+    ----------
+    rotations : ndarray, shape (F, m, 4)
+        Each bone's local rotation quaternion (w, x, y, z), within its limits; signs continuous from frame to
+        frame, the first frame's on the side of the input rotation.
+    scales : ndarray, shape (F, m)
+        Each bone's scale along its own Y axis (1 unless stretching).
+    joints : ndarray, shape (F, m+1, 3)
+        The bones' heads, then the last bone's tail, in the chain's base frame.
+    iterations : ndarray of int, shape (F,)
+    error : ndarray, shape (F,)
+        Distance from the last joint to the target.
+    reached : ndarray of bool, shape (F,)
+        ``error <= tolerance``.
+    history : ndarray, shape (steps, m+1, 3), or None
+        With ``history=True``, the one frame's joints after every step (see ``chain_solve``), else None.
+    history_steps : tuple of str
+        The name of each step of ``history``; empty without history.
+    """
+
+    rotations: FloatArray
+    scales: FloatArray
+    joints: FloatArray
+    iterations: NDArray[np.int64]
+    error: FloatArray
+    reached: NDArray[np.bool_]
+    history: FloatArray | None = None
+    history_steps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -103,9 +138,8 @@ class BoneSolver(Generic[PolesT]):
             self.bend_to_reach(best, first, goals, poles)
         go_on(self.steps, start, best, goals, self.stopping, self.schedule[1:])
         self.retry_bent(best, goals, poles)
-        random = np.random.default_rng(RESTART_SEED)
-        for _ in range(self.restarts):
-            self.retry_random(best, goals, poles, random)
+        for draw in range(self.restarts):
+            self.retry_random(best, goals, poles, draw)
         if stretch and self.limits.stretch.any():
             self.stretch(best, goals)
         return best
@@ -134,9 +168,9 @@ class BoneSolver(Generic[PolesT]):
         bones = best.quats.shape[0]
         self.retry(best, goals, poles, short, np.broadcast_to(self.limits.bent(), (short.size, bones, 4)))
 
-    def retry_random(self, best: Best, goals: FloatArray, poles: PolesT, random: np.random.Generator) -> None:
+    def retry_random(self, best: Best, goals: FloatArray, poles: PolesT, draw: int) -> None:
         """Solve the frames still short of goals within reach again, from random poses within the limits turned
-        toward the goals.
+        toward the goals: the ``draw``-th of each frame's own (``random_rotations``).
 
         Where the limits leave few ways to a target (three hinges for the tip's three coordinates, cones that
         only just allow it), FABRIK from the start pose and from the bent one can end where no small turn
@@ -144,10 +178,9 @@ class BoneSolver(Generic[PolesT]):
         reaches it.
         """
         short = np.flatnonzero((best.error > self.tolerance) & self.within_reach(goals))
-        if short.size == 0:  # nothing drawn: the next retry draws what it would have
-            return
-        poses = self.limits.clamp(quat_normalize(random.normal(size=(short.size, best.quats.shape[0], 4))))
-        self.retry(best, goals, poles, short, poses)
+        if short.size:
+            poses = self.limits.clamp(random_rotations(goals[short], draw, best.quats.shape[0]))
+            self.retry(best, goals, poles, short, poses)
 
     def retry(self, best: Best, goals: FloatArray, poles: PolesT, rows: NDArray[np.intp], poses: npt.ArrayLike) -> None:
         """Solve the frames ``rows`` again from ``poses`` (len(rows), m, 4) turned toward their goals (to the
@@ -180,6 +213,37 @@ class BoneSolver(Generic[PolesT]):
         rounding = ROUNDING * self.reach * best.scales.max(axis=0)
         keep = np.flatnonzero(error <= np.maximum(best.error, self.tolerance) + rounding)
         best.quats[..., keep], best.error[keep] = turned[..., keep], error[keep]
+
+
+def random_rotations(goals: FloatArray, draw: int, bones: int) -> FloatArray:
+    """Random rotations (S, m, 4), uniform over all rotations, drawn for each frame from its goals (S, ...) and
+    ``draw`` alone (seeded by ``RESTART_SEED``): a frame restarts from the same poses whichever frames are solved
+    beside it (one in a live preview, those a bake leaves short), and a bake gives the same keys every time.
+
+    Each frame's goals' bits and ``draw`` make its key; splitmix64 (Steele, Lea & Flood, 2014) of the key plus
+    a counter gives uniform 53-bit fractions, and Box and Muller's transform normal ones, four a rotation."""
+    keys = _mixed(np.full(len(goals), draw, dtype=np.uint64) + _GOLDEN) ^ np.uint64(RESTART_SEED)
+    words = np.ascontiguousarray(goals, dtype=np.float64).reshape(len(goals), int(np.prod(goals.shape[1:])))
+    for word in words.view(np.uint64).T:
+        keys = _mixed(keys ^ word)
+    counts = np.arange(1, 4 * bones + 1, dtype=np.uint64) * _GOLDEN
+    fractions = ((_mixed(keys[:, None] + counts) >> np.uint64(11)).astype(np.float64) + 0.5) / 2.0**53
+    low, high = fractions[:, ::2], fractions[:, 1::2]
+    radius = np.sqrt(-2.0 * np.log(low))
+    normal = np.concatenate([radius * np.cos(2.0 * np.pi * high), radius * np.sin(2.0 * np.pi * high)], axis=1)
+    return quat_normalize(normal.reshape(len(goals), bones, 4))
+
+
+#: splitmix64's increment (2^64 over the golden ratio) and its two multipliers.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+
+
+def _mixed(z: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """splitmix64's finaliser: 64-bit words whose bits each depend on every bit of ``z`` (wrapping products)."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX[0]
+    z = (z ^ (z >> np.uint64(27))) * _MIX[1]
+    return np.asarray(z ^ (z >> np.uint64(31)), dtype=np.uint64)
 
 
 def as_rotations(rotations: npt.ArrayLike, frames: int, bones: int) -> FloatArray:

@@ -35,6 +35,11 @@ _FOLD_BEND_RAD = 1e-3
 #: A direction in line with no axis: where the start does not bend, the fold bends about one square to the goal
 #: and to this.
 _ANY = np.array([0.4, 0.5, 0.6])
+#: ``swivel_toward``: the turns about the root-to-goal line swept, the rounds refining the best, and the turns
+#: each round spans (two steps of the round before).
+_SWIVELS = 72
+_SWIVEL_ROUNDS = 3
+_SWIVEL_REFINED = 9
 
 
 def turn_toward(
@@ -101,6 +106,36 @@ def straightened_by_lengths(rest: ChainRest, first: FloatArray, goals: FloatArra
     directions[np.ix_(folded, others)] = back[folded, None]
     joints = np.concatenate([np.zeros((len(goals), 1, 3)), np.cumsum(lengths[:, None] * directions, axis=1)], 1)
     return local_rotations(rest, joints, first)
+
+
+def swivel_toward(rest: ChainRest, limits: JointLimits, quats: FloatArray, goals: FloatArray) -> FloatArray:
+    """The poses (F, m, 4) turned about the root's head to point the tip at each goal (F, 3), the root then clamped
+    to its limits: the smallest turn that points it, then the turn about the root-to-goal line after which the
+    clamped root misses the goal least (a sweep of ``_SWIVELS`` angles from none, refined ``_SWIVEL_ROUNDS``
+    times about the best). A locked or limited root can often point the tip where the smallest turn would take
+    it out of its limits, turned about that line (a thigh that cannot twist rolls the knee's plane so)."""
+    frames, bones = quats.shape[:2]
+    tips = forward_kinematics(rest, quats)[0][:, -1]
+    line = unit(goals, fallback=unit(tips, fallback=np.array([0.0, 1.0, 0.0])))
+    pointed = quat_to_matrix(quat_between(unit(tips, fallback=line), line)) @ _root(rest, quats)
+    step = 2.0 * np.pi / _SWIVELS
+    angles = np.broadcast_to(np.arange(_SWIVELS) * step, (frames, _SWIVELS))
+    best, least = quats, np.full(frames, np.inf)
+    for _ in range(_SWIVEL_ROUNDS + 1):
+        axes = np.broadcast_to(line[:, None], (*angles.shape, 3))
+        turns = quat_to_matrix(axis_angle_to_quat(np.concatenate([angles[..., None], axes], axis=-1)))
+        roots = turns @ pointed[:, None]
+        posed = np.repeat(quats[:, None], angles.shape[1], axis=1)  # (F, K, m, 4)
+        posed[..., 0, :] = limits.clamp(matrix_to_quat(rest.rest_rotations[0].T @ roots), bone=0)
+        ends = forward_kinematics(rest, posed.reshape(-1, bones, 4))[0][:, -1].reshape(*angles.shape, 3)
+        misses = np.linalg.norm(ends - goals[:, None], axis=-1)
+        k = np.argmin(misses, axis=1)
+        better = misses[np.arange(frames), k] < least
+        best = np.where(better[:, None, None], posed[np.arange(frames), k], best)
+        least = np.where(better, misses[np.arange(frames), k], least)
+        angles = angles[np.arange(frames), k][:, None] + np.linspace(-step, step, _SWIVEL_REFINED)
+        step *= 2.0 / (_SWIVEL_REFINED - 1)
+    return np.asarray(best, dtype=np.float64)
 
 
 def swivel_nearest(

@@ -1,7 +1,7 @@
 """The maths both solvers stand on: validation, rotations (quaternions, matrices, Euler angles, axis-angle),
 Blender's IK limits, chain geometry, quaternions stored as rows (``quat_rows``) with the limits' clamp and the
-per-bone routines on them, the stopping rules, and how near and far a chain's tip can come under its limits
-(``reach``).
+per-bone routines on them, the stopping rules, and how near and far a chain's tip can come under its limits:
+exactly for some chains (``reach``), within bounds that hold for every chain (``reach_bounds``).
 
 Imports nothing of the solver outside this package; ``points`` and ``bones`` import only the names below.
 """
@@ -27,6 +27,7 @@ from .geometry import (
 )
 from .limits import JointLimits
 from .reach import ChainReach, Shape, chain_reach
+from .reach_bounds import Extremes, ReachBounds, free_root, reach_bounds, seek_extremes
 from .rotations import (
     EULER_ORDERS,
     axis_angle_to_quat,
@@ -69,8 +70,10 @@ __all__ = [
     "Aims",
     "BoneFrames",
     "ChainReach",
+    "Extremes",
     "FloatArray",
     "JointLimits",
+    "ReachBounds",
     "RowClamp",
     "Shape",
     "Stopping",
@@ -88,6 +91,7 @@ __all__ = [
     "dots",
     "euler_continuous",
     "euler_to_matrix",
+    "free_root",
     "inner_radius",
     "is_straight_line",
     "matrix_to_euler",
@@ -106,6 +110,8 @@ __all__ = [
     "quat_rows",
     "quat_to_axis_angle",
     "quat_to_matrix",
+    "reach_bounds",
+    "seek_extremes",
     "segment_lengths",
     "sign_continuous",
     "soften_reach",
