@@ -71,7 +71,7 @@ from ..core import (
     sign_continuous,
 )
 from ..points import START, Recorder
-from .chain import ChainRest
+from .chain import ChainRest, forward_kinematics
 from .chain_steps import ChainPosed, RecordingSteps, chain_steps
 from .iterate import Best, Steps, frames_first, rows_of
 from .solver import BoneSolver, PoseSolution, as_limits, as_rotations
@@ -188,8 +188,7 @@ def solve_pose(
             best.keep_better(within, searched)
     else:
         best = solver.search(first, goals, pole_points, stretch)
-    solver.swivel_to(best, first, goals)
-    posed = solver.steps.pose(best.quats, best.scales)
+    posed: ChainPosed = solver.swivel_to(best, first, goals)
     quats = sign_continuous(frames_first(best.quats), reference=start[0])
     steps: FloatArray | None = None
     names: tuple[str, ...] = ()
@@ -315,7 +314,7 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         by_lengths = (distance >= self.reach) | (distance < inner_radius(self.rest.lengths))
         best, settled = Best.start(first), np.zeros(len(goals), dtype=bool)
         if (rows := np.flatnonzero(~by_lengths | steps.reach.exact)).size:  # by the lengths: no search needed
-            toward, back = fold_lines(self.rest, first[rows], goals[rows])
+            toward, back = fold_lines(forward_kinematics(self.rest, first[rows])[0], goals[rows])
             quats = steps.at_extremes(distance[rows] < self.bounds.nearest, first[rows], toward, back)
             if poles is None and not free:
                 quats = swivel_toward(self.rest, self.limits, quats, goals[rows])
@@ -347,7 +346,6 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         elbow whose bend plane must roll): each pose measured on the way, and the one turned, a step (``BENT``)."""
         reach = self.extremes
         assert reach is not None, "met at once with a free root"
-        toward, back = fold_lines(self.rest, first, goals)
         scales = np.ones((len(self.rest.offsets), len(goals)))
         bending = not beyond.all()  # (a history has one frame)
 
@@ -357,8 +355,13 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
             joints = self.steps.pose(rows_of(quats), scales[:, : len(quats)]).joints[-1]
             return np.asarray(np.sqrt(np.einsum("if,if->f", joints, joints)), dtype=np.float64)
 
-        distances = np.linalg.norm(goals, axis=1)
-        quats, steps = reach.bent(distances, first, toward, back, tips, 0.25 * self.tolerance, beyond)
+        start = frames_first(self.steps.pose(rows_of(first), scales).joints)  # (F, m+1, 3)
+        if bending:
+            self.record(BENT, first, scales)
+        toward, back = fold_lines(start, goals)
+        distances, start_tips = np.linalg.norm(goals, axis=1), np.linalg.norm(start[:, -1], axis=1)
+        tolerance = 0.25 * self.tolerance
+        quats, steps = reach.bent(distances, first, toward, back, tips, tolerance, beyond, start_tips)
         iterations = np.where(beyond, 1, steps + 1)  # beyond reach: the extreme, its one step
         return self.turned_best(BENT if bending else STRAIGHTENED, quats, goals, poles, iterations)
 

@@ -203,16 +203,19 @@ class BoneSolver(Generic[PolesT]):
             start = Best(best.quats[..., short], grown, np.zeros(short.size, dtype=np.int64), best.error[short])
             best.keep_better(short, self.solve(start, goals[short]))
 
-    def swivel_to(self, best: Best, reference: FloatArray, goals: FloatArray) -> None:
+    def swivel_to(self, best: Best, reference: FloatArray, goals: FloatArray) -> Any:
         """Turn each frame's best pose about the line from its first head to its tip, to where its first bone is
         nearest ``reference``'s (F, m, 4) (``swiveled``). A frame keeps the turned pose unless that moves it
         farther from its goals (beyond the tolerance, and beyond rounding: out of reach, every turn misses by
-        the same distance), as the first bone's limits can make it."""
+        the same distance), as the first bone's limits can make it. Returns the poses kept, as the steps pose
+        them (``Steps.pose``)."""
         turned = self.swiveled(best, reference)
-        error = self.steps.pose(turned, best.scales).error(np.ascontiguousarray(np.moveaxis(goals, 0, -1)))
+        posed = self.steps.pose(turned, best.scales)
+        error = posed.error(np.ascontiguousarray(np.moveaxis(goals, 0, -1)))
         rounding = ROUNDING * self.reach * best.scales.max(axis=0)
         keep = np.flatnonzero(error <= np.maximum(best.error, self.tolerance) + rounding)
         best.quats[..., keep], best.error[keep] = turned[..., keep], error[keep]
+        return posed if keep.size == len(error) else self.steps.pose(best.quats, best.scales)
 
 
 def random_rotations(goals: FloatArray, draw: int, bones: int) -> FloatArray:

@@ -56,7 +56,7 @@ from .iterate import FAST_LEAST_SQUARES, Best, Pace, Schedule, frames_first, row
 from .solver import BoneSolver, as_limits, as_rotations
 from .tree import TreeRest
 from .tree_layout import TreeBones, tree_bones
-from .tree_steps import TreeSteps
+from .tree_steps import TreePosed, TreeSteps
 from .turns import BranchTurns
 
 #: After an attempt's first FABRIK iteration: least squares while it gains quickly, then while it still gains
@@ -178,8 +178,8 @@ def solve_tree_pose(
     if with_poles:
         first = solver.turns.toward(clamped, np.ones((count, frames)), sought, pole_points, angles, with_poles)
     best = solver.search(first, sought, pole_points, stretch)
-    solver.swivel_to(best, solver.pole_reference(best, first, clamped, sought, pole_points, with_poles), sought)
-    posed = solver.steps.pose(best.quats, best.scales)
+    reference = solver.pole_reference(best, first, clamped, sought, pole_points, with_poles)
+    posed: TreePosed = solver.swivel_to(best, reference, sought)
     errors = solver.steps.misses.errors(posed.ends, _rows(goals)).T
     return TreePoseSolution(
         rotations=sign_continuous(frames_first(best.quats), reference=start[0]),

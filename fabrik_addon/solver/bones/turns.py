@@ -99,7 +99,7 @@ def straightened_by_lengths(rest: ChainRest, first: FloatArray, goals: FloatArra
     goal (F, 3) (``fold_lines``) or, for a goal inside the ball its longest bone leaves, point that bone toward it
     and fold the others back along it: the nearest the lengths alone allow, limits aside."""
     lengths = rest.lengths
-    toward, back = fold_lines(rest, first, goals)
+    toward, back = fold_lines(forward_kinematics(rest, first)[0], goals)
     folded = np.flatnonzero(np.linalg.norm(goals, axis=1) < lengths.sum())
     directions = np.repeat(toward[:, None], len(lengths), axis=1)  # (F, m, 3)
     others = np.flatnonzero(np.arange(len(lengths)) != np.argmax(lengths))  # folded back
@@ -182,11 +182,10 @@ def unit(vectors: FloatArray, fallback: FloatArray) -> FloatArray:
     return np.where(size > 1e-12, vectors / np.where(size > 1e-12, size, 1.0), fallback)
 
 
-def fold_lines(rest: ChainRest, first: FloatArray, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Where a chain straightened or folded toward ``goals`` (F, 3) from ``first`` (F, m, 4) lies (the lines its
-    extreme poses point along, ``core.reach``): toward the goal, and back along that line, bent a little in the
-    plane the start bends in (F, 3) each."""
-    start = forward_kinematics(rest, first)[0]  # (F, m+1, 3)
+def fold_lines(start: FloatArray, goals: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Where a chain straightened or folded toward ``goals`` (F, 3) from the start whose joints are ``start``
+    (F, m+1, 3) lies (the lines its extreme poses point along, ``core.reach``): toward the goal, and back along
+    that line, bent a little in the plane the start bends in (F, 3) each."""
     toward = unit(goals, fallback=unit(start[:, -1], fallback=np.array([0.0, 1.0, 0.0])))
     bend = cross(start[:, 1] - start[:, 0], start[:, -1] - start[:, 0])
     normal = unit(bend, fallback=unit(cross(toward, _ANY), fallback=np.array([1.0, 0.0, 0.0])))

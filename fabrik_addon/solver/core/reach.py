@@ -137,6 +137,7 @@ class ChainReach:
         tips: Callable[[FloatArray], FloatArray],
         tolerance: float,
         beyond: NDArray[np.bool_] | None = None,
+        start_tips: FloatArray | None = None,
     ) -> tuple[FloatArray, NDArray[np.int64]]:
         """Compute poses (F, m, 4) whose tip lies ``distances`` (F,) from the root's head, within ``tolerance``,
         given the start poses ``start`` (F, m, 4): each frame's start bent on the way (``_between``) to the
@@ -144,7 +145,9 @@ class ChainReach:
         crosses it, found by regula falsi (the Illinois variant). ``tips`` gives the tip's distance from the
         root under rotations (n, m, 4), (n,). A frame whose goal lies ``beyond`` the reach (F,) gets the extreme;
         another whose way does not cross its distance (the fold in line, where that is no extreme) keeps its
-        start. A way whose distance jumps past the goal's (a limit cutting in) ends at the jump.
+        start. A way whose distance jumps past the goal's (a limit cutting in) ends at the jump. Where the caller
+        knows the tip's distances under ``start`` (within the limits then), ``start_tips`` (F,) spares measuring
+        them.
 
         Returns
         -------
@@ -152,8 +155,10 @@ class ChainReach:
         steps : ndarray of int, shape (F,)
             The poses measured on each frame's way (each costs a forward kinematics).
         """
-        start = self.limits.clamp(start)
-        low, steps = tips(start) - distances, np.ones(len(start), dtype=np.int64)
+        if start_tips is None:
+            start = self.limits.clamp(start)
+            start_tips = tips(start)
+        low, steps = start_tips - distances, np.ones(len(start), dtype=np.int64)
         folding = low > 0.0
         ends = np.empty(start.shape)
         for rows, shape in ((folding, self.folded), (~folding, self.straight)):
