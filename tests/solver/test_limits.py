@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -142,3 +144,16 @@ def test_excess_measures_even_the_tiniest_turn_beyond_a_limit(beyond_rad: float)
     rotation = np.array([[np.cos(angle / 2), np.sin(angle / 2), 0.0, 0.0]])
     assert hinge.excess(rotation)[0] == pytest.approx(beyond_rad, rel=1e-6)
     assert hinge.excess(-rotation)[0] == pytest.approx(beyond_rad, rel=1e-6)  # either sign of the quaternion
+
+
+def test_pickled_limits_keep_their_values_not_the_clamps_made_of_them() -> None:
+    """The clamps a JointLimits makes are kept on it once made; a pickle (a farm's worker, a cache written by
+    an older version) carries the limits alone, and the clamps are made again where they are used."""
+    limits = JointLimits.of(2, use_limit=[[0, 0, 0], [1, 0, 0]], minimum=0.0, maximum=1.0)
+    quats = np.array([[1.0, 0.0, 0.0, 0.0], [0.6, 0.8, 0.0, 0.0]])
+    clamped = limits.clamp(quats)
+    copied = pickle.loads(pickle.dumps(limits))
+    assert "_clamps" not in copied.__dict__
+    for name in ("lock", "use_limit", "minimum", "maximum", "stretch"):
+        np.testing.assert_array_equal(getattr(copied, name), getattr(limits, name))
+    np.testing.assert_array_equal(copied.clamp(quats), clamped)

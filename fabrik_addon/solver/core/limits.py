@@ -163,6 +163,10 @@ class JointLimits:
             clamped = np.ascontiguousarray(clamp(np.ascontiguousarray(frames.transpose(2, 1, 0))).transpose(2, 1, 0))
         return clamped.reshape(quats.shape)
 
+    def __getstate__(self) -> dict[str, object]:
+        """What a pickle keeps: the limits, not the clamps made of them (made again where needed)."""
+        return {name: value for name, value in self.__dict__.items() if name != "_clamps"}
+
     @cached_property
     def _clamps(self) -> tuple[NDArray[np.intp], RowClamp, list[RowClamp]]:
         """The bones locked or limited on some axis, the clamp of those at once, and each bone's clamp, made
