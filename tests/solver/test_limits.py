@@ -157,3 +157,12 @@ def test_pickled_limits_keep_their_values_not_the_clamps_made_of_them() -> None:
     for name in ("lock", "use_limit", "minimum", "maximum", "stretch"):
         np.testing.assert_array_equal(getattr(copied, name), getattr(limits, name))
     np.testing.assert_array_equal(copied.clamp(quats), clamped)
+
+
+def test_a_pickle_of_limits_holding_clamps_of_an_older_make_loads_without_them() -> None:
+    limits = JointLimits.of(2, use_limit=[[0, 0, 0], [1, 0, 0]], minimum=0.0, maximum=1.0)
+    quats = np.array([[1.0, 0.0, 0.0, 0.0], [0.6, 0.8, 0.0, 0.0]])
+    loaded = JointLimits.__new__(JointLimits)
+    loaded.__setstate__({**limits.__dict__, "_clamps": ("of", "another", "make")})
+    assert "_clamps" not in loaded.__dict__
+    np.testing.assert_array_equal(loaded.clamp(quats), limits.clamp(quats))

@@ -136,3 +136,43 @@ def test_frames_within_reach_are_solved_as_if_alone_and_one_step_frames_are_as_c
     stepped = (mixed.iterations[12:] == 1) & within_lengths  # beyond the lengths, as before: straightened
     assert (mixed.error[12:][stepped] <= nearest[stepped] + 1e-9 * lengths.sum()).all()
     assert limits.excess(mixed.rotations).max() <= 1e-6
+
+
+def test_a_chain_bent_at_rest_points_at_targets_beyond_its_lengths() -> None:
+    """A finger whose hinges are bent 50 degrees at rest and bend -20 to 40 more (never straighter than 30
+    degrees a joint), its root free: a target beyond its lengths gets the chain as straight as its limits let
+    it, clamped before it is turned, so that its tip points at the target (straightened by the lengths, turned,
+    then clamped, it pointed elsewhere and missed by up to twice as much)."""
+    bent = quat_to_matrix(np.array([np.cos(25 * DEG), np.sin(25 * DEG), 0.0, 0.0]))
+    rest = ChainRest(np.stack([np.eye(3), bent, bent]), np.array([[0.0, 1.0, 0.0], [0.0, 0.7, 0.0], [0.0, 0.5, 0.0]]))
+    hinges = JointLimits.of(
+        3,
+        lock=[[0, 0, 0], [0, 1, 1], [0, 1, 1]],
+        use_limit=[[0, 0, 0], [1, 0, 0], [1, 0, 0]],
+        minimum=-20 * DEG,
+        maximum=40 * DEG,
+    )
+    rng = np.random.default_rng(8)
+    goals = points_at(rng, np.zeros(3), rng.uniform(2.21, 3.0, 30))  # the lengths: 2.2
+    solution = solve_pose(rest, np.tile(IDENTITY, (3, 1)), goals, limits=hinges)
+    tips = solution.joints[:, -1]
+    np.testing.assert_array_equal(solution.iterations, 1)
+    np.testing.assert_allclose(np.cross(tips, goals) / np.linalg.norm(goals, axis=1)[:, None], 0.0, atol=1e-9)
+    np.testing.assert_allclose(solution.error, np.linalg.norm(goals, axis=1) - np.linalg.norm(tips, axis=1), atol=1e-9)
+    assert hinges.excess(solution.rotations).max() <= 1e-9
+
+
+def test_a_frame_beyond_reach_gets_the_same_pose_alone_as_among_others() -> None:
+    """The live preview solves one frame, a bake many. A thigh whose twist is limited turns about the line to a
+    target it cannot reach to where its clamped root misses least, and many turns miss alike there: of those
+    the smallest is taken, not whichever rounding favours (it differs between one frame and many)."""
+    rest, limits = _thigh(lock_twist=False)
+    rng = np.random.default_rng(12)
+    goals = _beyond(rest, limits, rng, 40)
+    start = np.tile(IDENTITY, (2, 1))
+    together = solve_pose(rest, start, goals, limits=limits)
+    for k in range(len(goals)):
+        alone = solve_pose(rest, start, goals[k : k + 1], limits=limits)
+        sign = np.sign(np.einsum("mi,mi->m", alone.rotations[0], together.rotations[k]))[:, None]
+        np.testing.assert_allclose(sign * alone.rotations[0], together.rotations[k], atol=1e-9)
+        assert alone.iterations[0] == together.iterations[k]

@@ -280,8 +280,9 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
     def beyond_reach(self, goals: FloatArray) -> NDArray[np.bool_]:
         """Per frame, whether the goal (F, 3) lies as far from the root as the tip can come or farther, or nearer
         than it can come (``bounds``: the reach itself where ``core.reach`` knows it): ``directly``'s frames."""
+        reach = self.extremes if self.extremes is not None and self.extremes.exact else self.bounds  # made once
         distance = np.linalg.norm(goals, axis=1)
-        return np.asarray((distance >= self.bounds.farthest) | (distance < self.bounds.nearest))
+        return np.asarray((distance >= reach.farthest) | (distance < reach.nearest))
 
     def bending_first(self, first: FloatArray, goals: FloatArray, poles: _Poles, beyond: _Mask) -> Best:
         """With ``bends_first``: the frames short at the start met at once (``at_once``: those ``beyond_reach`` at
@@ -321,9 +322,14 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
             found = self.turned_best(STRAIGHTENED, quats, goals[rows], self.poles_of(poles, rows), once[rows], free)
             best.place(rows, found)
             settled[rows] = found.error <= np.maximum(self.bounds.miss(goals[rows]), 0.0) + 0.01 * self.tolerance
-        if (rows := np.flatnonzero(by_lengths & ~settled)).size:
-            quats, aims = straightened_by_lengths(self.rest, first[rows], goals[rows]), self.poles_of(poles, rows)
-            best.keep_better(rows, self.turned_best(STRAIGHTENED, quats, goals[rows], aims, once[rows], free))
+        if (rows := np.flatnonzero(by_lengths & ~settled)).size:  # with a free root, the extremes of the lengths
+            aims, everywhere = self.poles_of(poles, rows), np.ones(rows.size, dtype=bool)
+            if free:
+                found = self.at_once(first[rows], goals[rows], aims, everywhere)
+            else:
+                quats = straightened_by_lengths(self.rest, first[rows], goals[rows])
+                found = self.turned_best(STRAIGHTENED, quats, goals[rows], aims, once[rows], free)
+            best.keep_better(rows, found)
             settled[rows] = True
         return best, settled
 

@@ -226,7 +226,7 @@ def random_rotations(goals: FloatArray, draw: int, bones: int) -> FloatArray:
     Each frame's goals' bits and ``draw`` make its key; splitmix64 (Steele, Lea & Flood, 2014) of the key plus
     a counter gives uniform 53-bit fractions, and Box and Muller's transform normal ones, four a rotation."""
     keys = _mixed(np.full(len(goals), draw, dtype=np.uint64) + _GOLDEN) ^ np.uint64(RESTART_SEED)
-    words = np.ascontiguousarray(goals, dtype=np.float64).reshape(len(goals), int(np.prod(goals.shape[1:])))
+    words = np.ascontiguousarray(goals + 0.0, dtype=np.float64).reshape(len(goals), int(np.prod(goals.shape[1:])))
     for word in words.view(np.uint64).T:
         keys = _mixed(keys ^ word)
     counts = np.arange(1, 4 * bones + 1, dtype=np.uint64) * _GOLDEN

@@ -40,6 +40,9 @@ _ANY = np.array([0.4, 0.5, 0.6])
 _SWIVELS = 72
 _SWIVEL_ROUNDS = 3
 _SWIVEL_REFINED = 9
+#: Turns whose misses lie this close (relative to the chain's length) miss alike: ``swivel_toward`` takes the
+#: smallest of them.
+_SWIVEL_TIE = 1e-9
 
 
 def turn_toward(
@@ -112,15 +115,16 @@ def swivel_toward(rest: ChainRest, limits: JointLimits, quats: FloatArray, goals
     """The poses (F, m, 4) turned about the root's head to point the tip at each goal (F, 3), the root then clamped
     to its limits: the smallest turn that points it, then the turn about the root-to-goal line after which the
     clamped root misses the goal least (a sweep of ``_SWIVELS`` angles from none, refined ``_SWIVEL_ROUNDS``
-    times about the best). A locked or limited root can often point the tip where the smallest turn would take
-    it out of its limits, turned about that line (a thigh that cannot twist rolls the knee's plane so)."""
+    times about the best; the smallest of those that miss alike). A locked or limited root can often point the
+    tip where the smallest turn would take it out of its limits, turned about that line (a thigh that cannot
+    twist rolls the knee's plane so)."""
     frames, bones = quats.shape[:2]
     tips = forward_kinematics(rest, quats)[0][:, -1]
     line = unit(goals, fallback=unit(tips, fallback=np.array([0.0, 1.0, 0.0])))
     pointed = quat_to_matrix(quat_between(unit(tips, fallback=line), line)) @ _root(rest, quats)
     step = 2.0 * np.pi / _SWIVELS
     angles = np.broadcast_to(np.arange(_SWIVELS) * step, (frames, _SWIVELS))
-    best, least = quats, np.full(frames, np.inf)
+    best, least, slack = quats, np.full(frames, np.inf), _SWIVEL_TIE * float(rest.lengths.sum())
     for _ in range(_SWIVEL_ROUNDS + 1):
         axes = np.broadcast_to(line[:, None], (*angles.shape, 3))
         turns = quat_to_matrix(axis_angle_to_quat(np.concatenate([angles[..., None], axes], axis=-1)))
@@ -129,8 +133,12 @@ def swivel_toward(rest: ChainRest, limits: JointLimits, quats: FloatArray, goals
         posed[..., 0, :] = limits.clamp(matrix_to_quat(rest.rest_rotations[0].T @ roots), bone=0)
         ends = forward_kinematics(rest, posed.reshape(-1, bones, 4))[0][:, -1].reshape(*angles.shape, 3)
         misses = np.linalg.norm(ends - goals[:, None], axis=-1)
-        k = np.argmin(misses, axis=1)
-        better = misses[np.arange(frames), k] < least
+        # Of the turns that miss least (many do where the root's limits hold it), the smallest: rounding alone
+        # would pick among them otherwise, and one frame solved alone or among others could end apart.
+        ties = misses <= misses.min(axis=1, keepdims=True) + slack
+        wrapped = np.abs(np.remainder(angles + np.pi, 2.0 * np.pi) - np.pi)
+        k = np.argmin(np.where(ties, wrapped, np.inf), axis=1)
+        better = misses[np.arange(frames), k] < least - slack
         best = np.where(better[:, None, None], posed[np.arange(frames), k], best)
         least = np.where(better, misses[np.arange(frames), k], least)
         angles = angles[np.arange(frames), k][:, None] + np.linspace(-step, step, _SWIVEL_REFINED)

@@ -167,6 +167,10 @@ class JointLimits:
         """What a pickle keeps: the limits, not the clamps made of them (made again where needed)."""
         return {name: value for name, value in self.__dict__.items() if name != "_clamps"}
 
+    def __setstate__(self, state: dict[str, object]) -> None:
+        """The limits of a pickle, without clamps one written by an older version may hold."""
+        self.__dict__.update({name: value for name, value in state.items() if name != "_clamps"})
+
     @cached_property
     def _clamps(self) -> tuple[NDArray[np.intp], RowClamp, list[RowClamp]]:
         """The bones locked or limited on some axis, the clamp of those at once, and each bone's clamp, made
