@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from fabrik_addon.solver import ChainRest, FloatArray, JointLimits, forward_kinematics, solve_pose
 from fabrik_addon.solver.bones import BENT, SOLVED
+from fabrik_addon.solver.bones.solver import random_rotations
 from fabrik_addon.solver.bones.turns import turn_toward
 from fabrik_addon.solver.core import quat_normalize, quat_to_matrix
 from fabrik_addon.solver.points import START, TOWARD
@@ -569,3 +570,11 @@ def test_a_target_nearer_than_the_folded_knee_of_a_thigh_with_its_twist_locked_i
     excess = solution.error - (nearest - np.linalg.norm(goals, axis=1))
     assert excess.min() >= -1e-9
     assert np.median(excess) <= 0.05
+
+
+def test_a_goal_draws_the_same_restarts_whatever_the_sign_of_its_zeros() -> None:
+    """Restarts are drawn from a goal's bits: -0.0 and 0.0 are the same place, and draw the same poses."""
+    signed, unsigned = np.array([[-0.0, 1.0, 0.5]]), np.array([[0.0, 1.0, 0.5]])
+    assert np.signbit(signed[0, 0])
+    assert not np.signbit(unsigned[0, 0])
+    np.testing.assert_array_equal(random_rotations(signed, 1, 2), random_rotations(unsigned, 1, 2))
