@@ -104,6 +104,11 @@ def test_cross_products_are_numpys_to_the_bit(a_shape: tuple[int, ...], b_shape:
     assert np.array_equal(cross(a, b, axis=axis), np.cross(a, b, axis=axis))
 
 
+def test_cross_products_along_an_axis_counted_from_the_back_but_the_last_are_refused() -> None:
+    with pytest.raises(ValueError, match="axis"):
+        cross(np.ones((3, 2)), np.ones((3, 2)), axis=-2)
+
+
 @pytest.mark.parametrize("count", [1, 4, FLOAT_MATRICES])
 def test_a_few_quaternions_convert_as_many_do_to_the_bit(count: int) -> None:
     """Up to ``FLOAT_MATRICES`` quaternions are converted to matrices on plain floats, more on arrays: the same

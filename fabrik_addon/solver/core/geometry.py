@@ -21,6 +21,8 @@ def cross(a: FloatArray, b: FloatArray, axis: int = -1) -> FloatArray:
     """Cross products of the vectors along ``axis`` (the last, or one counted from the front) of ``a`` and ``b``
     (broadcast together), each component ``a_i b_j - a_j b_i`` as ``np.cross`` rounds it, without its cost per
     call (several times these few products on a single frame)."""
+    if axis < -1:
+        raise ValueError(f"cross: the axis is -1 or one counted from the front, got {axis}")
     shape = np.broadcast_shapes(np.shape(a), np.shape(b))
 
     def part(i: int) -> tuple[Any, ...]:
