@@ -63,7 +63,6 @@ from ..core import (
     ChainReach,
     FloatArray,
     JointLimits,
-    ReachBounds,
     as_points,
     inner_radius,
     positive_float,
@@ -72,7 +71,7 @@ from ..core import (
 )
 from ..points import START, Recorder
 from .chain import ChainRest, forward_kinematics
-from .chain_steps import ChainPosed, RecordingSteps, chain_steps
+from .chain_steps import ChainPosed, ChainSteps, RecordingSteps, chain_steps
 from .iterate import Best, Steps, frames_first, rows_of
 from .solver import BoneSolver, PoseSolution, as_limits, as_rotations
 from .turns import fold_lines, straightened_by_lengths, swivel_nearest, swivel_toward, turn_toward
@@ -218,10 +217,14 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
     restarts = RESTARTS
 
     @cached_property
+    def kept(self) -> ChainSteps:
+        """The chain's steps and what they know of its reach, as kept between solves (``chain_steps``)."""
+        return chain_steps(self.rest, self.limits)
+
+    @cached_property
     def steps(self) -> Steps[ChainPosed]:
         """The chain's steps; recording one frame's joints after each, with a history."""
-        steps = chain_steps(self.rest, self.limits)
-        return steps if self.recorder is None else RecordingSteps(steps, self.recorder)
+        return self.kept if self.recorder is None else RecordingSteps(self.kept, self.recorder)
 
     @property
     def reach(self) -> float:
@@ -264,7 +267,7 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         """The chain's reach and its extreme poses (``core.reach``) with a free root, which turns those poses (and
         those bent toward them) to any goal; None with a locked or limited root: it goes by its lengths."""
         root_free = not (self.limits.lock[0].any() or self.limits.use_limit[0].any())
-        return chain_steps(self.rest, self.limits).reach if root_free else None
+        return self.kept.reach if root_free else None
 
     @property
     def bends_first(self) -> bool:
@@ -272,15 +275,11 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         plane must roll), where bending reaches a goal within reach in a few steps."""
         return self.limits.any and self.extremes is not None and self.extremes.exact
 
-    @cached_property
-    def bounds(self) -> ReachBounds:
-        """Where the tip can be, within bounds that hold for every chain (``core.reach_bounds``)."""
-        return chain_steps(self.rest, self.limits).bounds
-
     def beyond_reach(self, goals: FloatArray) -> NDArray[np.bool_]:
         """Per frame, whether the goal (F, 3) lies as far from the root as the tip can come or farther, or nearer
-        than it can come (``bounds``: the reach itself where ``core.reach`` knows it): ``directly``'s frames."""
-        reach = self.extremes if self.extremes is not None and self.extremes.exact else self.bounds  # made once
+        than it can come (``ChainSteps.bounds``; the reach itself where ``core.reach`` knows it): ``directly``'s
+        frames."""
+        reach = self.extremes if self.extremes is not None and self.extremes.exact else self.kept.bounds
         distance = np.linalg.norm(goals, axis=1)
         return np.asarray((distance >= reach.farthest) | (distance < reach.nearest))
 
@@ -311,17 +310,17 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         if self.extremes is not None and self.extremes.exact:
             return self.at_once(first, goals, poles, np.ones(len(goals), dtype=bool)), np.ones(len(goals), dtype=bool)
         distance, once = np.linalg.norm(goals, axis=1), np.ones(len(goals), dtype=np.int64)
-        free, steps = self.extremes is not None, chain_steps(self.rest, self.limits)
+        free, steps = self.extremes is not None, self.kept
         by_lengths = (distance >= self.reach) | (distance < inner_radius(self.rest.lengths))
         best, settled = Best.start(first), np.zeros(len(goals), dtype=bool)
         if (rows := np.flatnonzero(~by_lengths | steps.reach.exact)).size:  # by the lengths: no search needed
             toward, back = fold_lines(forward_kinematics(self.rest, first[rows])[0], goals[rows])
-            quats = steps.at_extremes(distance[rows] < self.bounds.nearest, first[rows], toward, back)
+            quats = steps.at_extremes(distance[rows] < steps.bounds.nearest, first[rows], toward, back)
             if poles is None and not free:
                 quats = swivel_toward(self.rest, self.limits, quats, goals[rows])
             found = self.turned_best(STRAIGHTENED, quats, goals[rows], self.poles_of(poles, rows), once[rows], free)
             best.place(rows, found)
-            settled[rows] = found.error <= np.maximum(self.bounds.miss(goals[rows]), 0.0) + 0.01 * self.tolerance
+            settled[rows] = found.error <= np.maximum(steps.bounds.miss(goals[rows]), 0.0) + 0.01 * self.tolerance
         if (rows := np.flatnonzero(by_lengths & ~settled)).size:  # with a free root, the extremes of the lengths
             aims, everywhere = self.poles_of(poles, rows), np.ones(rows.size, dtype=bool)
             if free:
