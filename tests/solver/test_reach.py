@@ -143,3 +143,23 @@ def test_no_pose_within_the_limits_leaves_the_reach_and_its_two_shapes_meet_it(s
         if not limits.lock[0].any() and not limits.use_limit[0].any():  # a free root points the tip along
             tips = forward_kinematics(rest, posed)[0][:, -1]
             np.testing.assert_allclose(np.cross(tips, toward), 0.0, atol=1e-9 * scale)
+
+
+def test_a_knee_bends_to_any_distance_within_its_reach_in_a_few_steps() -> None:
+    """From knees bent 10 to 140 degrees to goals from the fold to a hair short of straight, where the tip's
+    distance is flat in the bend: regula falsi on the knee's angle measures five poses at most between the
+    start and the extreme (on the distance itself, with the Illinois variant, up to fifteen)."""
+    lengths = np.array([1.0, 1.2])
+    rest = ChainRest(np.tile(np.eye(3), (2, 1, 1)), np.outer(lengths, [0, 1, 0]))
+    reach = chain_reach(rest.rest_rotations, rest.offsets, _hinge(150.0))
+    bends, shares = np.meshgrid(np.linspace(10, 140, 14) * DEG, [0.01, 0.3, 0.7, 0.99, 0.9999, 0.999999])
+    start = np.zeros((bends.size, 2, 4))
+    start[:, 0, 0] = 1.0
+    start[:, 1, 0], start[:, 1, 1] = np.cos(bends.ravel() / 2), np.sin(bends.ravel() / 2)
+    distances = reach.nearest + shares.ravel() * (reach.farthest - reach.nearest)
+    goals = np.zeros((bends.size, 3))
+    goals[:, 1] = distances
+    toward = goals / distances[:, None]
+    poses, steps = reach.bent(distances, start, toward, -toward, lambda quats: _tips(rest, quats), 1e-9)
+    np.testing.assert_allclose(_tips(rest, poses), distances, atol=1e-9)
+    assert steps.max() <= 2 + 5

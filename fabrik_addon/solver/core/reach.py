@@ -45,8 +45,8 @@ _ROUNDS = 3
 #: Local extremes of the sweep refined (the largest ones): limits give a segment's length a few at most.
 _CANDIDATES = 8
 #: The most steps of regula falsi that bend a pose to its goal's distance (``ChainReach.bent``): where the tip's
-#: distance changes smoothly along the way it takes a dozen at most (most take 4 to 9); more, and a limit cutting
-#: in makes the distance jump, where the bracket closes slowly on the jump.
+#: distance changes smoothly along the way it takes a few (2 to 4 on the mocap limbs); more, and a limit cutting in
+#: makes the distance jump, where the bracket closes slowly on the jump.
 _STEPS = 16
 #: The narrowest bracket regula falsi goes on with: narrower, the tip's distance jumps there (a limit cutting in).
 _NARROWEST = 1e-9
@@ -95,6 +95,8 @@ class ChainReach:
     rest_quats : ndarray, shape (m, 4)
         Each bone's rest frame relative to its parent's.
     limits : JointLimits
+    unlimited : tuple of float
+        The nearest and farthest the bones' lengths alone allow (``inner_radius``, their sum).
     """
 
     nearest: float
@@ -104,6 +106,7 @@ class ChainReach:
     straight: Shape
     rest_quats: FloatArray
     limits: JointLimits
+    unlimited: tuple[float, float]
 
     def pose(self, shape: Shape, start: FloatArray, toward: FloatArray, back: FloatArray) -> FloatArray:
         """Compute local rotations (F, m, 4) that put the chain in ``shape``, each segment along ``toward`` or
@@ -139,15 +142,14 @@ class ChainReach:
         beyond: NDArray[np.bool_] | None = None,
         start_tips: FloatArray | None = None,
     ) -> tuple[FloatArray, NDArray[np.int64]]:
-        """Compute poses (F, m, 4) whose tip lies ``distances`` (F,) from the root's head, within ``tolerance``,
-        given the start poses ``start`` (F, m, 4): each frame's start bent on the way (``_between``) to the
-        extreme shape beyond that distance (``pose`` with ``toward`` and ``back``), where the tip's distance
-        crosses it, found by regula falsi (the Illinois variant). ``tips`` gives the tip's distance from the
-        root under rotations (n, m, 4), (n,). A frame whose goal lies ``beyond`` the reach (F,) gets the extreme;
-        another whose way does not cross its distance (the fold in line, where that is no extreme) keeps its
-        start. A way whose distance jumps past the goal's (a limit cutting in) ends at the jump. Where the caller
-        knows the tip's distances under ``start`` (within the limits then), ``start_tips`` (F,) spares measuring
-        them.
+        """Compute poses (F, m, 4) whose tip lies ``distances`` (F,) from the root's head, within ``tolerance``, given
+        the start poses ``start`` (F, m, 4): each frame's start bent on the way (``_between``) to the extreme shape
+        beyond that distance (``pose`` with ``toward`` and ``back``), where the tip's distance crosses it, found by
+        regula falsi (the Anderson-Bjorck variant) on the bend's angle (``_angle``). ``tips`` gives the tip's distance
+        from the root under rotations (n, m, 4), (n,). A frame whose goal lies ``beyond`` the reach (F,) gets the
+        extreme; another whose way does not cross its distance (the fold in line, where that is no extreme) keeps its
+        start. A way whose distance jumps past the goal's (a limit cutting in) ends at the jump. Where the caller knows
+        the tip's distances under ``start`` (within the limits then), ``start_tips`` (F,) spares measuring them.
 
         Returns
         -------
@@ -158,6 +160,7 @@ class ChainReach:
         if start_tips is None:
             start = self.limits.clamp(start)
             start_tips = tips(start)
+        angle, aim = self._angle, self._angle(distances)
         low, steps = start_tips - distances, np.ones(len(start), dtype=np.int64)
         folding = low > 0.0
         ends = np.empty(start.shape)
@@ -165,29 +168,44 @@ class ChainReach:
             if rows.any():
                 ends[rows] = self.pose(shape, start[rows], toward[rows], back[rows])
         ends *= np.where(np.einsum("fmi,fmi->fm", ends, start) < 0.0, -1.0, 1.0)[..., None]
-        high = tips(ends) - distances
+        end_tips = tips(ends)
+        high = end_tips - distances
         steps += 1
         at = np.where(np.abs(high) < np.abs(low), 1.0, 0.0)
         there = np.minimum(np.abs(low), np.abs(high)) <= tolerance  # at the start or the end already
         ways = np.flatnonzero((low * high < 0.0) & ~there)
         a, b = np.zeros(ways.size), np.ones(ways.size)
-        fa, fb = low[ways], high[ways]
+        fa, fb = angle(start_tips[ways]) - aim[ways], angle(end_tips[ways]) - aim[ways]
         for _ in range(_STEPS):
             if ways.size == 0:
                 break
             t = b - fb * (b - a) / (fb - fa)
-            ft = tips(self._between(start[ways], ends[ways], t)) - distances[ways]
+            reached = tips(self._between(start[ways], ends[ways], t))
+            ft = angle(reached) - aim[ways]
             steps[ways] += 1
             crossed = ft * fb < 0.0
-            a, fa = np.where(crossed, b, a), np.where(crossed, fb, 0.5 * fa)
+            shrink = 1.0 - ft / np.where(fb != 0.0, fb, 1.0)  # the end kept, its value shrunk (Anderson-Bjorck)
+            a, fa = np.where(crossed, b, a), np.where(crossed, fb, np.where(shrink > 0.0, shrink, 0.5) * fa)
             b, fb = t, ft
             at[ways] = t
-            going = (np.abs(ft) > tolerance) & (np.abs(b - a) > _NARROWEST)
+            going = (np.abs(reached - distances[ways]) > tolerance) & (np.abs(b - a) > _NARROWEST)
             ways, a, b, fa, fb = ways[going], a[going], b[going], fa[going], fb[going]
         found = (low * high <= 0.0) | there
         if beyond is not None:
             found |= beyond  # its end, the extreme, comes nearer its distance than its start
         return np.where(found[:, None, None], self._between(start, ends, at), start), steps
+
+    def _angle(self, distances: FloatArray) -> FloatArray:
+        """The angle (F,) between two bones as long as the lengths' extremes need (``unlimited``: their lengths'
+        difference and sum) that puts the tip ``distances`` (F,) from the root, by the law of cosines: the
+        angle between a two-bone chain's bones (a knee's, an elbow's); for a longer chain a measure of the
+        distance that falls as it grows. The distance is flat in the bend near the straight line and the fold:
+        regula falsi on it closes in slowly there, on this angle it does not."""
+        nearest, farthest = self.unlimited
+        middle, half = 0.5 * (nearest**2 + farthest**2), 0.5 * (farthest**2 - nearest**2)
+        if half <= 0.0:
+            return distances
+        return np.arccos(np.clip((distances**2 - middle) / half, -1.0, 1.0))
 
     def _between(self, start: FloatArray, end: FloatArray, t: FloatArray) -> FloatArray:
         """Poses (F, m, 4) the share ``t`` (F,) of the way from ``start`` to ``end`` (on one side of each other):
@@ -238,6 +256,7 @@ def chain_reach(rest_rotations: FloatArray, offsets: FloatArray, limits: JointLi
         straight=Shape(swings[1], shaped, spans[1], np.ones(bones, dtype=bool)),
         rest_quats=matrix_to_quat(rest_rotations),
         limits=limits,
+        unlimited=(inner_radius(lengths), float(lengths.sum())),
     )
 
 
@@ -258,6 +277,7 @@ def _lengths_only(
         straight=Shape(identity, shaped, offsets.copy(), np.ones(bones, dtype=bool)),
         rest_quats=matrix_to_quat(rest_rotations),
         limits=limits,
+        unlimited=(inner_radius(lengths), float(lengths.sum())),
     )
 
 
