@@ -110,13 +110,13 @@ class ChainReach:
 
     def pose(self, shape: Shape, start: FloatArray, toward: FloatArray, back: FloatArray) -> FloatArray:
         """Compute local rotations (F, m, 4) that put the chain in ``shape``, each segment along ``toward`` or
-        ``back`` (F, 3, unit; in the chain's base frame), given the start poses
-        ``start`` (F, m, 4): a segment's first bone takes the smallest turn that points the segment that way after
+        ``back`` (F, 3, unit; in the chain's base frame), given the start poses ``start`` (F, m, 4; within the
+        limits): a segment's first bone takes the smallest turn that points the segment that way after
         the twist its start rotation had about the segment, its limited bone the extreme swing after its start's
         twist (within its limits). A first bone spanning nothing keeps its start rotation; the others are clamped
         to their limits (the root's may then miss the line)."""
         frames, bones = start.shape[:2]
-        quats = self.limits.clamp(start)
+        quats = np.array(start, dtype=np.float64)
         spans = np.linalg.norm(shape.spans, axis=1)
         parent = np.broadcast_to(np.array([1.0, 0.0, 0.0, 0.0]), (frames, 4))
         for k in range(bones):
