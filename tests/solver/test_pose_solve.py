@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from fabrik_addon.solver import ChainRest, FloatArray, JointLimits, forward_kinematics, solve_pose
 from fabrik_addon.solver.bones import BENT, SOLVED
 from fabrik_addon.solver.bones.solver import random_rotations
-from fabrik_addon.solver.bones.turns import turn_toward
+from fabrik_addon.solver.bones.turns import swivel_nearest, turn_toward
 from fabrik_addon.solver.core import quat_normalize, quat_to_matrix
 from fabrik_addon.solver.points import START, TOWARD
 
@@ -280,6 +280,33 @@ def test_a_solve_ends_on_the_turn_about_the_root_to_target_line_nearest_its_star
         for sign in (-1, 1):
             assert (nearest <= distance(sign * turn_deg * DEG) + 1e-9).all(), (turn_deg, sign)
     assert (distance(5 * DEG) - nearest > 1e-4).any()  # the turn matters here: the chain is not planar
+
+
+def test_the_swivel_nearest_the_reference_keeps_the_tip_and_no_turn_about_the_line_comes_nearer() -> None:
+    """Random chains (the first bone's rest frame turned, as a tree's branch has it), poses and references:
+    the root turned about the root-to-tip line to where it is nearest the reference's, over a sweep of a
+    thousand turns; the tip stays put."""
+    rng = np.random.default_rng(21)
+    frames = 40
+    rest_rotations = quat_to_matrix(quat_normalize(rng.normal(size=(3, 4))))
+    rest = ChainRest(rest_rotations, np.array([[0, 1.0, 0], [0.1, 0.8, 0], [0, 0.6, 0.2]]))
+    free = JointLimits.of(3)
+    quats, reference = (quat_normalize(rng.normal(size=(frames, 3, 4))) for _ in range(2))
+    quats[:5, 0] = reference[:5, 0]  # at the reference already
+    joints, _ = forward_kinematics(rest, quats)
+    swiveled = swivel_nearest(rest, free, quats, joints[:, -1], reference)
+    np.testing.assert_allclose(forward_kinematics(rest, swiveled)[0][:, -1], joints[:, -1], atol=1e-12)
+    np.testing.assert_array_equal(swiveled[:, 1:], quats[:, 1:])
+    line = joints[:, -1] / np.linalg.norm(joints[:, -1], axis=1, keepdims=True)
+    roots, wanted = (forward_kinematics(rest, q)[1][:, 0] for q in (quats, reference))
+
+    def nearness(turned: FloatArray) -> FloatArray:
+        return np.asarray(np.trace(np.swapaxes(wanted, 1, 2) @ turned, axis1=1, axis2=2), dtype=np.float64)
+
+    found = nearness(forward_kinematics(rest, swiveled)[1][:, 0])
+    swept = np.max([nearness(_turn_about(line, a) @ roots) for a in np.linspace(-np.pi, np.pi, 1001)], axis=0)
+    assert (found >= swept - 1e-9).all()
+    np.testing.assert_allclose(found[:5], 3.0, atol=1e-12)
 
 
 def _turn_angles(rotations: FloatArray) -> FloatArray:

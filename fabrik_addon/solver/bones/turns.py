@@ -22,6 +22,7 @@ from ..core import (
     cross,
     matrix_to_quat,
     quat_between,
+    quat_rotate,
     quat_to_matrix,
 )
 from .chain import ChainRest, forward_kinematics, local_rotations
@@ -153,10 +154,11 @@ def swivel_nearest(
     then clamped to its limits.
 
     Turning the whole chain about the line from the root's head to the tip keeps the tip where it is and
-    every bone's local rotation but the root's. The turn by ``a`` about the unit line ``u`` that brings the
-    root's orientation ``R`` nearest the reference ``S`` maximises ``trace(S.T @ turn(a) @ R)``, which is
-    ``A cos(a) + B sin(a)`` plus a constant with ``M = R @ S.T``, ``A = trace(M) - u.M.u`` and
-    ``B = trace([u]x @ M)``: at ``a = atan2(B, A)``.
+    every bone's local rotation but the root's. In the root's parent frame (the line there ``u``), the turn
+    ``t = (cos(a/2), sin(a/2) u)`` takes the root's rotation ``q`` to ``t q``, whose nearness to the
+    reference's ``r``, ``(r . t q)^2`` (``trace(S.T @ R) = 4 (r . q)^2 - 1`` for their matrices), is
+    ``(C cos(a/2) + D sin(a/2))^2`` with ``C = r . q`` and ``D = r . (0, u) q``: largest at ``t = (C, D u)``
+    normalised (none where both are zero: every turn is as near).
 
     Parameters
     ----------
@@ -173,15 +175,19 @@ def swivel_nearest(
     -------
     ndarray, shape (F, m, 4)
     """
-    root = _root(rest, quats)
-    line = unit(tips, fallback=root[:, :, 1])
-    reference_root = _root(rest, reference)
-    M = root @ np.swapaxes(reference_root, 1, 2)
-    A = np.trace(M, axis1=1, axis2=2) - np.einsum("fi,fij,fj->f", line, M, line)
-    B = np.einsum("fij,fji->f", cross_matrices(line), M)
-    angle = np.arctan2(B, A)
-    turn = quat_to_matrix(axis_angle_to_quat(np.concatenate([angle[:, None], line], axis=1)))
-    return _with_root(rest, limits, quats, turn @ root)
+    q, r = quats[:, 0], reference[:, 0]
+    line = unit(tips @ rest.rest_rotations[0], fallback=quat_rotate(q, np.array([0.0, 1.0, 0.0])))
+    turned = np.empty_like(q)  # (0, u) q
+    turned[:, 0] = -np.einsum("fi,fi->f", line, q[:, 1:])
+    turned[:, 1:] = q[:, :1] * line + cross(line, q[:, 1:])
+    C, D = np.einsum("fi,fi->f", r, q), np.einsum("fi,fi->f", r, turned)
+    size = np.sqrt(C * C + D * D)
+    some = size > 0.0
+    c, s = np.where(some, C / np.where(some, size, 1.0), 1.0), np.where(some, D / np.where(some, size, 1.0), 0.0)
+    root = c[:, None] * q + s[:, None] * turned  # t q
+    result = quats.copy()
+    result[:, 0] = limits.clamp(np.where(root[:, :1] < 0.0, -root, root), bone=0)
+    return result
 
 
 def unit(vectors: FloatArray, fallback: FloatArray) -> FloatArray:
@@ -199,13 +205,6 @@ def fold_lines(start: FloatArray, goals: FloatArray) -> tuple[FloatArray, FloatA
     normal = unit(bend, fallback=unit(cross(toward, _ANY), fallback=np.array([1.0, 0.0, 0.0])))
     back = -toward
     return toward, np.asarray(back * np.cos(_FOLD_BEND_RAD) + cross(normal, back) * np.sin(_FOLD_BEND_RAD))
-
-
-def cross_matrices(vectors: FloatArray) -> FloatArray:
-    """Matrices (..., 3, 3) with ``M @ a == vectors x a``."""
-    x, y, z = vectors[..., 0], vectors[..., 1], vectors[..., 2]
-    zero = np.zeros_like(x)
-    return np.stack([np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1), np.stack([-y, x, zero], -1)], -2)
 
 
 def _look_at(direction: FloatArray, up: FloatArray) -> FloatArray:
