@@ -22,6 +22,7 @@ from ..core import (
     cross,
     matrix_to_quat,
     quat_between,
+    quat_multiply,
     quat_rotate,
     quat_to_matrix,
 )
@@ -36,6 +37,7 @@ _FOLD_BEND_RAD = 1e-3
 #: A direction in line with no axis: where the start does not bend, the fold bends about one square to the goal
 #: and to this.
 _ANY = np.array([0.4, 0.5, 0.6])
+_Y = np.array([0.0, 1.0, 0.0])
 #: ``swivel_toward``: the turns about the root-to-goal line swept, the rounds refining the best, and the turns
 #: each round spans (two steps of the round before).
 _SWIVELS = 72
@@ -82,19 +84,19 @@ def turn_toward(
     -------
     ndarray, shape (F, m, 4)
     """
+    if poles is None:  # on quaternions: the root's Y axis (in the base frame), then the turn in its parent frame
+        tip_direction = unit(tips, fallback=quat_rotate(quats[:, 0], _Y) @ rest.rest_rotations[0].T)
+        turn = quat_between(tip_direction, unit(goals, fallback=tip_direction))
+        turn[:, 1:] = turn[:, 1:] @ rest.rest_rotations[0]
+        return _with_root_rotation(limits, quats, quat_multiply(turn, quats[:, 0]))
     root = _root(rest, quats)
     tip_direction = unit(tips, fallback=root[:, :, 1])
     goal_direction = unit(goals, fallback=tip_direction)
-    if poles is None:
-        turn = quat_to_matrix(quat_between(tip_direction, goal_direction))
-    else:
-        up = root[:, :, 0] * np.cos(pole_angle) + root[:, :, 2] * np.sin(pole_angle)
-        turn = _look_at(goal_direction, poles) @ np.swapaxes(_look_at(tip_direction, up), 1, 2)
-        lined = ~np.isfinite(turn).all(axis=(1, 2))  # a pole on the line: no plane to turn to
-        if lined.any():
-            turn[lined] = (
-                quat_to_matrix(quat_between(tip_direction[lined], goal_direction[lined])) if aim else np.eye(3)
-            )
+    up = root[:, :, 0] * np.cos(pole_angle) + root[:, :, 2] * np.sin(pole_angle)
+    turn = _look_at(goal_direction, poles) @ np.swapaxes(_look_at(tip_direction, up), 1, 2)
+    lined = ~np.isfinite(turn).all(axis=(1, 2))  # a pole on the line: no plane to turn to
+    if lined.any():
+        turn[lined] = quat_to_matrix(quat_between(tip_direction[lined], goal_direction[lined])) if aim else np.eye(3)
     return _with_root(rest, limits, quats, turn @ root)
 
 
@@ -121,7 +123,7 @@ def swivel_toward(rest: ChainRest, limits: JointLimits, quats: FloatArray, goals
     twist rolls the knee's plane so)."""
     frames, bones = quats.shape[:2]
     tips = forward_kinematics(rest, quats)[0][:, -1]
-    line = unit(goals, fallback=unit(tips, fallback=np.array([0.0, 1.0, 0.0])))
+    line = unit(goals, fallback=unit(tips, fallback=_Y))
     pointed = quat_to_matrix(quat_between(unit(tips, fallback=line), line)) @ _root(rest, quats)
     step = 2.0 * np.pi / _SWIVELS
     angles = np.broadcast_to(np.arange(_SWIVELS) * step, (frames, _SWIVELS))
@@ -176,7 +178,7 @@ def swivel_nearest(
     ndarray, shape (F, m, 4)
     """
     q, r = quats[:, 0], reference[:, 0]
-    line = unit(tips @ rest.rest_rotations[0], fallback=quat_rotate(q, np.array([0.0, 1.0, 0.0])))
+    line = unit(tips @ rest.rest_rotations[0], fallback=quat_rotate(q, _Y))
     turned = np.empty_like(q)  # (0, u) q
     turned[:, 0] = -np.einsum("fi,fi->f", line, q[:, 1:])
     turned[:, 1:] = q[:, :1] * line + cross(line, q[:, 1:])
@@ -184,10 +186,7 @@ def swivel_nearest(
     size = np.sqrt(C * C + D * D)
     some = size > 0.0
     c, s = np.where(some, C / np.where(some, size, 1.0), 1.0), np.where(some, D / np.where(some, size, 1.0), 0.0)
-    root = c[:, None] * q + s[:, None] * turned  # t q
-    result = quats.copy()
-    result[:, 0] = limits.clamp(np.where(root[:, :1] < 0.0, -root, root), bone=0)
-    return result
+    return _with_root_rotation(limits, quats, c[:, None] * q + s[:, None] * turned)  # t q
 
 
 def unit(vectors: FloatArray, fallback: FloatArray) -> FloatArray:
@@ -200,7 +199,7 @@ def fold_lines(start: FloatArray, goals: FloatArray) -> tuple[FloatArray, FloatA
     """Where a chain straightened or folded toward ``goals`` (F, 3) from the start whose joints are ``start``
     (F, m+1, 3) lies (the lines its extreme poses point along, ``core.reach``): toward the goal, and back along
     that line, bent a little in the plane the start bends in (F, 3) each."""
-    toward = unit(goals, fallback=unit(start[:, -1], fallback=np.array([0.0, 1.0, 0.0])))
+    toward = unit(goals, fallback=unit(start[:, -1], fallback=_Y))
     bend = cross(start[:, 1] - start[:, 0], start[:, -1] - start[:, 0])
     normal = unit(bend, fallback=unit(cross(toward, _ANY), fallback=np.array([1.0, 0.0, 0.0])))
     back = -toward
@@ -226,8 +225,14 @@ def _with_root(rest: ChainRest, limits: JointLimits, quats: FloatArray, root: Fl
     """``quats`` (F, m, 4) with the root bone's rotation replaced by the one that gives it orientation
     ``root`` (F, 3, 3), clamped to the root's limits."""
     local = np.swapaxes(rest.rest_rotations[0], 0, 1) @ root
+    return _with_root_rotation(limits, quats, matrix_to_quat(local))
+
+
+def _with_root_rotation(limits: JointLimits, quats: FloatArray, root: FloatArray) -> FloatArray:
+    """``quats`` (F, m, 4) with the root bone's rotation replaced by ``root`` (F, 4; its sign made that of
+    ``matrix_to_quat``, w >= 0), clamped to the root's limits."""
     result = quats.copy()
-    result[:, 0] = limits.clamp(matrix_to_quat(local), bone=0)
+    result[:, 0] = limits.clamp(np.where(root[:, :1] < 0.0, -root, root), bone=0)
     return result
 
 
