@@ -41,12 +41,22 @@ def test_rotation_channels_represent_the_same_rotations(mode: str) -> None:
 
 
 def test_bone_channels_are_each_bones_rotation_channels_to_the_bit() -> None:
-    """Quaternion-mode bones made continuous together come out as one by one, beside bones in other modes and
-    each with its own reference (one of them on the other side of the sign)."""
-    modes = ["QUATERNION", "XYZ", "QUATERNION", "AXIS_ANGLE", "QUATERNION"]
+    """Bones of one mode converted together come out as one by one, beside bones in other modes and each with
+    its own reference (one quaternion on the other side of the sign, an Euler a whole turn away)."""
+    modes = ["QUATERNION", "XYZ", "QUATERNION", "AXIS_ANGLE", "QUATERNION", "XYZ", "ZXY", "AXIS_ANGLE", "XYZ"]
     steps = RNG.normal(size=(120, len(modes), 4)) * 0.3  # large steps: signs flip along the way
     rotations = quat_normalize(np.cumsum(steps, axis=0) + IDENTITY)
-    references = [-rotations[0, 0], np.zeros(3), rotations[0, 2], quat_to_axis_angle(rotations[0, 3]), -IDENTITY]
+    references = [
+        -rotations[0, 0],
+        np.zeros(3),
+        rotations[0, 2],
+        quat_to_axis_angle(rotations[0, 3]),
+        -IDENTITY,
+        np.array([2 * np.pi, 0.3, -2 * np.pi]),
+        np.array([0.1, 0.2, 0.3]),
+        quat_to_axis_angle(-rotations[0, 7]),
+        np.array([-0.5, 0.0, 4.0]),
+    ]
     together = bone_channels(rotations, modes, references)
     for k, mode in enumerate(modes):
         np.testing.assert_array_equal(together[k], rotation_channels(rotations[:, k], mode, references[k]))

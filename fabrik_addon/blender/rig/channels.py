@@ -48,20 +48,21 @@ def keyed_channels(pose_bone: bpy.types.PoseBone, stretch: bool) -> list[tuple[s
 
 
 def rotation_channels(q: FloatArray, mode: str, reference: FloatArray) -> FloatArray:
-    """Key values for quaternions ``q`` (F, 4), one frame after another, in a pose bone's rotation mode.
+    """Key values for quaternions ``q`` (F, 4), one frame after another, in a pose bone's rotation mode (or
+    several bones' of one mode, (F, n, 4)).
 
     Parameters
     ----------
-    q : ndarray, shape (F, 4)
+    q : ndarray, shape (F, 4) or (F, n, 4)
     mode : str
         ``"QUATERNION"``, ``"AXIS_ANGLE"`` or an Euler order (``"XYZ"``...).
-    reference : ndarray, shape (4,) or (3,)
+    reference : ndarray, shape (4,) or (3,), or (n, 4) or (n, 3)
         The bone's current value in that mode; the first frame lands next to it (same quaternion sign,
         Euler angles within half a turn), and each frame after lands next to the one before.
 
     Returns
     -------
-    ndarray, shape (F, 4) or (F, 3)
+    ndarray, shape (F, 4) or (F, 3), or (F, n, 4) or (F, n, 3)
     """
     if mode == "QUATERNION":
         return sign_continuous(q, reference=reference)
@@ -74,23 +75,22 @@ def rotation_channels(q: FloatArray, mode: str, reference: FloatArray) -> FloatA
 
 def bone_channels(rotations: FloatArray, modes: Sequence[str], references: Sequence[FloatArray]) -> list[FloatArray]:
     """``rotation_channels`` of every bone: quaternions ``rotations`` (F, m, 4), each bone's rotation mode and
-    reference. The bones in quaternion mode are made continuous all at once (numpy's per-call cost), with the
-    same result as one by one.
+    reference. The bones of one mode are converted all at once (numpy's per-call cost), with the same result
+    as one by one (every step works frame by frame and bone by bone).
 
     Returns
     -------
     list of ndarray, shape (F, 4) or (F, 3)
         Per bone, its key values.
     """
-    together = [k for k, mode in enumerate(modes) if mode == "QUATERNION"]
+    groups: dict[str, list[int]] = {}
+    for k, mode in enumerate(modes):
+        groups.setdefault(mode, []).append(k)
     channels: dict[int, FloatArray] = {}
-    if together:
-        continuous = sign_continuous(rotations[:, together], reference=np.array([references[k] for k in together]))
-        channels = {k: continuous[:, i] for i, k in enumerate(together)}
-    return [
-        channels[k] if k in channels else rotation_channels(rotations[:, k], mode, references[k])
-        for k, mode in enumerate(modes)
-    ]
+    for mode, bones in groups.items():
+        values = rotation_channels(rotations[:, bones], mode, np.array([references[k] for k in bones]))
+        channels.update({k: values[:, i] for i, k in enumerate(bones)})
+    return [channels[k] for k in range(len(modes))]
 
 
 def animated_paths(obj: bpy.types.Object) -> set[str]:
