@@ -118,9 +118,10 @@ class ChainReach:
         frames, bones = start.shape[:2]
         quats = np.array(start, dtype=np.float64)
         spans = np.linalg.norm(shape.spans, axis=1)
-        parent = np.broadcast_to(np.array([1.0, 0.0, 0.0, 0.0]), (frames, 4))
+        parent: FloatArray | None = None  # the base frame
         for k in range(bones):
-            frame = quat_multiply(parent, self.rest_quats[k])
+            rest = self.rest_quats[k]
+            frame = np.broadcast_to(rest, (frames, 4)) if parent is None else quat_multiply(parent, rest)
             if spans[k] > 0:
                 span = shape.spans[k] / spans[k]
                 wanted = quat_rotate(quat_conjugate(frame), toward if shape.toward[k] else back)
@@ -128,7 +129,8 @@ class ChainReach:
                 quats[:, k] = quat_multiply(turn, twist(quats[:, k], span))
             elif shape.shaped[k]:
                 quats[:, k] = quat_multiply(shape.swings[k], twist(quats[:, k], _Y))
-            parent = quat_multiply(frame, quats[:, k])
+            if k + 1 < bones:
+                parent = quat_multiply(frame, quats[:, k])
         return self.limits.clamp(quats)
 
     def bent(
