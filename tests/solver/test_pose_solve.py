@@ -16,7 +16,7 @@ from fabrik_addon.solver import ChainRest, FloatArray, JointLimits, forward_kine
 from fabrik_addon.solver.bones import BENT, SOLVED
 from fabrik_addon.solver.bones.solver import random_rotations
 from fabrik_addon.solver.bones.turns import swivel_nearest, turn_toward
-from fabrik_addon.solver.core import quat_normalize, quat_to_matrix
+from fabrik_addon.solver.core import RowClamp, quat_normalize, quat_to_matrix
 from fabrik_addon.solver.points import START, TOWARD
 
 from .chains import random_limited_chain
@@ -307,6 +307,28 @@ def test_the_swivel_nearest_the_reference_keeps_the_tip_and_no_turn_about_the_li
     swept = np.max([nearness(_turn_about(line, a) @ roots) for a in np.linspace(-np.pi, np.pi, 1001)], axis=0)
     assert (found >= swept - 1e-9).all()
     np.testing.assert_allclose(found[:5], 3.0, atol=1e-12)
+
+
+def test_a_chain_solved_again_with_its_limits_read_anew_makes_their_clamps_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bake reads a chain's limits anew each time (new objects, the same values): its clamps, a few hundred
+    microseconds to make, are made for the first solve only, as the chain's other tables are."""
+    made: list[JointLimits] = []
+    every = RowClamp.every
+
+    def counted(limits: JointLimits) -> RowClamp:
+        made.append(limits)
+        return every(limits)
+
+    monkeypatch.setattr(RowClamp, "every", counted)
+    goals = np.array([[0.3, 1.5, 0.2], [0.0, 1.9, 0.4]])
+    solutions = []
+    for _ in range(3):
+        rest, knee = _leg((0.0, 0.3))  # a stretch share no other test gives: not among the chains kept
+        solutions.append(solve_pose(rest, np.tile(IDENTITY, (2, 1)), goals, limits=knee, tolerance=1e-6))
+    assert len(made) == 1
+    np.testing.assert_array_equal(solutions[0].rotations, solutions[2].rotations)
 
 
 def _turn_angles(rotations: FloatArray) -> FloatArray:

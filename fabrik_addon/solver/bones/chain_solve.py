@@ -152,7 +152,10 @@ def solve_pose(
     goals = as_points(targets, "targets")
     frames = len(goals)
     start = as_rotations(rotations, frames, bones)
-    limits = as_limits(limits, bones, "chain")
+    # The rest and limits of the steps kept between solves of this chain (``chain_steps``): the same values, with
+    # what is made of them once (the limits' clamps, the rest's tables) made already.
+    kept = chain_steps(rest, as_limits(limits, bones, "chain"))
+    rest, limits = kept.rest, kept.limits
     pole_points = None if poles is None else as_points(poles, "poles")
     if pole_points is not None and len(pole_points) != frames:
         raise ValueError(f"poles must have one point per target ({frames}), got {len(pole_points)}")
