@@ -309,6 +309,31 @@ def test_the_swivel_nearest_the_reference_keeps_the_tip_and_no_turn_about_the_li
     np.testing.assert_allclose(found[:5], 3.0, atol=1e-12)
 
 
+def test_a_chain_turned_toward_its_goal_without_a_pole_points_its_tip_there_by_the_smallest_turn() -> None:
+    """Random chains (the first bone's rest frame turned, as a tree's branch has it), poses and goals: the chain
+    turned about its root's head points its tip at the goal, its other bones as they were, the root turned by
+    the angle between the tip's and the goal's directions."""
+    rng = np.random.default_rng(22)
+    frames = 40
+    rest = ChainRest(
+        quat_to_matrix(quat_normalize(rng.normal(size=(3, 4)))), np.array([[0, 1.0, 0], [0.1, 0.8, 0], [0, 0.6, 0.2]])
+    )
+    quats, goals = quat_normalize(rng.normal(size=(frames, 3, 4))), rng.normal(size=(frames, 3))
+    tips = forward_kinematics(rest, quats)[0][:, -1]
+    turned = turn_toward(rest, JointLimits.of(3), quats, tips, goals, None, 0.0)
+    np.testing.assert_array_equal(turned[:, 1:], quats[:, 1:])
+    ends = forward_kinematics(rest, turned)[0][:, -1]
+
+    def unit(v: FloatArray) -> FloatArray:
+        return np.asarray(v / np.linalg.norm(v, axis=1, keepdims=True), dtype=np.float64)
+
+    np.testing.assert_allclose(unit(ends), unit(goals), atol=1e-12)
+    before, after = (forward_kinematics(rest, q)[1][:, 0] for q in (quats, turned))
+    turn = np.arccos(np.clip((np.trace(np.swapaxes(before, 1, 2) @ after, axis1=1, axis2=2) - 1) / 2, -1, 1))
+    between = np.arccos(np.clip(np.sum(unit(tips) * unit(goals), axis=1), -1, 1))
+    np.testing.assert_allclose(turn, between, atol=1e-7)
+
+
 def test_a_chain_solved_again_with_its_limits_read_anew_makes_their_clamps_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

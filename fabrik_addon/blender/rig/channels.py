@@ -75,8 +75,9 @@ def rotation_channels(q: FloatArray, mode: str, reference: FloatArray) -> FloatA
 
 def bone_channels(rotations: FloatArray, modes: Sequence[str], references: Sequence[FloatArray]) -> list[FloatArray]:
     """``rotation_channels`` of every bone: quaternions ``rotations`` (F, m, 4), each bone's rotation mode and
-    reference. The bones of one mode are converted all at once (numpy's per-call cost), with the same result
-    as one by one (every step works frame by frame and bone by bone).
+    reference. The bones of one mode are converted all at once (numpy's per-call cost), as one by one (every
+    step works frame by frame and bone by bone; quaternions to the bit, the angles of Euler and axis-angle bones
+    to rounding: numpy's ``arctan2`` may round the last bit otherwise with where an array lies in memory).
 
     Returns
     -------

@@ -152,10 +152,7 @@ def solve_pose(
     goals = as_points(targets, "targets")
     frames = len(goals)
     start = as_rotations(rotations, frames, bones)
-    # The rest and limits of the steps kept between solves of this chain (``chain_steps``): the same values, with
-    # what is made of them once (the limits' clamps, the rest's tables) made already.
-    kept = chain_steps(rest, as_limits(limits, bones, "chain"))
-    rest, limits = kept.rest, kept.limits
+    limits = as_limits(limits, bones, "chain")
     pole_points = None if poles is None else as_points(poles, "poles")
     if pole_points is not None and len(pole_points) != frames:
         raise ValueError(f"poles must have one point per target ({frames}), got {len(pole_points)}")
@@ -163,12 +160,17 @@ def solve_pose(
         raise ValueError(f"history is kept for one target at a time, got {frames} targets")
     if not np.isfinite(pole_angle):
         raise ValueError(f"pole_angle must be a finite number of radians, got {pole_angle!r}")
+    # The rest and limits of the steps kept between solves of this chain (``chain_steps``): the same values, with
+    # what is made of them once (the limits' clamps, the rest's tables) made already.
+    kept = chain_steps(rest, limits)
+    rest, limits = kept.rest, kept.limits
     solver = _ChainSolver(
         rest=rest,
         limits=limits,
         tolerance=positive_float(tolerance, "tolerance"),
         max_iterations=positive_int(max_iterations, "max_iterations"),
         pole_angle=float(pole_angle),
+        kept=kept,
         recorder=Recorder() if history else None,
     )
     solver.record(START, start, np.ones((bones, frames)))
@@ -215,14 +217,11 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
 
     rest: ChainRest
     pole_angle: float
+    #: The chain's steps and what they know of its reach, as kept between solves (``chain_steps``).
+    kept: ChainSteps
     recorder: Recorder | None = None
 
     restarts = RESTARTS
-
-    @cached_property
-    def kept(self) -> ChainSteps:
-        """The chain's steps and what they know of its reach, as kept between solves (``chain_steps``)."""
-        return chain_steps(self.rest, self.limits)
 
     @cached_property
     def steps(self) -> Steps[ChainPosed]:
