@@ -145,10 +145,10 @@ def test_targets_beyond_the_legs_reach_cost_no_more_than_the_frames_it_reaches()
 
 
 def test_targets_beyond_the_legs_reach_cost_little_with_the_thighs_twist_locked() -> None:
-    """The same with Lock IK Y on both thighs, the chains' roots: a root that cannot twist may not point the
-    straightened leg at the target, so the leg is straightened and turned about the line to the target to where
-    the lock keeps its tip closest, or straightened by the lengths alone where that comes closer; one step
-    either way, on every frame of the hop whose target lies beyond the leg's length."""
+    """The same with Lock IK Y on both thighs, the chains' roots: a root that cannot twist still points the
+    straightened leg at the target, turned about the line to it to where it needs no twist, in one step on
+    every frame of the hop whose target lies beyond the leg's length. (Before that turn, the legs were
+    straightened by their lengths alone there, and the frames within reach took a median 210 iterations.)"""
     scene = mocap_scenes.retarget("hop")
     for chain in scene.chains[:2]:
         thigh = scene.armature.pose.bones[chain.tip]

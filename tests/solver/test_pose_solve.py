@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from fabrik_addon.solver import ChainRest, FloatArray, JointLimits, forward_kinematics, solve_pose
 from fabrik_addon.solver.bones import BENT, SOLVED
 from fabrik_addon.solver.bones.solver import random_rotations
-from fabrik_addon.solver.bones.turns import swivel_nearest, turn_toward
+from fabrik_addon.solver.bones.turns import swivel_nearest, turn_toward, untwisted
 from fabrik_addon.solver.core import RowClamp, quat_normalize, quat_to_matrix
 from fabrik_addon.solver.points import START, TOWARD
 
@@ -332,6 +332,23 @@ def test_a_chain_turned_toward_its_goal_without_a_pole_points_its_tip_there_by_t
     turn = np.arccos(np.clip((np.trace(np.swapaxes(before, 1, 2) @ after, axis1=1, axis2=2) - 1) / 2, -1, 1))
     between = np.arccos(np.clip(np.sum(unit(tips) * unit(goals), axis=1), -1, 1))
     np.testing.assert_allclose(turn, between, atol=1e-7)
+
+
+def test_a_turn_about_a_line_takes_the_twist_off_a_rotation_and_keeps_what_it_points_along_the_line() -> None:
+    """Random rotations and lines: the rotation turned about the line has no Y part (no twist about its own Y
+    axis: the clamp of a bone whose twist is locked leaves it as it is), and still takes the direction it took
+    onto the line there."""
+    rng = np.random.default_rng(23)
+    q = quat_normalize(rng.normal(size=(200, 4)))
+    line = rng.normal(size=(200, 3))
+    line /= np.linalg.norm(line, axis=1, keepdims=True)
+    onto = np.einsum("fji,fj->fi", quat_to_matrix(q), line)  # what q takes onto the line
+    result = untwisted(q, line)
+    np.testing.assert_allclose(result[:, 2], 0.0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(result, axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(np.einsum("fij,fj->fi", quat_to_matrix(result), onto), line, atol=1e-12)
+    twist_locked = JointLimits.of(1, lock=[[0, 1, 0]])
+    np.testing.assert_allclose(np.abs(np.sum(twist_locked.clamp(result[:, None])[:, 0] * result, axis=1)), 1.0)
 
 
 def test_a_chain_solved_again_with_its_limits_read_anew_makes_their_clamps_once(

@@ -74,7 +74,7 @@ from .chain import ChainRest, forward_kinematics
 from .chain_steps import ChainPosed, ChainSteps, RecordingSteps, chain_steps
 from .iterate import Best, Steps, frames_first, rows_of
 from .solver import BoneSolver, PoseSolution, as_limits, as_rotations
-from .turns import fold_lines, straightened_by_lengths, swivel_nearest, swivel_toward, turn_toward
+from .turns import fold_lines, only_twist_locked, straightened_by_lengths, swivel_nearest, swivel_toward, turn_toward
 
 #: Attempts from random poses within the limits on frames still short of a target within the chain's length,
 #: after the start pose and the bent one: limits can leave so few ways to a target that two starts miss a few
@@ -266,10 +266,11 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
 
     @cached_property
     def extremes(self) -> ChainReach | None:
-        """The chain's reach and its extreme poses (``core.reach``) with a free root, which turns those poses (and
-        those bent toward them) to any goal; None with a locked or limited root: it goes by its lengths."""
-        root_free = not (self.limits.lock[0].any() or self.limits.use_limit[0].any())
-        return self.kept.reach if root_free else None
+        """The chain's reach and its extreme poses (``core.reach``) with a root that turns those poses (and those
+        bent toward them) to any goal: a free root, or one whose twist alone is locked (``turn_toward`` points
+        it without twisting); None with another locked or limited root: it goes by its lengths."""
+        free = not (self.limits.lock[0].any() or self.limits.use_limit[0].any())
+        return self.kept.reach if free or only_twist_locked(self.limits) else None
 
     @property
     def bends_first(self) -> bool:

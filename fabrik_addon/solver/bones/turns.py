@@ -66,7 +66,10 @@ def turn_toward(
     through the root-to-goal and root-to-pole lines; a frame whose pole lies on the root-to-goal line has no
     such plane and is not turned, as Blender's IK turns it before solving, or with ``aim`` (a pose to be
     turned to its goal, not a start) turned as without a pole. Without a pole, it is the smallest turn that
-    points the root-to-tip line at the goal, keeping the plane the chain bends in.
+    points the root-to-tip line at the goal, keeping the plane the chain bends in. A root whose twist alone is
+    locked (Lock IK Y, ``only_twist_locked``) is then turned about the root-to-goal line to where it needs no
+    twist (``untwisted``): it points the tip at the goal still, where the clamp would have taken the twist off
+    and the tip with it.
 
     Parameters
     ----------
@@ -86,18 +89,50 @@ def turn_toward(
     """
     if poles is None:  # on quaternions: the root's Y axis (in the base frame), then the turn in its parent frame
         tip_direction = unit(tips, fallback=quat_rotate(quats[:, 0], _Y) @ rest.rest_rotations[0].T)
-        turn = quat_between(tip_direction, unit(goals, fallback=tip_direction))
+        goal_direction = unit(goals, fallback=tip_direction)
+        turn = quat_between(tip_direction, goal_direction)
         turn[:, 1:] = turn[:, 1:] @ rest.rest_rotations[0]
-        return _with_root_rotation(limits, quats, quat_multiply(turn, quats[:, 0]))
-    root = _root(rest, quats)
-    tip_direction = unit(tips, fallback=root[:, :, 1])
-    goal_direction = unit(goals, fallback=tip_direction)
-    up = root[:, :, 0] * np.cos(pole_angle) + root[:, :, 2] * np.sin(pole_angle)
-    turn = _look_at(goal_direction, poles) @ np.swapaxes(_look_at(tip_direction, up), 1, 2)
-    lined = ~np.isfinite(turn).all(axis=(1, 2))  # a pole on the line: no plane to turn to
-    if lined.any():
-        turn[lined] = quat_to_matrix(quat_between(tip_direction[lined], goal_direction[lined])) if aim else np.eye(3)
-    return _with_root(rest, limits, quats, turn @ root)
+        root = quat_multiply(turn, quats[:, 0])
+        pointed = np.ones(len(quats), dtype=bool)
+    else:
+        matrices = _root(rest, quats)
+        tip_direction = unit(tips, fallback=matrices[:, :, 1])
+        goal_direction = unit(goals, fallback=tip_direction)
+        up = matrices[:, :, 0] * np.cos(pole_angle) + matrices[:, :, 2] * np.sin(pole_angle)
+        turn_matrices = _look_at(goal_direction, poles) @ np.swapaxes(_look_at(tip_direction, up), 1, 2)
+        lined = ~np.isfinite(turn_matrices).all(axis=(1, 2))  # a pole on the line: no plane to turn to
+        if lined.any():
+            between = quat_to_matrix(quat_between(tip_direction[lined], goal_direction[lined]))
+            turn_matrices[lined] = between if aim else np.eye(3)
+        root = matrix_to_quat(rest.rest_rotations[0].T @ turn_matrices @ matrices)
+        pointed = ~lined | aim
+    if only_twist_locked(limits) and pointed.any():  # the turn about the goal's line that needs no twist
+        root[pointed] = untwisted(root[pointed], goal_direction[pointed] @ rest.rest_rotations[0])
+    return _with_root_rotation(limits, quats, root)
+
+
+def only_twist_locked(limits: JointLimits) -> bool:
+    """Whether the root bone's twist is locked (Lock IK Y) and nothing else of it is locked or limited: it
+    swings any way, and turns the chain's tip toward any goal without twisting (``untwisted``)."""
+    lock, limited = limits.lock[0], limits.use_limit[0]
+    return bool(lock[1] and not (lock[0] or lock[2] or limited.any()))
+
+
+def untwisted(q: FloatArray, line: FloatArray) -> FloatArray:
+    """The rotations (F, 4) ``t q`` with ``t`` a turn about the unit ``line`` (F, 3) (in the frame ``q`` turns
+    in) that have no twist about their own Y axis (``t q``'s Y part zero): where ``q`` points a direction along
+    the line, they point it there too, as a bone whose twist is locked can. Of the turns ``(cos(a/2), sin(a/2)
+    line)``, ``t q = cos(a/2) q + sin(a/2) (0, line) q`` has the Y part ``cos(a/2) q_y + sin(a/2) p_y`` (``p =
+    (0, line) q``), zero at ``(cos, sin)`` along ``(p_y, -q_y)``: one rotation (up to sign). Where both are zero
+    every turn has none, and ``q`` stays."""
+    p = np.empty_like(q)  # (0, line) q
+    p[:, 0] = -np.einsum("fi,fi->f", line, q[:, 1:])
+    p[:, 1:] = q[:, :1] * line + cross(line, q[:, 1:])
+    a, b = q[:, 2], p[:, 2]
+    size = np.sqrt(a * a + b * b)
+    some = size > 0.0
+    c, s = np.where(some, b / np.where(some, size, 1.0), 1.0), np.where(some, -a / np.where(some, size, 1.0), 0.0)
+    return np.asarray(c[:, None] * q + s[:, None] * p, dtype=np.float64)
 
 
 def straightened_by_lengths(rest: ChainRest, first: FloatArray, goals: FloatArray) -> FloatArray:
@@ -219,13 +254,6 @@ def _look_at(direction: FloatArray, up: FloatArray) -> FloatArray:
 def _root(rest: ChainRest, quats: FloatArray) -> FloatArray:
     """The root bone's orientations (F, 3, 3) in the base frame under local rotations (F, m, 4)."""
     return np.asarray(rest.rest_rotations[0] @ quat_to_matrix(quats[:, 0]))
-
-
-def _with_root(rest: ChainRest, limits: JointLimits, quats: FloatArray, root: FloatArray) -> FloatArray:
-    """``quats`` (F, m, 4) with the root bone's rotation replaced by the one that gives it orientation
-    ``root`` (F, 3, 3), clamped to the root's limits."""
-    local = np.swapaxes(rest.rest_rotations[0], 0, 1) @ root
-    return _with_root_rotation(limits, quats, matrix_to_quat(local))
 
 
 def _with_root_rotation(limits: JointLimits, quats: FloatArray, root: FloatArray) -> FloatArray:
