@@ -28,8 +28,8 @@ within them; the table also shows how far each result breaks a limit.
 
 Motion capture (``bench_mocap.py``): the committed clips' legs toward their animated ankles (free, and with a
 pole before each knee), the feet pinned during contacts, and legs, arms and spine retargeted to 80 % of their
-lengths, against Blender's IK + Bake Action into the current Action; knees' distance from their animation, knee
-flips and frames on target.
+lengths (and again with the thighs' twist locked), against Blender's IK + Bake Action into the current Action;
+knees' distance from their animation, knee flips and frames on target.
 
 Plant Feet (``bench_plant.py``): the committed clips' feet planted (hips lowered, and not), FABRIK's whole
 ``plant_feet`` against Blender's IK + Bake Action toward the same pins with the same hips.

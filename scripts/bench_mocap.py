@@ -3,7 +3,8 @@ process (the "mocap" section of ``bench_bake.py``; also runnable alone).
 
 For each committed clip (``tests/data``) and each scene of ``mocap_scenes`` (both legs toward the animated
 ankles, free and with a pole before each knee; the feet pinned during contacts; legs, arms and spine shortened to
-80 % toward the tips as captured, knees and elbows limited to the clip's ranges), the scene is built twice from
+80 % toward the tips as captured, knees and elbows limited to the clip's ranges; the same with Lock IK Y on both
+thighs), the scene is built twice from
 a fresh file and baked once each way. Blender's bake is an IK constraint per chain and
 ``bpy.ops.nla.bake(visual_keying=True, clear_constraints=True, use_current_action=True)`` of the chains' bones
 (without ``use_current_action`` Bake Action drops the root motion). Both are measured by Blender's evaluation of
@@ -34,6 +35,7 @@ SCENES: dict[str, Callable[[str], mocap_scenes.Scene]] = {
     "legs, pole": partial(mocap_scenes.legs, poles=True),
     "pinned feet": mocap_scenes.pinned_feet,
     "retarget 80%": mocap_scenes.retarget,
+    "locked thighs": mocap_scenes.locked_thighs,
 }
 
 

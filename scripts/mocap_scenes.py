@@ -202,6 +202,15 @@ def retarget(clip: str, factor: float = 0.8) -> Scene:
     return Scene(armature, chains, limbs, animated, frames)
 
 
+def locked_thighs(clip: str) -> Scene:
+    """``retarget`` with Lock IK Y on both thighs, the legs' roots (a rig's usual setting: a thigh that cannot
+    twist)."""
+    scene = retarget(clip)
+    for leg in mocap.legs(scene.armature).values():
+        scene.armature.pose.bones[leg.thigh].lock_ik_y = True
+    return scene
+
+
 def shorten(armature: bpy.types.Object, names: Sequence[str], factor: float) -> None:
     """Make each bone of ``names`` ``factor`` of its length, moving what hangs from it along (its children keep
     their heads where they were from its tail): a skeleton of other proportions with the same animation.

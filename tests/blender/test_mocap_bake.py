@@ -62,7 +62,13 @@ def test_a_bake_toward_the_animated_tips_changes_nothing(clip: str) -> None:
 
 @pytest.mark.parametrize(
     ("clip", "scene"),
-    [("walk", "pinned_feet"), ("walk_30fps_m", "pinned_feet"), ("walk", "retarget"), ("hop", "retarget")],
+    [
+        ("walk", "pinned_feet"),
+        ("walk_30fps_m", "pinned_feet"),
+        ("walk", "retarget"),
+        ("hop", "retarget"),
+        ("hop", "locked_thighs"),
+    ],
 )
 def test_knees_stay_as_near_their_animation_as_blenders_ik_keeps_them(clip: str, scene: str) -> None:
     """Ankles held during each contact, or legs (and arms and spine) shortened to 80 % toward the tips as
@@ -149,13 +155,7 @@ def test_targets_beyond_the_legs_reach_cost_little_with_the_thighs_twist_locked(
     straightened leg at the target, turned about the line to it to where it needs no twist, in one step on
     every frame of the hop whose target lies beyond the leg's length. (Before that turn, the legs were
     straightened by their lengths alone there, and the frames within reach took a median 210 iterations.)"""
-    scene = mocap_scenes.retarget("hop")
-    for chain in scene.chains[:2]:
-        thigh = scene.armature.pose.bones[chain.tip]
-        for _ in range(chain.length - 1):
-            thigh = thigh.parent
-        thigh.lock_ik_y = True
-    _assert_beyond_the_legs_in_few_iterations(scene)
+    _assert_beyond_the_legs_in_few_iterations(mocap_scenes.locked_thighs("hop"))
 
 
 def _assert_beyond_the_legs_in_few_iterations(scene: mocap_scenes.Scene) -> None:
