@@ -160,8 +160,7 @@ def solve_pose(
         raise ValueError(f"history is kept for one target at a time, got {frames} targets")
     if not np.isfinite(pole_angle):
         raise ValueError(f"pole_angle must be a finite number of radians, got {pole_angle!r}")
-    # The rest and limits of the steps kept between solves of this chain (``chain_steps``): the same values, with
-    # what is made of them once (the limits' clamps, the rest's tables) made already.
+    # The rest and limits of the chain's steps kept between solves (``chain_steps``): their clamps made already.
     kept = chain_steps(rest, limits)
     rest, limits = kept.rest, kept.limits
     solver = _ChainSolver(
@@ -171,6 +170,7 @@ def solve_pose(
         max_iterations=positive_int(max_iterations, "max_iterations"),
         pole_angle=float(pole_angle),
         kept=kept,
+        poled=pole_points is not None,
         recorder=Recorder() if history else None,
     )
     solver.record(START, start, np.ones((bones, frames)))
@@ -219,6 +219,7 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
     pole_angle: float
     #: The chain's steps and what they know of its reach, as kept between solves (``chain_steps``).
     kept: ChainSteps
+    poled: bool = False  # whether the chain has a pole target
     recorder: Recorder | None = None
 
     restarts = RESTARTS
@@ -266,11 +267,11 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
 
     @cached_property
     def extremes(self) -> ChainReach | None:
-        """The chain's reach and its extreme poses (``core.reach``) with a root that turns those poses (and those
-        bent toward them) to any goal: a free root, or one whose twist alone is locked (``turn_toward`` points
+        """The chain's reach and extreme poses (``core.reach``) where its root turns them (and those bent toward
+        them) to any goal: a free root, or without a pole one whose twist alone is locked (``turn_toward`` points
         it without twisting); None with another locked or limited root: it goes by its lengths."""
         free = not (self.limits.lock[0].any() or self.limits.use_limit[0].any())
-        return self.kept.reach if free or only_twist_locked(self.limits) else None
+        return self.kept.reach if free or (only_twist_locked(self.limits) and not self.poled) else None
 
     @property
     def bends_first(self) -> bool:

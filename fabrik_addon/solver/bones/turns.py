@@ -66,10 +66,11 @@ def turn_toward(
     through the root-to-goal and root-to-pole lines; a frame whose pole lies on the root-to-goal line has no
     such plane and is not turned, as Blender's IK turns it before solving, or with ``aim`` (a pose to be
     turned to its goal, not a start) turned as without a pole. Without a pole, it is the smallest turn that
-    points the root-to-tip line at the goal, keeping the plane the chain bends in. A root whose twist alone is
+    points the root-to-tip line at the goal, keeping the plane the chain bends in; a root whose twist alone is
     locked (Lock IK Y, ``only_twist_locked``) is then turned about the root-to-goal line to where it needs no
     twist (``untwisted``): it points the tip at the goal still, where the clamp would have taken the twist off
-    and the tip with it.
+    and the tip with it. (With a pole, the clamp takes the twist the pole turn gave such a root, keeping its
+    swing, as before: Blender's IK turns the root to its pole past the lock.)
 
     Parameters
     ----------
@@ -93,7 +94,6 @@ def turn_toward(
         turn = quat_between(tip_direction, goal_direction)
         turn[:, 1:] = turn[:, 1:] @ rest.rest_rotations[0]
         root = quat_multiply(turn, quats[:, 0])
-        pointed = np.ones(len(quats), dtype=bool)
     else:
         matrices = _root(rest, quats)
         tip_direction = unit(tips, fallback=matrices[:, :, 1])
@@ -105,17 +105,16 @@ def turn_toward(
             between = quat_to_matrix(quat_between(tip_direction[lined], goal_direction[lined]))
             turn_matrices[lined] = between if aim else np.eye(3)
         root = matrix_to_quat(rest.rest_rotations[0].T @ turn_matrices @ matrices)
-        pointed = ~lined | aim
-    if only_twist_locked(limits) and pointed.any():  # the turn about the goal's line that needs no twist
-        root[pointed] = untwisted(root[pointed], goal_direction[pointed] @ rest.rest_rotations[0])
+    if poles is None and only_twist_locked(limits):  # the turn about the goal's line that needs no twist
+        root = untwisted(root, goal_direction @ rest.rest_rotations[0])
     return _with_root_rotation(limits, quats, root)
 
 
 def only_twist_locked(limits: JointLimits) -> bool:
-    """Whether the root bone's twist is locked (Lock IK Y) and nothing else of it is locked or limited: it
-    swings any way, and turns the chain's tip toward any goal without twisting (``untwisted``)."""
+    """Whether the root bone's twist is locked (Lock IK Y) and its swing neither locked nor limited: it swings
+    any way, and turns the chain's tip toward any goal without twisting (``untwisted``)."""
     lock, limited = limits.lock[0], limits.use_limit[0]
-    return bool(lock[1] and not (lock[0] or lock[2] or limited.any()))
+    return bool(lock[1] and not (lock[0] or lock[2] or limited[0] or limited[2]))
 
 
 def untwisted(q: FloatArray, line: FloatArray) -> FloatArray:
@@ -132,7 +131,9 @@ def untwisted(q: FloatArray, line: FloatArray) -> FloatArray:
     size = np.sqrt(a * a + b * b)
     some = size > 0.0
     c, s = np.where(some, b / np.where(some, size, 1.0), 1.0), np.where(some, -a / np.where(some, size, 1.0), 0.0)
-    return np.asarray(c[:, None] * q + s[:, None] * p, dtype=np.float64)
+    turned = np.asarray(c[:, None] * q + s[:, None] * p, dtype=np.float64)
+    turned[:, 2] = 0.0  # not a rounding's worth either: a half-turn swing's twist (w = 0) would read it
+    return turned
 
 
 def straightened_by_lengths(rest: ChainRest, first: FloatArray, goals: FloatArray) -> FloatArray:
