@@ -29,10 +29,10 @@ a tenth per twenty iterations); frames still short get both again, as long as th
 retries from other starts. A target beyond the reach is met in one step: the chain at the extreme of its
 reach (known exactly where no two limited bones come in a row, ``core.reach``: limbs; else within bounds that
 hold for every chain, ``core.reach_bounds``, at poses a search found) straightened or folded toward it, turned
-to it. That settles the frame where no pose can come closer (always with a free root and the reach known
-exactly); else it is iterated too, and keeps the closer. With a free root and the reach known exactly, frames
-are bent to the target's distance and turned to it as well: every frame first where limits hold (FABRIK and
-least squares then run on those still short), else those the first least squares leave short.
+to it. That settles the frame where no pose can come closer (always with a root that turns any way, free or
+locked in twist alone, and the reach exact); else it is iterated too, keeping the closer. With such a root and
+the reach exact, frames are bent to the target's distance and turned to it as well: every frame first where
+limits hold (FABRIK and least squares then run on those still short), else those the first least squares leave short.
 
 With ``history=True`` (one frame), the joints after every step are kept, named (``points.history``):
 ``START`` (the rotations given, as they are), ``TURNED_TO_POLE`` (with a pole: the start turned, and clamped),
@@ -314,30 +314,30 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
         if self.extremes is not None and self.extremes.exact:
             return self.at_once(first, goals, poles, np.ones(len(goals), dtype=bool)), np.ones(len(goals), dtype=bool)
         distance, once = np.linalg.norm(goals, axis=1), np.ones(len(goals), dtype=np.int64)
-        free, steps = self.extremes is not None, self.kept
+        any_way, steps = self.extremes is not None, self.kept
         by_lengths = (distance >= self.reach) | (distance < inner_radius(self.rest.lengths))
         best, settled = Best.start(first), np.zeros(len(goals), dtype=bool)
         if (rows := np.flatnonzero(~by_lengths | steps.reach.exact)).size:  # by the lengths: no search needed
             toward, back = fold_lines(forward_kinematics(self.rest, first[rows])[0], goals[rows])
             quats = steps.at_extremes(distance[rows] < steps.bounds.nearest, first[rows], toward, back)
-            if poles is None and not free:
+            if poles is None and not any_way:
                 quats = swivel_toward(self.rest, self.limits, quats, goals[rows])
-            found = self.turned_best(STRAIGHTENED, quats, goals[rows], self.poles_of(poles, rows), once[rows], free)
+            found = self.turned_best(STRAIGHTENED, quats, goals[rows], self.poles_of(poles, rows), once[rows], any_way)
             best.place(rows, found)
             settled[rows] = found.error <= np.maximum(steps.bounds.miss(goals[rows]), 0.0) + 0.01 * self.tolerance
-        if (rows := np.flatnonzero(by_lengths & ~settled)).size:  # with a free root, the extremes of the lengths
+        if (rows := np.flatnonzero(by_lengths & ~settled)).size:  # a root that turns any way: the lengths' extremes
             aims, everywhere = self.poles_of(poles, rows), np.ones(rows.size, dtype=bool)
-            if free:
+            if any_way:
                 found = self.at_once(first[rows], goals[rows], aims, everywhere)
             else:
                 quats = straightened_by_lengths(self.rest, first[rows], goals[rows])
-                found = self.turned_best(STRAIGHTENED, quats, goals[rows], aims, once[rows], free)
+                found = self.turned_best(STRAIGHTENED, quats, goals[rows], aims, once[rows], any_way)
             best.keep_better(rows, found)
             settled[rows] = True
         return best, settled
 
     def bend_to_reach(self, best: Best, first: FloatArray, goals: FloatArray, poles: FloatArray | None) -> None:
-        """``at_once`` on the frames still short, on a chain whose reach is exact and whose root is free
+        """``at_once`` on the frames still short, on a chain whose reach is exact and whose root turns any way
         (``extremes``), keeping the poses that come closer."""
         short = np.flatnonzero(best.error > self.tolerance)
         if self.extremes is not None and self.extremes.exact and short.size:
@@ -345,16 +345,16 @@ class _ChainSolver(BoneSolver[FloatArray | None]):
             best.keep_better(short, self.at_once(first[short], goals[short], self.poles_of(poles, short), within))
 
     def at_once(self, first: FloatArray, goals: FloatArray, poles: _Poles, beyond: _Mask) -> Best:
-        """Poses from ``first`` (F, m, 4), each bone keeping its twist, within the limits, turned to the goals (to
-        the poles), with a free root (``extremes``). A goal ``beyond`` the reach: the chain at the extreme it lies
-        beyond (``core.reach``), straightened toward it or folded (one segment toward it, the others back): with
-        limits known exactly no pose comes closer (one step, ``STRAIGHTENED``). Another: ``first`` bent until the
-        tip lies as far from the root as the goal (``ChainReach.bent``: on the way to that extreme), which with
-        the reach exact reaches a goal within it (but one nearer than the chain folded in line, where that is no
-        extreme) in a few steps where FABRIK and least squares can creep for hundreds (a knee near straight, an
-        elbow whose bend plane must roll): each pose measured on the way, and the one turned, a step (``BENT``)."""
+        """Poses from ``first`` (F, m, 4), each bone keeping its twist, within the limits, turned to the goals (to the
+        poles), with a root that turns any way (``extremes``). A goal ``beyond`` the reach: the chain at the extreme it
+        lies beyond (``core.reach``), straightened toward it or folded (one segment toward it, the others back): with
+        limits known exactly no pose comes closer (one step, ``STRAIGHTENED``). Another: ``first`` bent until the tip
+        lies as far from the root as the goal (``ChainReach.bent``: on the way to that extreme), which with the reach
+        exact reaches a goal within it (but one nearer than the chain folded in line, where that is no extreme) in a few
+        steps where FABRIK and least squares can creep for hundreds (a knee near straight, an elbow whose bend plane
+        must roll): each pose measured on the way, and the one turned, a step (``BENT``)."""
         reach = self.extremes
-        assert reach is not None, "met at once with a free root"
+        assert reach is not None, "met at once with a root that turns any way"
         scales = np.ones((len(self.rest.offsets), len(goals)))
         bending = not beyond.all()  # (a history has one frame)
 

@@ -94,6 +94,8 @@ def turn_toward(
         turn = quat_between(tip_direction, goal_direction)
         turn[:, 1:] = turn[:, 1:] @ rest.rest_rotations[0]
         root = quat_multiply(turn, quats[:, 0])
+        if only_twist_locked(limits):  # the turn about the goal's line that needs no twist
+            root = untwisted(root, goal_direction @ rest.rest_rotations[0])
     else:
         matrices = _root(rest, quats)
         tip_direction = unit(tips, fallback=matrices[:, :, 1])
@@ -105,8 +107,6 @@ def turn_toward(
             between = quat_to_matrix(quat_between(tip_direction[lined], goal_direction[lined]))
             turn_matrices[lined] = between if aim else np.eye(3)
         root = matrix_to_quat(rest.rest_rotations[0].T @ turn_matrices @ matrices)
-    if poles is None and only_twist_locked(limits):  # the turn about the goal's line that needs no twist
-        root = untwisted(root, goal_direction @ rest.rest_rotations[0])
     return _with_root_rotation(limits, quats, root)
 
 
@@ -124,16 +124,29 @@ def untwisted(q: FloatArray, line: FloatArray) -> FloatArray:
     line)``, ``t q = cos(a/2) q + sin(a/2) (0, line) q`` has the Y part ``cos(a/2) q_y + sin(a/2) p_y`` (``p =
     (0, line) q``), zero at ``(cos, sin)`` along ``(p_y, -q_y)``: one rotation (up to sign). Where both are zero
     every turn has none, and ``q`` stays."""
-    p = np.empty_like(q)  # (0, line) q
-    p[:, 0] = -np.einsum("fi,fi->f", line, q[:, 1:])
-    p[:, 1:] = q[:, :1] * line + cross(line, q[:, 1:])
-    a, b = q[:, 2], p[:, 2]
-    size = np.sqrt(a * a + b * b)
-    some = size > 0.0
-    c, s = np.where(some, b / np.where(some, size, 1.0), 1.0), np.where(some, -a / np.where(some, size, 1.0), 0.0)
-    turned = np.asarray(c[:, None] * q + s[:, None] * p, dtype=np.float64)
+    p = _line_times(line, q)
+    turned = _turned_about(q, p, p[:, 2], -q[:, 2])
     turned[:, 2] = 0.0  # not a rounding's worth either: a half-turn swing's twist (w = 0) would read it
     return turned
+
+
+def _line_times(line: FloatArray, q: FloatArray) -> FloatArray:
+    """The products ``(0, line) q`` (F, 4) of unit vectors (F, 3) as pure quaternions and rotations (F, 4): with
+    ``q``, the two terms of every turn of ``q`` about the line, ``t q = cos(a/2) q + sin(a/2) (0, line) q``."""
+    p = np.empty_like(q)
+    p[:, 0] = -np.einsum("fi,fi->f", line, q[:, 1:])
+    p[:, 1:] = q[:, :1] * line + cross(line, q[:, 1:])
+    return p
+
+
+def _turned_about(q: FloatArray, p: FloatArray, cosine: FloatArray, sine: FloatArray) -> FloatArray:
+    """``q`` turned about a line (F, 4), given ``p = (0, line) q`` (``_line_times``) and the half angle's cosine
+    and sine up to a common positive factor (F,) each; unturned where both are zero."""
+    size = np.sqrt(cosine * cosine + sine * sine)
+    some = size > 0.0
+    c = np.where(some, cosine / np.where(some, size, 1.0), 1.0)
+    s = np.where(some, sine / np.where(some, size, 1.0), 0.0)
+    return np.asarray(c[:, None] * q + s[:, None] * p, dtype=np.float64)
 
 
 def straightened_by_lengths(rest: ChainRest, first: FloatArray, goals: FloatArray) -> FloatArray:
@@ -155,8 +168,8 @@ def swivel_toward(rest: ChainRest, limits: JointLimits, quats: FloatArray, goals
     to its limits: the smallest turn that points it, then the turn about the root-to-goal line after which the
     clamped root misses the goal least (a sweep of ``_SWIVELS`` angles from none, refined ``_SWIVEL_ROUNDS``
     times about the best; the smallest of those that miss alike). A locked or limited root can often point the
-    tip where the smallest turn would take it out of its limits, turned about that line (a thigh that cannot
-    twist rolls the knee's plane so)."""
+    tip where the smallest turn would take it out of its limits, turned about that line (a thigh whose twist is
+    limited rolls the knee's plane so; one whose twist alone is locked is pointed exactly, ``untwisted``)."""
     frames, bones = quats.shape[:2]
     tips = forward_kinematics(rest, quats)[0][:, -1]
     line = unit(goals, fallback=unit(tips, fallback=_Y))
@@ -215,14 +228,9 @@ def swivel_nearest(
     """
     q, r = quats[:, 0], reference[:, 0]
     line = unit(tips @ rest.rest_rotations[0], fallback=quat_rotate(q, _Y))
-    turned = np.empty_like(q)  # (0, u) q
-    turned[:, 0] = -np.einsum("fi,fi->f", line, q[:, 1:])
-    turned[:, 1:] = q[:, :1] * line + cross(line, q[:, 1:])
-    C, D = np.einsum("fi,fi->f", r, q), np.einsum("fi,fi->f", r, turned)
-    size = np.sqrt(C * C + D * D)
-    some = size > 0.0
-    c, s = np.where(some, C / np.where(some, size, 1.0), 1.0), np.where(some, D / np.where(some, size, 1.0), 0.0)
-    return _with_root_rotation(limits, quats, c[:, None] * q + s[:, None] * turned)  # t q
+    p = _line_times(line, q)
+    nearest = _turned_about(q, p, np.einsum("fi,fi->f", r, q), np.einsum("fi,fi->f", r, p))
+    return _with_root_rotation(limits, quats, nearest)
 
 
 def unit(vectors: FloatArray, fallback: FloatArray) -> FloatArray:
