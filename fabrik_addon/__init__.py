@@ -6,12 +6,16 @@ there are no cycles, no module over 400 lines and no package over 12 modules):
 
 1. ``solver`` -- pure numpy: ``core`` (rotations, limits, geometry), ``points`` (FABRIK and CCD on joints),
    ``bones`` (chains and trees of bones on their rotations). Imports nothing of this package outside it.
-2. ``settings`` -- pure: the one frozen, validated ``BakeSettings`` value every entry point builds. Imports
-   ``solver`` (defaults, methods).
+2. ``settings`` -- pure: the one frozen, validated ``BakeSettings`` value every entry point builds (its checks of
+   plain values in ``setting_checks``). Imports ``solver`` (defaults, methods). Beside it, pure too:
+   ``planting`` (Plant Feet's arithmetic), ``layer`` (what a layer blended with Combine keys) and ``targets``
+   (poles from animation).
 3. ``blender`` -- talks to ``bpy``: ``rig`` (the armature read and written), ``bake`` (checks, frame walks,
-   the chain-or-tree unit, keys, report), ``live`` (preview, Step Through Iterations), ``ui`` (panel,
-   operators). Imports ``settings`` and ``solver``.
-4. ``api`` -- the keyword API for scripts. Imports ``blender`` and ``settings``.
+   the chain-or-tree unit, keys, report), ``layer`` (the bake as an NLA layer), ``targets`` (Targets from
+   Animation), ``planting``, ``live`` (preview, Step Through Iterations), ``ui`` (panel, operators). Imports the
+   pure packages.
+4. ``api`` -- the keyword API for scripts (a package: ``chains``, ``editing``, ``feet``). Imports ``blender``
+   and ``settings``.
 5. ``cli`` -- the ``fabrik_bake`` command (``blender -c fabrik_bake``). Imports ``api`` and ``settings``; its
    argument and file handling (``options``, ``jobs``, ``files``, ``report``) imports no ``bpy``.
 

@@ -35,6 +35,7 @@ LABELS: Mapping[str, str] = {
     "max_iterations": "Max Iterations",
     "method": "Method",
     "warm_start": "Warm Start",
+    "output": "Output",
 }
 #: The Plant Feet panel's label of each keyword of ``api.plant_feet`` that it shows.
 PLANT_LABELS: Mapping[str, str] = {

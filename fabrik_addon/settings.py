@@ -20,20 +20,24 @@ A message names a setting as the panel labels it, with the keyword of ``api.bake
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Generic, TypeVar, cast
 
+from .setting_checks import FRAME_MAX as FRAME_MAX
+from .setting_checks import FRAME_MIN as FRAME_MIN
+from .setting_checks import check_flag, check_order, frame_number, positive_number, real_number, set_field
+from .setting_checks import check_keywords as check_keywords
+from .setting_checks import whole_number as whole_number
 from .setting_names import named
 from .solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE, METHODS
 
-#: Blender's first and last frame (its MINAFRAME and MAXFRAME: the range of ``Scene.frame_current``). Keys
-#: past them could not be reached by the timeline, and frames are kept as float32, exact only to 2**24.
-FRAME_MIN, FRAME_MAX = -1_048_574, 1_048_574
-
 #: The smallest rotation weight, as the IK constraint's Rotation weight allows.
 _WEIGHT_MIN = 0.01
+
+#: Where a bake's keys go (``BakeSettings.output``): into an Action, replacing the keys in the frame range, or
+#: into a layer of their own over the animation (an NLA track blended with Combine, which can be muted).
+OUTPUTS = ("action", "layer")
 
 ObjectT = TypeVar("ObjectT")
 OtherT = TypeVar("OtherT")
@@ -62,11 +66,11 @@ class SolverSettings:
     warm_start: bool = True
 
     def __post_init__(self) -> None:
-        _set(self, "tolerance", _positive(self.tolerance, named("tolerance")))
-        _set(self, "max_iterations", whole_number(self.max_iterations, named("max_iterations"), low=1))
+        set_field(self, "tolerance", positive_number(self.tolerance, named("tolerance")))
+        set_field(self, "max_iterations", whole_number(self.max_iterations, named("max_iterations"), low=1))
         if not isinstance(self.method, str) or self.method not in METHODS:
             raise ValueError(f"{named('method')} must be one of {sorted(METHODS)}, got {self.method!r}")
-        _flag(self.warm_start, named("warm_start"))
+        check_flag(self.warm_start, named("warm_start"))
 
 
 @dataclass(frozen=True)
@@ -86,10 +90,10 @@ class FrameRange:
         for name in ("start", "end"):
             value = getattr(self, name)
             if value is not None:
-                _set(self, name, _frame(value, named(f"frame_{name}")))
-        _set(self, "step", whole_number(self.step, named("frame_step"), low=1))
+                set_field(self, name, frame_number(value, named(f"frame_{name}")))
+        set_field(self, "step", whole_number(self.step, named("frame_step"), low=1))
         if self.start is not None and self.end is not None:
-            _check_order(self.start, self.end)
+            check_order(self.start, self.end)
 
     def resolved(self, scene_start: int, scene_end: int) -> range:
         """The frames, with the scene's range standing in for a missing start or end.
@@ -99,9 +103,9 @@ class FrameRange:
         ValueError
             If the range ends before it starts.
         """
-        start = _frame(scene_start, "the scene's frame_start") if self.start is None else self.start
-        end = _frame(scene_end, "the scene's frame_end") if self.end is None else self.end
-        _check_order(start, end)
+        start = frame_number(scene_start, "the scene's frame_start") if self.start is None else self.start
+        end = frame_number(scene_end, "the scene's frame_end") if self.end is None else self.end
+        check_order(start, end)
         return range(start, end + 1, self.step)
 
     def keyed(self, scene_start: int, scene_end: int) -> tuple[int, ...]:
@@ -179,28 +183,28 @@ class ChainSettings(Generic[ObjectT]):
         if not isinstance(self.tip_bone, str):
             raise TypeError(f"{named('tip_bone')} must be a bone's name (a string), got {self.tip_bone!r}")
         length = whole_number(self.chain_length, named("chain_length"), low=0, hint=" (0 = up to the root)")
-        _set(self, "chain_length", length)
-        if not math.isfinite(_real(self.pole_angle)):
+        set_field(self, "chain_length", length)
+        if not math.isfinite(real_number(self.pole_angle)):
             raise ValueError(f"{named('pole_angle')} must be a finite number of radians, got {self.pole_angle!r}")
-        _set(self, "pole_angle", float(self.pole_angle))
-        _flag(self.use_stretch, named("use_stretch"))
+        set_field(self, "pole_angle", float(self.pole_angle))
+        check_flag(self.use_stretch, named("use_stretch"))
         for name in ("target_bone", "pole_bone"):
             if not isinstance(getattr(self, name), str):
                 raise TypeError(
                     f'{named(name)} must be a bone\'s name (a string, "" for none), got {getattr(self, name)!r}'
                 )
-        _flag(self.use_rotation, named("use_rotation"))
-        weight = _real(self.rotation_weight)
+        check_flag(self.use_rotation, named("use_rotation"))
+        weight = real_number(self.rotation_weight)
         if not _WEIGHT_MIN <= weight <= 1.0:  # NaN fails too
             raise ValueError(
                 f"{named('rotation_weight')} must be a number from {_WEIGHT_MIN} to 1, got {self.rotation_weight!r}"
             )
-        _set(self, "rotation_weight", weight)
-        _set(self, "weight", _positive(self.weight, named("weight")))
-        soft = _real(self.soft_reach)
+        set_field(self, "rotation_weight", weight)
+        set_field(self, "weight", positive_number(self.weight, named("weight")))
+        soft = real_number(self.soft_reach)
         if not (math.isfinite(soft) and soft >= 0.0):
             raise ValueError(f"{named('soft_reach')} must be a distance >= 0 (0 = off), got {self.soft_reach!r}")
-        _set(self, "soft_reach", soft)
+        set_field(self, "soft_reach", soft)
 
 
 @dataclass(frozen=True)
@@ -215,20 +219,22 @@ class BakeSettings(Generic[ObjectT]):
     solver : SolverSettings
     action_name : str or None
         Bake into this Action (created if missing), made the armature's active one; None: the active Action.
+    output : {"action", "layer"}
+        ``"action"``: key the chains into the Action (``action_name``), replacing their keys in the frame range.
+        ``"layer"``: key them into the armature's FABRIK layer, an NLA track over its animation blended with
+        Combine, which leaves every Action that was there as it was (see ``fabrik_addon.blender.layer``).
     """
 
     chains: tuple[ChainSettings[ObjectT], ...]
     frames: FrameRange = field(default_factory=FrameRange)
     solver: SolverSettings = field(default_factory=SolverSettings)
     action_name: str | None = None
+    output: str = "action"
 
     def __post_init__(self) -> None:
         if not isinstance(self.chains, tuple) or not self.chains:
             raise ValueError("a bake needs at least one chain")
-        if self.action_name is not None and not isinstance(self.action_name, str):
-            raise TypeError(f"action_name must be a string, got {type(self.action_name).__name__}")
-        if self.action_name == "":
-            raise ValueError("action_name must name an Action, got '' (leave it out, None, for the active Action)")
+        check_output(self.output, self.action_name)
 
     @classmethod
     def from_keywords(cls, armature: ObjectT, target: ObjectT | None, **keywords: Any) -> BakeSettings[ObjectT]:
@@ -241,9 +247,7 @@ class BakeSettings(Generic[ObjectT]):
         ValueError
             For a value out of its range.
         """
-        unknown = sorted(set(keywords) - set(KEYWORDS))
-        if unknown:
-            raise TypeError(f"unknown bake option {', '.join(map(repr, unknown))}; known: {', '.join(KEYWORDS)}")
+        check_keywords(keywords, KEYWORDS, "bake")
 
         def picked(names: tuple[str, ...], prefix: str = "") -> dict[str, Any]:
             return {name.removeprefix(prefix): keywords[name] for name in names if name in keywords}
@@ -253,6 +257,7 @@ class BakeSettings(Generic[ObjectT]):
             frames=FrameRange(**picked(_FRAME_KEYWORDS, prefix="frame_")),
             solver=SolverSettings(**picked(_SOLVER_KEYWORDS)),
             action_name=keywords.get("action_name"),
+            output=keywords.get("output", DEFAULTS["output"]),
         )
 
     def keywords(self) -> dict[str, Any]:
@@ -272,6 +277,7 @@ class BakeSettings(Generic[ObjectT]):
             **{name: getattr(self.frames, name.removeprefix("frame_")) for name in _FRAME_KEYWORDS},
             **{name: getattr(self.solver, name) for name in _SOLVER_KEYWORDS},
             "action_name": self.action_name,
+            "output": self.output,
         }
         return {name: value for name, value in values.items() if name not in DEFAULTS or value != DEFAULTS[name]}
 
@@ -286,7 +292,7 @@ class BakeSettings(Generic[ObjectT]):
             }
             return cast(ChainSettings[OtherT], replace(settings, **found))  # the same fields, other objects
 
-        return BakeSettings(tuple(chain(c) for c in self.chains), self.frames, self.solver, self.action_name)
+        return cast(BakeSettings[OtherT], replace(self, chains=tuple(chain(c) for c in self.chains)))  # type: ignore[misc]
 
 
 #: What may happen to IK constraints once their keys are baked (``api.bake_ik_constraints``' ``after``).
@@ -298,8 +304,13 @@ _CHAIN_KEYWORDS = tuple(f.name for f in fields(ChainSettings) if f.name not in {
 _FRAME_KEYWORDS = tuple(f"frame_{f.name}" for f in fields(FrameRange))
 _SOLVER_KEYWORDS = tuple(f.name for f in fields(SolverSettings))
 #: The keyword arguments of ``api.bake`` after its armature and target: each is a field of one of the values
-#: above (``frame_*`` of ``FrameRange``), or ``action_name``.
-KEYWORDS = (*_CHAIN_KEYWORDS, *_FRAME_KEYWORDS, *_SOLVER_KEYWORDS, "action_name")
+#: above (``frame_*`` of ``FrameRange``), or ``action_name`` or ``output``.
+KEYWORDS = (*_CHAIN_KEYWORDS, *_FRAME_KEYWORDS, *_SOLVER_KEYWORDS, "action_name", "output")
+#: What a bake of an armature's saved chain list (``api.bake_chains``) may take instead of the armature's own
+#: settings: the keywords of ``api.bake`` that are not a chain's.
+CHAIN_LIST_KEYWORDS = (*_FRAME_KEYWORDS, *_SOLVER_KEYWORDS, "action_name", "output")
+#: The keywords of ``api.targets_from_animation`` after its armature.
+TARGETS_KEYWORDS = ("chains", "frame_start", "frame_end", "poles", "replace")
 #: Keywords whose value is an object (in a config file: the object's name).
 OBJECT_KEYWORDS = tuple(name for name in _CHAIN_KEYWORDS if name in OBJECT_FIELDS)
 #: Every keyword's default (``tip_bone`` has none), as ``api.bake`` and the command line apply it.
@@ -308,57 +319,27 @@ DEFAULTS: Mapping[str, Any] = {
     **{f"frame_{f.name}": f.default for f in fields(FrameRange)},
     **{f.name: f.default for f in fields(SolverSettings)},
     "action_name": None,
+    "output": "action",
 }
 
 
-def whole_number(value: object, name: str, *, low: int | None = None, hint: str = "") -> int:
-    """``value`` as an ``int`` if it is a whole number (not a bool) of at least ``low``.
+def check_output(output: object, action_name: object) -> None:
+    """Where the keys go (``OUTPUTS``), and the Action named (``action_name``: a name, or None), which only an
+    ``"action"`` output takes.
 
     Raises
     ------
-    ValueError
-        Naming ``name``, the rule (with ``hint``) and the value.
+    TypeError, ValueError
+        Naming the setting and what to give.
     """
-    rule = "a whole number" + ("" if low is None else f" >= {low}") + hint
-    number = _real(value)
-    if not number.is_integer() or (low is not None and number < low):  # NaN and infinity are not integers
-        raise ValueError(f"{name} must be {rule}, got {value!r}")
-    return int(number)
-
-
-def _frame(value: object, name: str) -> int:
-    frame = whole_number(value, name)
-    if not FRAME_MIN <= frame <= FRAME_MAX:
-        raise ValueError(f"{name} must be one of Blender's frames, {FRAME_MIN} to {FRAME_MAX}, got {frame}")
-    return frame
-
-
-def _positive(value: object, name: str) -> float:
-    number = _real(value)
-    if not (math.isfinite(number) and number > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return number
-
-
-def _real(value: object) -> float:
-    """``value`` as a float if it is a real number (not a bool), else NaN."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return math.nan
-    return float(value)
-
-
-def _flag(value: object, name: str) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-
-
-def _check_order(start: int, end: int) -> None:
-    if end < start:
+    if not isinstance(output, str) or output not in OUTPUTS:
+        raise ValueError(f"{named('output')} must be one of {', '.join(map(repr, OUTPUTS))}, got {output!r}")
+    if action_name is not None and not isinstance(action_name, str):
+        raise TypeError(f"action_name must be a string, got {type(action_name).__name__}")
+    if action_name == "":
+        raise ValueError("action_name must name an Action, got '' (leave it out, None, for the active Action)")
+    if action_name is not None and output == "layer":
         raise ValueError(
-            f"the frames end before they start: {named('frame_end')} {end}, {named('frame_start')} {start}"
+            f"action_name names an Action to key, but {named('output')} 'layer' keys a layer of its own over the "
+            "animation: leave action_name out, or bake with output 'action'"
         )
-
-
-def _set(value: object, name: str, checked: object) -> None:
-    """Store a checked field of a frozen dataclass (in its ``__post_init__``)."""
-    object.__setattr__(value, name, checked)

@@ -144,6 +144,9 @@ def build() -> Demo:
     for _, chains in demo.fabrik_rigs:
         listed = settings_of(chains[0].armature)  # Object.fabrik, the chain list and settings the sidebar shows
         listed.tolerance = TOLERANCE
+        # Posed from rest, with no animation of their own to keep: keyed into their Actions, not a layer (a layer
+        # over quaternion bones turned a little each, as the tentacle's, resolves each turn to about 0.04 degrees).
+        listed.output = "ACTION"
         for chain in chains:
             item = listed.chains.add()
             item.tip_bone, item.chain_length, item.target = chain.tip_bone, chain.chain_length, chain.target

@@ -119,7 +119,7 @@ BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"method": "jacobian"}, ValueError, r"Method \(method\) must be one of \['ccd', 'fabrik'\], got 'jacobian'"),
     ({"warm_start": "yes"}, TypeError, r"Warm Start \(warm_start\) must be True or False"),
     ({"action_name": 3}, TypeError, "action_name must be a string, got int"),
-    ({"tolerence": 0.1}, TypeError, r"unknown bake option 'tolerence'"),
+    ({"tolerence": 0.1}, TypeError, r"unexpected keyword argument 'tolerence' \(did you mean 'tolerance'\?\)"),
 ]
 
 

@@ -8,11 +8,12 @@ import bpy
 
 from . import properties, versioning
 from .live import player, preview
-from .ui import chain_list, live_operators, operators, panel, planting
+from .ui import chain_list, editing, live_operators, operators, panel, planting
 
 CLASSES = (
     *properties.CLASSES,
     *operators.CLASSES,
+    *editing.CLASSES,
     *live_operators.CLASSES,
     *chain_list.CLASSES,
     *panel.CLASSES,
@@ -23,9 +24,7 @@ CLASSES = (
 def register() -> None:
     for cls in CLASSES:
         bpy.utils.register_class(cls)
-    bpy.types.Object.fabrik = bpy.props.PointerProperty(  # type: ignore[attr-defined, func-returns-value]
-        type=properties.FABRIK_PG_settings, name="FABRIK", override={"LIBRARY_OVERRIDABLE"}
-    )
+    bpy.types.Object.fabrik = properties.settings_pointer()  # type: ignore[attr-defined]
     live_operators.register()
     versioning.register()
     preview.register()

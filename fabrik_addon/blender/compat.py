@@ -25,10 +25,7 @@ def assigned_fcurves(obj: bpy.types.Object) -> Sequence[bpy.types.FCurve]:
     anim = obj.animation_data
     if anim is None or anim.action is None:
         return ()
-    if not SLOTTED_ACTIONS:
-        return tuple(anim.action.fcurves)  # type: ignore[attr-defined]
-    channelbag = _channelbag(anim.action, anim.action_slot, ensure=False)
-    return tuple(channelbag.fcurves) if channelbag is not None else ()
+    return tuple(slot_fcurves(anim.action, object_slot(obj)))
 
 
 def action_fcurves(action: bpy.types.Action) -> list[bpy.types.FCurve]:
@@ -117,13 +114,37 @@ def ensure_fcurve(obj: bpy.types.Object, data_path: str, index: int, group: str)
     anim = obj.animation_data
     assert anim is not None, "call ensure_action_slot first"
     assert anim.action is not None, "call ensure_action_slot first"
+    return ensure_slot_fcurve(anim.action, anim.action_slot if SLOTTED_ACTIONS else None, data_path, index, group)
+
+
+def remove_fcurve(obj: bpy.types.Object, fcurve: bpy.types.FCurve) -> None:
+    """Remove one F-curve from ``obj``'s active Action."""
+    anim = obj.animation_data
+    assert anim is not None
+    assert anim.action is not None
+    remove_slot_fcurve(anim.action, anim.action_slot if SLOTTED_ACTIONS else None, fcurve)
+
+
+def slot_fcurves(action: bpy.types.Action, slot: bpy.types.ActionSlot | None) -> list[bpy.types.FCurve]:
+    """The F-curves of ``action`` that animate through ``slot`` (4.4+; in 4.2 every F-curve: ``slot`` is None)."""
     if not SLOTTED_ACTIONS:
-        fcurves = anim.action.fcurves  # type: ignore[attr-defined]
+        return list(action.fcurves)  # type: ignore[attr-defined]
+    channelbag = _channelbag(action, slot, ensure=False)
+    return list(channelbag.fcurves) if channelbag is not None else []
+
+
+def ensure_slot_fcurve(
+    action: bpy.types.Action, slot: bpy.types.ActionSlot | None, data_path: str, index: int, group: str
+) -> tuple[bpy.types.FCurve, bool]:
+    """The F-curve of ``action`` (through ``slot``, 4.4+) for ``data_path[index]``, created (in ``group``,
+    where the version allows) if missing; and whether it was created."""
+    if not SLOTTED_ACTIONS:
+        fcurves = action.fcurves  # type: ignore[attr-defined]
         found = fcurves.find(data_path, index=index)
         if found is not None:
             return found, False
         return fcurves.new(data_path, index=index, action_group=group), True
-    channelbag = _channelbag(anim.action, anim.action_slot, ensure=True)
+    channelbag = _channelbag(action, slot, ensure=True)
     assert channelbag is not None
     existing: bpy.types.FCurve | None = channelbag.fcurves.find(data_path, index=index)
     if existing is not None:
@@ -133,17 +154,39 @@ def ensure_fcurve(obj: bpy.types.Object, data_path: str, index: int, group: str)
     return channelbag.fcurves.new(data_path, index=index), True
 
 
-def remove_fcurve(obj: bpy.types.Object, fcurve: bpy.types.FCurve) -> None:
-    """Remove one F-curve from ``obj``'s active Action."""
-    anim = obj.animation_data
-    assert anim is not None
-    assert anim.action is not None
+def remove_slot_fcurve(action: bpy.types.Action, slot: bpy.types.ActionSlot | None, fcurve: bpy.types.FCurve) -> None:
+    """Remove one F-curve of ``action`` (through ``slot``, 4.4+)."""
     if not SLOTTED_ACTIONS:
-        anim.action.fcurves.remove(fcurve)  # type: ignore[attr-defined]
+        action.fcurves.remove(fcurve)  # type: ignore[attr-defined]
         return
-    channelbag = _channelbag(anim.action, anim.action_slot, ensure=False)
+    channelbag = _channelbag(action, slot, ensure=False)
     assert channelbag is not None
     channelbag.fcurves.remove(fcurve)
+
+
+def new_slot(action: bpy.types.Action, obj: bpy.types.Object) -> bpy.types.ActionSlot | None:
+    """A new slot of ``action`` for ``obj`` (4.4+), named for it; None in 4.2, where an Action has no slots."""
+    if not SLOTTED_ACTIONS:
+        return None
+    slot: bpy.types.ActionSlot = action.slots.new(obj.id_type, obj.name)
+    return slot
+
+
+def object_slot(obj: bpy.types.Object) -> bpy.types.ActionSlot | None:
+    """The slot ``obj`` animates through in its active Action (4.4+), None in 4.2."""
+    anim = obj.animation_data
+    return anim.action_slot if SLOTTED_ACTIONS and anim is not None else None
+
+
+def strip_slot(strip: bpy.types.NlaStrip) -> bpy.types.ActionSlot | None:
+    """The slot an NLA strip plays its Action through (4.4+), None in 4.2."""
+    return strip.action_slot if SLOTTED_ACTIONS else None  # type: ignore[attr-defined, no-any-return]
+
+
+def set_strip_slot(strip: bpy.types.NlaStrip, slot: bpy.types.ActionSlot | None) -> None:
+    """Play a strip's Action through ``slot`` (4.4+; nothing to do in 4.2)."""
+    if SLOTTED_ACTIONS and slot is not None and strip.action_slot != slot:  # type: ignore[attr-defined]
+        strip.action_slot = slot  # type: ignore[attr-defined]
 
 
 def _channelbag(

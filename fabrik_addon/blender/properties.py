@@ -266,6 +266,21 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
         soft_max=100,
         override=_OVERRIDABLE,
     )
+    output: EnumProperty(  # type: ignore[valid-type]
+        name="Output",
+        description="Where Bake, Bake IK Constraints and Plant Feet put their keys",
+        items=(
+            (
+                "LAYER",
+                "Layer",
+                "Key a layer of its own over the animation (an NLA track blended with Combine): mute it, or set its "
+                "influence to 0, for the animation as it was; Apply Layer merges it down",
+            ),
+            ("ACTION", "Action", "Key the chains into the active Action, replacing their keys in the frame range"),
+        ),
+        default="LAYER",
+        override=_OVERRIDABLE,
+    )
     live_preview: BoolProperty(  # type: ignore[valid-type]
         name="Live Preview",
         description=(
@@ -288,6 +303,11 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
 
 #: The settings of layout 0 that a chain now holds, under the same names.
 LEGACY_CHAIN_SETTINGS = ("target", "tip_bone", "chain_length", "pole_target", "pole_angle", "use_stretch")
+
+
+def settings_pointer() -> object:
+    """The ``Object.fabrik`` property: one pointer to the armature's settings."""
+    return PointerProperty(type=FABRIK_PG_settings, name="FABRIK", override={"LIBRARY_OVERRIDABLE"})  # type: ignore[func-returns-value]
 
 
 def settings_of(obj: bpy.types.Object) -> FABRIK_PG_settings:
@@ -330,6 +350,11 @@ def chain_settings(armature: bpy.types.Object, chain: FABRIK_PG_chain) -> ChainS
     )
 
 
+def output_of(armature: bpy.types.Object) -> str:
+    """Where the armature's settings put a bake's keys: ``"layer"`` or ``"action"`` (``BakeSettings.output``)."""
+    return str(settings_of(armature).output).lower()
+
+
 def solver_settings(armature: bpy.types.Object) -> SolverSettings:
     settings = settings_of(armature)
     return SolverSettings(settings.tolerance, settings.max_iterations, settings.method.lower(), settings.warm_start)
@@ -345,7 +370,7 @@ def frame_range(armature: bpy.types.Object, scene: bpy.types.Scene) -> FrameRang
 
 def bake_settings(armature: bpy.types.Object, scene: bpy.types.Scene) -> BakeSettings[bpy.types.Object]:
     """Everything the armature's settings ask a bake (or Clear) for, as the one value the bake takes: its
-    enabled chains, in the list's order, the frames and the solver.
+    enabled chains, in the list's order, the frames, the solver and where the keys go.
 
     Raises
     ------
@@ -355,7 +380,7 @@ def bake_settings(armature: bpy.types.Object, scene: bpy.types.Scene) -> BakeSet
     chains = tuple(chain_settings(armature, chain) for _, chain in enabled_chains(armature))
     if not chains:
         raise ValueError(no_chain_text(armature))
-    return BakeSettings(chains, frame_range(armature, scene), solver_settings(armature))
+    return BakeSettings(chains, frame_range(armature, scene), solver_settings(armature), output=output_of(armature))
 
 
 def no_chain_text(armature: bpy.types.Object) -> str:

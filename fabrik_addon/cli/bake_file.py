@@ -11,8 +11,8 @@ import bpy
 
 from .. import api
 from .files import FilePlan, temporary_path, write_atomically
-from .jobs import AnyJob, IKJob, Job, PlantJob, baked_together
-from .report import ChainResult, FileResult, FootResult, PlantResult, quiet_stdout, say
+from .jobs import AnyJob, ChainListJob, IKJob, Job, PlantJob, TargetsJob, baked_together
+from .report import ChainResult, FileResult, FootResult, PlantResult, TargetsResult, quiet_stdout, say
 
 
 class FileError(Exception):
@@ -58,9 +58,12 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
         open_safely(plan.input)
         chains: list[ChainResult] = []
         plantings: list[PlantResult] = []
+        made: list[TargetsResult] = []
         for job in baked_together(applicable):
             if isinstance(job, PlantJob):
                 plantings.append(_plant_job(job, plan.input.name))
+            elif isinstance(job, TargetsJob):
+                made.extend(_targets_job(job, plan.input.name))
             else:
                 chains.extend(_bake_job(job, plan.input.name))
         output = plan.output
@@ -73,19 +76,27 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
     except Exception as error:  # a bug must not stop the other files; the traceback says where
         say(traceback.format_exc().rstrip())
         return FileResult.failed(plan.input, f"unexpected {type(error).__name__}: {error}")
-    return FileResult(str(plan.input), str(output), "ok", None, tuple(chains), tuple(plantings))
+    return FileResult(str(plan.input), str(output), "ok", None, tuple(chains), tuple(plantings), tuple(made))
 
 
-def _bake_job(job: Job | IKJob, file_name: str) -> tuple[ChainResult, ...]:
-    """Bake one job in the open file: its chain, or its armature's IK constraints (a result per chain)."""
+def _bake_job(job: Job | IKJob | ChainListJob, file_name: str) -> tuple[ChainResult, ...]:
+    """Bake one job in the open file: its chain, its armature's IK constraints, or the chain lists saved on its
+    armatures (a result per chain)."""
     label = f"{file_name}: {job.label}"
     say(f"{label}: baking")
     try:
         if isinstance(job, IKJob):
             armature = _find_object(job.armature, "armature")
-            report = api.bake_ik_constraints(armature, progress=_progress(label), **job.keywords)
+            reports = [api.bake_ik_constraints(armature, progress=_progress(label), **job.keywords)]
+        elif isinstance(job, ChainListJob):
+            reports = [
+                api.bake_chains(
+                    armature, progress=_progress(f"{file_name}: {armature.name}/chain list"), **job.keywords
+                )
+                for armature in _with_chains(job.armature)
+            ]
         else:
-            report = api.bake_settings(job.settings.with_objects(_find_object), _progress(label))
+            reports = [api.bake_settings(job.settings.with_objects(_find_object), _progress(label))]
     except (ValueError, TypeError) as error:
         raise FileError(f"{job.label}: {error}") from None
     return tuple(
@@ -98,8 +109,44 @@ def _bake_job(job: Job | IKJob, file_name: str) -> tuple[ChainResult, ...]:
             off_target_frames=tuple(int(f) for f in result.off_target_frames),
             seconds=float(result.seconds),
         )
+        for report in reports
         for result in report.chains
     )
+
+
+def _targets_job(job: TargetsJob, file_name: str) -> tuple[TargetsResult, ...]:
+    """Make targets from the animation for the chain list of the job's armature (or of each with one)."""
+    results = []
+    for armature in _with_chains(job.armature):
+        label = f"{file_name}: {armature.name}/targets from animation"
+        say(f"{label}: making")
+        try:
+            made = api.targets_from_animation(armature, progress=_progress(label), **job.keywords)
+        except (ValueError, TypeError) as error:
+            raise FileError(f"{job.label}: {error}") from None
+        results.append(
+            TargetsResult(
+                armature=armature.name,
+                targets={chain: obj.name for chain, obj in made.targets.items()},
+                poles={chain: obj.name for chain, obj in made.poles.items()},
+                frames=made.frames,
+                seconds=made.seconds,
+            )
+        )
+    return tuple(results)
+
+
+def _with_chains(name: str | None) -> list[bpy.types.Object]:
+    """The armature named, or every armature of the file with an enabled chain in its list."""
+    if name is not None:
+        return [_find_object(name, "armature")]
+    found = api.armatures_with_chains()
+    if not found:
+        raise FileError(
+            "no armature of the file has an enabled chain in its FABRIK chain list: set the chains up in the "
+            "sidebar, or name them (--armature, --tip, --target, or --config)"
+        )
+    return found
 
 
 def _plant_job(job: PlantJob, file_name: str) -> PlantResult:

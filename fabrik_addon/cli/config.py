@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .jobs import AnyJob, UsageError, chain_job, ik_job, plant_job
+from .job_entries import chain_job, chain_list_job, ik_job, plant_job, targets_job
+from .jobs import AnyJob, UsageError
 
 
 def config_jobs(path: Path, defaults: Mapping[str, Any]) -> tuple[AnyJob, ...]:
@@ -56,10 +57,15 @@ def _read_config(path: Path) -> dict[str, Any]:
 
 
 def job(entry: object, where: str, defaults: Mapping[str, Any]) -> AnyJob:
-    """A config file's job: a chain, an armature's IK constraints (``from_ik_constraints = true``), or feet to
-    plant (``plant_feet = [...]``)."""
+    """A config file's job: a chain, an armature's IK constraints (``from_ik_constraints = true``), feet to
+    plant (``plant_feet = [...]``), the chain list saved in the file (``chain_list = true``), or targets made
+    from the animation for it (``targets_from_animation = true``)."""
     if isinstance(entry, dict) and entry.get("from_ik_constraints") is True:
         return ik_job(entry, where, defaults)
     if isinstance(entry, dict) and "plant_feet" in entry:
         return plant_job(entry, where, defaults)
+    if isinstance(entry, dict) and entry.get("chain_list") is True:
+        return chain_list_job(entry, where, defaults)
+    if isinstance(entry, dict) and entry.get("targets_from_animation") is True:
+        return targets_job(entry, where, defaults)
     return chain_job(entry, where, defaults)

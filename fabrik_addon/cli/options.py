@@ -12,21 +12,18 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from ..setting_names import in_words
-from ..settings import IK_AFTER
-from ..solver import METHODS
+from .arguments import PROGRAM, parser
 from .config import config_jobs
-from .jobs import AnyJob, UsageError, chain_job, check_defaults, ik_job, plant_job
+from .job_entries import chain_job, chain_list_job, check_defaults, ik_job, plant_job, targets_job
+from .jobs import AnyJob, UsageError
 
-#: The command's name, as Blender knows it (``blender -c fabrik_bake``) and as messages name it.
-PROGRAM = "fabrik_bake"
-
-_FRAMES = re.compile(r"^\s*(-?\d+)\s*(?:(?:-|\.\.)\s*(-?\d+)\s*)?$")
+__all__ = ["PROGRAM", "Request", "in_blender_binary", "load_jobs", "parse_args", "script_args"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +31,8 @@ class Request:
     """What the command line asks for.
 
     ``chain`` is the job given by ``--armature/--tip/--chain-length/--target`` (or ``--armature
-    --from-ik-constraints``, or ``--armature --plant-feet``), or None when ``config`` lists the jobs;
+    --from-ik-constraints``, ``--armature --plant-feet``, ``--targets-from-animation``, or the chain lists saved
+    in the files when none of these is given), or None when ``config`` lists the jobs;
     ``defaults`` holds the bake settings given as options, under ``api.bake``'s keyword names (already
     checked: a config job's keys may still replace them).
     """
@@ -89,7 +87,7 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
     UsageError
         Naming what is wrong.
     """
-    ns = _parser().parse_args(_negative_values(args))
+    ns = parser().parse_args(_negative_values(args))
     inputs = tuple(Path(p) for p in ns.inputs) or ((open_file,) if open_file is not None else ())
     if not inputs:
         raise UsageError("no input: give .blend files or folders of them")
@@ -102,6 +100,7 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
         ("tolerance", ns.tolerance),
         ("max_iterations", ns.max_iterations),
         ("method", ns.method),
+        ("output", "layer" if ns.layer else None),
     ):
         if value is not None:
             defaults[key] = value
@@ -114,6 +113,11 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
             chain = plant_job({"armature": ns.armature, "plant_feet": ns.plant_feet, **given}, "", defaults)
         elif ns.from_ik_constraints:
             chain = ik_job({"armature": ns.armature, **({"after": ns.after} if ns.after else {})}, "", defaults)
+        elif ns.targets_from_animation:
+            making = {"armature": ns.armature, "replace": ns.replace or None, "poles": False if ns.no_poles else None}
+            chain = targets_job({k: v for k, v in making.items() if v is not None}, "", defaults)
+        elif ns.config is None and (ns.tip, ns.target, ns.chain_length) == (None, None, None):
+            chain = chain_list_job({"armature": ns.armature} if ns.armature else {}, "", defaults)
         elif ns.config is None:
             options = {"chain_length": ns.chain_length} if ns.chain_length is not None else {}
             chain = chain_job(
@@ -159,7 +163,17 @@ def _check_kind_of_job(ns: argparse.Namespace) -> None:
             raise UsageError(f"{option} {does} of --armature NAME: {todo}")
 
     planting = [flag for flag in ("--hips", "--leg-bones") if flag in given]
-    if ns.plant_feet is not None:
+    making = [flag for flag in ("--replace", "--no-poles") if flag in given]
+    if making and not ns.targets_from_animation:
+        raise UsageError(f"{' and '.join(making)} appl{'y' if len(making) > 1 else 'ies'} to --targets-from-animation")
+    if ns.targets_from_animation:
+        others = [flag for flag in given if flag not in ("--armature", "--targets-from-animation", *making)]
+        if others:
+            raise UsageError(
+                f"--targets-from-animation makes targets for the chain lists saved in the files: leave out "
+                f"{', '.join(others)} (run the command again to bake them)"
+            )
+    elif ns.plant_feet is not None:
         alone("--plant-feet", "plants the feet", *planting)
     elif planting:
         raise UsageError(f"{' and '.join(planting)} appl{'y' if len(planting) > 1 else 'ies'} to --plant-feet")
@@ -171,10 +185,13 @@ def _check_kind_of_job(ns: argparse.Namespace) -> None:
         others = [flag for flag in ("--armature", "--tip", "--target", "--chain-length") if flag in given]
         if others:
             raise UsageError(f"--config lists the chains to bake: leave out {', '.join(others)}")
-    else:
+    elif any(flag in given for flag in ("--tip", "--target", "--chain-length")):
         missing = [flag for flag in ("--armature", "--tip", "--target") if flag not in given]
         if missing:
-            raise UsageError(f"missing {', '.join(missing)} (or give --config FILE to list the chains)")
+            raise UsageError(
+                f"missing {', '.join(missing)} (or give --config FILE to list the chains, or only --armature, or "
+                "nothing, to bake the chain lists saved in the files)"
+            )
 
 
 #: The options that say what to bake, in the order messages name them.
@@ -189,6 +206,9 @@ _JOB_FLAGS = (
     "--plant-feet",
     "--hips",
     "--leg-bones",
+    "--targets-from-animation",
+    "--replace",
+    "--no-poles",
 )
 
 
@@ -248,149 +268,8 @@ _OPTIONS = {
     "after": "--after",
     "plant_feet": "--plant-feet",
     "hips_bone": "--hips",
+    "output": "--layer",
+    "replace": "--replace",
 }
 _PLANT_OPTIONS = {**_OPTIONS, "chain_length": "--leg-bones"}
 _KEYS = re.compile(rf"'?(?<!-)\b({'|'.join(_OPTIONS)})\b'?")  # not an option's name already (--method)
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # raise instead of printing and exiting
-        raise UsageError(message)
-
-
-def _frames(text: str) -> tuple[int, int]:
-    match = _FRAMES.match(text)
-    if match is None:
-        raise argparse.ArgumentTypeError(f"expected START-END (e.g. 1-250), got {text!r}")
-    start = int(match[1])
-    end = int(match[2]) if match[2] is not None else start
-    if end < start:
-        raise argparse.ArgumentTypeError(f"the range {text} is reversed: the end frame is before the start frame")
-    return start, end
-
-
-def _feet(text: str) -> list[str]:
-    """Foot bones' names separated by commas (spaces around each name ignored)."""
-    feet = [name.strip() for name in text.split(",")]
-    if not all(feet):
-        raise argparse.ArgumentTypeError(
-            f"expected foot bones' names separated by commas (LeftFoot,RightFoot), got {text!r}"
-        )
-    return feet
-
-
-def _whole(low: int | None = None) -> Callable[[str], int]:
-    """A whole number (at least ``low``, for the options that are not bake settings: those have their rules in
-    the settings)."""
-
-    def convert(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if low is not None and value < low:
-            raise argparse.ArgumentTypeError(f"must be {low} or more, got {value}")
-        return value
-
-    return convert
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=PROGRAM,
-        description=(
-            "FABRIK IK: bake FABRIK inverse kinematics into bone rotation keys in .blend files, or plant the feet "
-            "of animated legs (motion capture) so they do not slide."
-        ),
-        epilog=(
-            "Exit status: 0 when every file baked, 1 when any file failed (the others are still baked and "
-            "reported), 2 for a usage error (nothing is opened), 3 with --strict when every file baked but a frame "
-            "is off target (or a planted foot's pin out of reach), 130 or 143 when stopped by Ctrl+C or SIGTERM "
-            "(the file being baked is not written). "
-            "With the extension installed: blender -c fabrik_bake ARGS; from the repository: python "
-            "scripts/fabrik_bake.py ARGS, or blender -b --python scripts/fabrik_bake.py -- ARGS."
-        ),
-    )
-    parser.add_argument("inputs", nargs="*", metavar="INPUT", help=".blend files, or folders of them")
-    chain = parser.add_argument_group("one chain (or --config)")
-    chain.add_argument("--armature", metavar="NAME", help="the armature object")
-    chain.add_argument("--tip", metavar="BONE", help="the chain's last bone, whose tail follows the target")
-    chain.add_argument(
-        "--chain-length", type=_whole(), metavar="N", help="bones up from the tip, as Blender's IK counts; 0: all"
-    )
-    chain.add_argument("--target", metavar="NAME", help="the object the tip follows")
-    parser.add_argument(
-        "--config",
-        type=Path,
-        metavar="FILE",
-        help="a TOML or JSON file listing the chains to bake (and feet to plant) in each file",
-    )
-    ik = parser.add_argument_group("Blender's IK constraints (instead of a chain)")
-    ik.add_argument(
-        "--from-ik-constraints",
-        action="store_true",
-        help="bake every IK constraint of --armature that is on, then mute them (see --after)",
-    )
-    ik.add_argument("--after", choices=IK_AFTER, help="what becomes of the constraints: mute (default), remove, keep")
-    feet = parser.add_argument_group("feet to plant on the animation (instead of a chain)")
-    feet.add_argument(
-        "--plant-feet",
-        type=_feet,
-        metavar="FOOT[,FOOT...]",
-        help="hold each foot's ball (the bone's tail) still through its contacts with the floor, on --armature",
-    )
-    feet.add_argument("--hips", metavar="BONE", help="lower this bone where a pin is out of the legs' reach")
-    feet.add_argument(
-        "--leg-bones", type=_whole(), metavar="N", help="bones in each leg from the foot up, as Blender's IK counts (3)"
-    )
-    bake = parser.add_argument_group("bake settings (for every job; a config job's own keys win)")
-    bake.add_argument(
-        "--frames", type=_frames, metavar="A-B", help="frames to bake (1-250, -5--1); default: the scene's range"
-    )
-    bake.add_argument("--step", type=_whole(), metavar="N", help="key every N-th frame, and the last")
-    bake.add_argument(
-        "--tolerance",
-        type=_number,
-        metavar="T",
-        help=(
-            "tip distance allowed, world units (for feet to plant, --plant-feet or a config's plant_feet jobs, "
-            "in leg lengths: default 2e-4)"
-        ),
-    )
-    bake.add_argument("--max-iterations", type=_whole(), metavar="N")
-    bake.add_argument("--method", choices=sorted(METHODS))
-    out = parser.add_argument_group("output")
-    where = out.add_mutually_exclusive_group()
-    where.add_argument(
-        "--output",
-        type=Path,
-        metavar="FILE_OR_DIR",
-        help="a .blend file (one input), else a folder; default: <name>_baked.blend beside each input",
-    )
-    where.add_argument(
-        "--in-place", action="store_true", help="replace each input (atomically, only when its bake succeeds)"
-    )
-    out.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace outputs that exist already (without it, such a file is not baked: an error, found first)",
-    )
-    out.add_argument("--report", type=Path, metavar="FILE", help="write a JSON report of every file and chain")
-    out.add_argument(
-        "--strict",
-        action="store_true",
-        help="exit with status 3 when a frame of any chain is off target or out of reach (once every file is saved)",
-    )
-    out.add_argument(
-        "-j", "--processes", type=_whole(low=1), default=1, metavar="N", help="bake files in N parallel processes"
-    )
-    # A child process of -j N: its parent prints the results.
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    return parser

@@ -11,7 +11,9 @@ The report's schema::
                                "feet": [{"foot": name, "contacts": [[first, last], ...],
                                          "skate_before": [number, ...], "skate_after": [number, ...],
                                          "out_of_reach_frames": [frame, ...],
-                                         "off_target_frames": [frame, ...]}]}]}]}
+                                         "off_target_frames": [frame, ...]}]}],
+                "targets": [{"armature": name, "targets": {chain: object}, "poles": {chain: object},
+                             "frames": [first, last], "seconds": number}]}]}
 
 ``output`` is null when nothing was written for the file; a failed file lists no chains and no plantings,
 since none of them was saved. ``off_target_frames`` are the frames where Blender's evaluation of the keys puts
@@ -76,6 +78,18 @@ class PlantResult:
 
 
 @dataclass(frozen=True)
+class TargetsResult:
+    """Targets made from the animation for one armature's chains: per chain the names of its target and pole
+    Empties, and the first and last frame keyed."""
+
+    armature: str
+    targets: dict[str, str]
+    poles: dict[str, str]
+    frames: tuple[int, int]
+    seconds: float
+
+
+@dataclass(frozen=True)
 class FileResult:
     """One input file: ``status`` is "ok" (its output was saved) or "error" (nothing was written)."""
 
@@ -85,6 +99,7 @@ class FileResult:
     error: str | None = None
     chains: tuple[ChainResult, ...] = field(default=())
     plantings: tuple[PlantResult, ...] = field(default=())
+    targets: tuple[TargetsResult, ...] = field(default=())
 
     @classmethod
     def failed(cls, path: Path | str, message: str) -> FileResult:
@@ -112,6 +127,16 @@ def to_json(results: Sequence[FileResult]) -> dict[str, Any]:
                     for c in r.chains
                 ],
                 "plantings": [_planting_json(p) for p in r.plantings],
+                "targets": [
+                    {
+                        "armature": t.armature,
+                        "targets": dict(t.targets),
+                        "poles": dict(t.poles),
+                        "frames": list(t.frames),
+                        "seconds": t.seconds,
+                    }
+                    for t in r.targets
+                ],
             }
             for r in results
         ]
@@ -179,6 +204,16 @@ def from_json(data: dict[str, Any]) -> list[FileResult]:
                 for c in f["chains"]
             ),
             tuple(_planting(p) for p in f["plantings"]),
+            tuple(
+                TargetsResult(
+                    t["armature"],
+                    dict(t["targets"]),
+                    dict(t["poles"]),
+                    (int(t["frames"][0]), int(t["frames"][1])),
+                    float(t["seconds"]),
+                )
+                for t in f.get("targets", ())
+            ),
         )
         for f in data["files"]
     ]
@@ -209,8 +244,8 @@ def file_done(result: FileResult, seconds: float, counter: str = "") -> str:
     head = f"{counter}{Path(result.input).name}"
     if result.status != "ok":
         return f"{head}: error ({seconds:.2f} s): {result.error}"
-    done = [_planted(planting) for planting in result.plantings]
-    if result.chains or not result.plantings:
+    done = [_made(made) for made in result.targets] + [_planted(planting) for planting in result.plantings]
+    if result.chains or not (result.plantings or result.targets):
         worst = max((c.max_error for c in result.chains), default=0.0)
         missed = _missed(sum(len(c.unreachable_frames) for c in result.chains), "out of reach")
         missed += _missed(sum(len(c.off_target_frames) for c in result.chains), "off target")
@@ -231,6 +266,13 @@ def _planted(planting: PlantResult) -> str:
         line += f", hips lowered up to {_mm(planting.max_hips_drop * mm)} mm"
     line += _missed(sum(len(f.out_of_reach_frames) for f in feet), "out of reach")
     return line + _missed(sum(len(f.off_target_frames) for f in feet), "off target")
+
+
+def _made(made: TargetsResult) -> str:
+    """What Targets from Animation did: ``made targets for 4 chains of Rig (3 poles), frames 1-360``."""
+    poles = f" ({_count(len(made.poles), 'pole')})" if made.poles else ""
+    first, last = made.frames
+    return f"made targets for {_count(len(made.targets), 'chain')} of {made.armature}{poles}, frames {first}-{last}"
 
 
 def _mm(millimetres: float) -> str:

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Generic
 
+from ..setting_checks import whole_number
 from ..setting_names import named, plant_named
-from ..settings import FrameRange, ObjectT, SolverSettings, whole_number
+from ..settings import FrameRange, ObjectT, SolverSettings, check_output
 from .contacts import ContactRules
 from .plan import PlantRules
 
@@ -24,7 +25,7 @@ _CONTACT_KEYWORDS |= {"contact_gap": "gap_frames"}
 _RULE_KEYWORDS = tuple(f.name for f in fields(PlantRules) if f.name != "contacts")
 _FRAME_KEYWORDS = {"frame_start": "start", "frame_end": "end"}
 _SOLVER_KEYWORDS = ("max_iterations",)
-_OWN_KEYWORDS = ("chain_length", "hips_bone", "use_marks", "action_name")
+_OWN_KEYWORDS = ("chain_length", "hips_bone", "use_marks", "action_name", "output")
 PLANT_KEYWORDS = (*_OWN_KEYWORDS, *_FRAME_KEYWORDS, *_CONTACT_KEYWORDS, *_RULE_KEYWORDS, *_SOLVER_KEYWORDS)
 
 
@@ -56,6 +57,9 @@ class PlantSettings(Generic[ObjectT]):
         Its ``max_iterations``; the tolerance is the rules' (in leg lengths), made scene units per bake.
     action_name : str or None
         Key into this Action (created if missing); None: the active one.
+    output : {"action", "layer"}
+        Key the legs (and hips) into the Action, or into the armature's FABRIK layer over the animation, as
+        ``settings.BakeSettings.output``.
     """
 
     armature: ObjectT
@@ -67,6 +71,7 @@ class PlantSettings(Generic[ObjectT]):
     use_marks: bool = True
     solver: SolverSettings = field(default_factory=SolverSettings)
     action_name: str | None = None
+    output: str = "action"
 
     def __post_init__(self) -> None:
         feet: object = self.feet
@@ -93,8 +98,7 @@ class PlantSettings(Generic[ObjectT]):
             raise ValueError(f"feet are planted on every frame: {named('frame_step')} must be 1")
         if not isinstance(self.use_marks, bool):
             raise TypeError(f"{plant_named('use_marks')} must be True or False, got {self.use_marks!r}")
-        if self.action_name is not None and (not isinstance(self.action_name, str) or not self.action_name):
-            raise ValueError(f"action_name must name an Action (or be None), got {self.action_name!r}")
+        check_output(self.output, self.action_name)
 
     @classmethod
     def from_keywords(cls, armature: ObjectT, feet: Sequence[str], **keywords: Any) -> PlantSettings[ObjectT]:
@@ -126,4 +130,5 @@ class PlantSettings(Generic[ObjectT]):
             use_marks=keywords.get("use_marks", True),
             solver=SolverSettings(**{name: keywords[name] for name in _SOLVER_KEYWORDS if name in keywords}),
             action_name=keywords.get("action_name"),
+            output=keywords.get("output", "action"),
         )

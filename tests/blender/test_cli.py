@@ -25,6 +25,7 @@ def test_a_bake_reopened_is_on_target_and_the_report_says_so(tmp_path: Path) -> 
     (entry,) = report["files"]
     (chain,) = entry.pop("chains")
     assert entry.pop("plantings") == []
+    assert entry.pop("targets") == []
     assert entry == {"input": str(source), "output": str(output), "status": "ok", "error": None}
     assert set(chain) == {
         "armature",
@@ -339,7 +340,7 @@ def test_the_registered_command_bakes_with_blenders_argument_list(tmp_path: Path
         assert fabrik_addon._command is not None  # the handle Blender gave for "fabrik_bake"
         assert PROGRAM == "fabrik_bake"
         assert execute([str(source), *CHAIN, "--report", str(tmp_path / "report.json")]) == 0
-        assert execute([str(source), "--armature", "Rig"]) == 2  # usage: nothing opened, nothing written
+        assert execute([str(source), "--armature", "Rig", "--tip", "bone.002"]) == 2  # usage: nothing opened
         assert execute(["--help"]) == 0
     finally:
         fabrik_addon.unregister()

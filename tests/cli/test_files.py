@@ -207,6 +207,7 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
                     }
                 ],
                 "plantings": [],
+                "targets": [],
             },
             {
                 "input": "/b.blend",
@@ -215,6 +216,7 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
                 "error": "armature 'Rig' not found",
                 "chains": [],
                 "plantings": [],
+                "targets": [],
             },
         ]
     }

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fabrik_addon.cli.jobs import IKJob, Job, UsageError, baked_together
+from fabrik_addon.cli.jobs import ChainListJob, IKJob, Job, TargetsJob, UsageError, baked_together
 from fabrik_addon.cli.options import in_blender_binary, load_jobs, parse_args, script_args
 from fabrik_addon.settings import BakeSettings
 
@@ -101,7 +101,10 @@ def test_a_negative_number_in_scientific_notation_is_an_options_value() -> None:
         (["a.blend", *CHAIN, "--frames", "10-1"], "reversed"),
         (["a.blend", *CHAIN, "--frames", "ten"], "expected START-END"),
         (["a.blend", "--armature", "Rig", "--target", "Empty"], "missing --tip"),
-        (["a.blend"], "missing --armature, --tip, --target"),
+        (["a.blend", "--tip", "hand"], "missing --armature, --target"),
+        (["a.blend", "--replace"], "--replace applies to --targets-from-animation"),
+        (["a.blend", "--targets-from-animation", *CHAIN], "leave out --tip, --target"),
+        (["a.blend", "--from-ik-constraints"], "give --armature"),
         ([*CHAIN], "no input"),
         (["a.blend", *CHAIN, "--config", "c.toml"], "leave out --armature, --tip, --target"),
         (["a.blend", "--chain-length", "0", "--config", "c.toml"], "leave out --chain-length"),
@@ -264,7 +267,7 @@ def test_a_config_file_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> None
 
 
 def test_every_bake_keyword_has_a_kind_a_config_checks() -> None:
-    from fabrik_addon.cli.jobs import KINDS
+    from fabrik_addon.cli.job_entries import KINDS
     from fabrik_addon.settings import KEYWORDS
 
     assert set(KEYWORDS) <= set(KINDS)
@@ -312,4 +315,62 @@ def test_ik_constraints_usage_errors(args: list[str], message: str) -> None:
 def test_an_ik_constraints_job_in_a_config_takes_only_its_keys(tmp_path: Path) -> None:
     text = '[[jobs]]\narmature = "Rig"\nfrom_ik_constraints = true\ntip_bone = "x"\n'
     with pytest.raises(UsageError, match=r"an IK constraints job takes .*; not tip_bone"):
+        load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.toml", text))]))
+
+
+def test_only_files_or_only_an_armature_bake_the_chain_lists_saved_in_them() -> None:
+    """A file set up in the sidebar bakes as it is: no chain options (or only --armature) bake the saved chain
+    lists, with the options given in place of their settings (it used to be refused: the chains had to be typed
+    again)."""
+    (every,) = load_jobs(parse_args(["a.blend"]))
+    assert every == ChainListJob(None, {})
+    assert every.label == "*/chain list"
+    (one,) = load_jobs(
+        parse_args(["a.blend", "--armature", "Rig", "--frames", "5-20", "--layer", "--tolerance", "1e-4"])
+    )
+    assert one == ChainListJob("Rig", {"frame_start": 5, "frame_end": 20, "output": "layer", "tolerance": 1e-4})
+
+
+def test_layer_is_every_bake_job_s_output(tmp_path: Path) -> None:
+    (chain,) = load_jobs(parse_args(["a.blend", *CHAIN, "--layer"]))
+    assert isinstance(chain, Job)
+    assert chain.settings.output == "layer"
+    (ik,) = load_jobs(parse_args(["a.blend", "--armature", "Rig", "--from-ik-constraints", "--layer"]))
+    assert ik == IKJob("Rig", {"output": "layer"})
+    config = write(tmp_path, "c.toml", '[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\noutput = "layer"\n')
+    (from_config,) = load_jobs(parse_args(["a.blend", "--config", str(config)]))
+    assert isinstance(from_config, Job)
+    assert from_config.settings.output == "layer"
+    bad = write(tmp_path, "bad.toml", '[[jobs]]\narmature = "R"\ntip_bone = "b"\ntarget = "E"\noutput = "nla"\n')
+    with pytest.raises(UsageError, match=r"Output \(output\) must be one of 'action', 'layer', got 'nla'"):
+        load_jobs(parse_args(["a.blend", "--config", str(bad)]))
+
+
+def test_targets_from_animation_jobs_from_the_command_line_and_a_config(tmp_path: Path) -> None:
+    (made,) = load_jobs(parse_args(["a.blend", "--targets-from-animation", "--replace", "--frames", "1-50"]))
+    assert made == TargetsJob(None, {"frame_start": 1, "frame_end": 50, "replace": True})
+    (no_poles,) = load_jobs(parse_args(["a.blend", "--armature", "Rig", "--targets-from-animation", "--no-poles"]))
+    assert no_poles == TargetsJob("Rig", {"poles": False})
+    text = (
+        '[[jobs]]\narmature = "Rig"\ntargets_from_animation = true\nchains = ["hand.L"]\n'
+        '[[jobs]]\narmature = "Rig"\nchain_list = true\noutput = "layer"\n'
+    )
+    targets, chains = load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "edit.toml", text))]))
+    assert targets == TargetsJob("Rig", {"chains": ["hand.L"]})
+    assert chains == ChainListJob("Rig", {"output": "layer"})
+    again = write(tmp_path, "again.json", json.dumps({"jobs": [targets.to_config(), chains.to_config()]}))
+    assert load_jobs(parse_args(["a.blend", "--config", str(again)])) == (targets, chains)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[jobs]]\nchain_list = true\ntip_bone = "b"\n', "bakes the chains saved in the file: leave out 'tip_bone'"),
+        ("[[jobs]]\ntargets_from_animation = true\npole = true\n", "unknown key 'pole' \\(did you mean 'poles'\\?\\)"),
+        ('[[jobs]]\ntargets_from_animation = true\nchains = "hand"\n', "'chains' must be a non-empty list"),
+        ("[[jobs]]\nchain_list = true\nframe_step = 0\n", r"Step \(frame_step\) must be a whole number >= 1"),
+    ],
+)
+def test_chain_list_and_targets_jobs_refuse_what_they_do_not_take(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
         load_jobs(parse_args(["a.blend", "--config", str(write(tmp_path, "c.toml", text))]))

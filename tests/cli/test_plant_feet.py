@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fabrik_addon.cli.jobs import KINDS, Job, PlantJob, UsageError, baked_together
+from fabrik_addon.cli.job_entries import KINDS
+from fabrik_addon.cli.jobs import Job, PlantJob, UsageError, baked_together
 from fabrik_addon.cli.options import load_jobs, parse_args
 from fabrik_addon.cli.report import (
     ChainResult,

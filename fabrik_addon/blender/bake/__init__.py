@@ -9,15 +9,15 @@ Imports ``rig``, ``compat``, and the solver's and settings' public names; the li
 and the API import only the names below.
 """
 
-from .checks import check_channel_fcurves
+from .checks import check_armature, check_channel_fcurves, current_scene
 from .clear import clear
 from .ik_constraints import bake_ik_constraints
 from .inputs import Inputs, inputs_from_rows
 from .order import Hang, Order, groups, moved_inputs, solve_order, units
-from .plan import BakePlan, plan
+from .plan import BakePlan, check_keys_play, plan
 from .read import BoneTrack, current_inputs, goal_fill, goal_matrix, walking_frames
 from .report import BakeReport, RigBakeReport
-from .run import Adjust, Adjusted, bake, carry_out, read_frames
+from .run import Adjust, Adjusted, bake, carry_out, read_bones, read_frames
 from .sandbox import SANDBOX_NAME
 from .unit import PreparedChain, Solved, Unit, prepare_chain
 
@@ -38,9 +38,12 @@ __all__ = [
     "bake",
     "bake_ik_constraints",
     "carry_out",
+    "check_armature",
     "check_channel_fcurves",
+    "check_keys_play",
     "clear",
     "current_inputs",
+    "current_scene",
     "goal_fill",
     "goal_matrix",
     "groups",
@@ -48,6 +51,7 @@ __all__ = [
     "moved_inputs",
     "plan",
     "prepare_chain",
+    "read_bones",
     "read_frames",
     "solve_order",
     "units",

@@ -15,7 +15,7 @@ import bpy
 from ...setting_names import named
 from ...settings import ChainSettings
 from .. import compat
-from ..rig import ROTATION_PATHS, ArmatureChain, armature_data, bone_path, check_unlocked, object_kind
+from ..rig import ROTATION_PATHS, ArmatureChain, armature_data, bone_path, check_playing, object_kind
 
 #: The keyword that names a bone of each kind of goal.
 _BONE_KEYWORDS = {"target": "target_bone", "pole target": "pole_bone"}
@@ -229,25 +229,10 @@ def check_channel_fcurves(
         return
     fcurves = compat.assigned_fcurves(armature) if action == current else compat.fcurves_on_assignment(armature, action)
     for fcurve in fcurves:
-        if (fcurve.data_path, fcurve.array_index) not in channels:
-            continue
-        check_unlocked(armature, fcurve)
-        name = f"the F-curve {fcurve.data_path}[{fcurve.array_index}] of '{armature.name}'"
-        if fcurve.mute:
-            raise ValueError(f"{name} is muted, so the baked keys would not play: unmute it before baking")
-        for modifier in fcurve.modifiers:
-            if not modifier.mute and modifier.type != "CYCLES":
-                raise ValueError(
-                    f"{name} has a {enum_name(modifier, 'type')} modifier, which would change the baked keys: "
-                    "remove it, or mute it, before baking"
-                )
-
-
-def enum_name(struct: bpy.types.bpy_struct, prop: str) -> str:
-    """The name Blender's interface shows for the value of ``struct``'s enum property ``prop`` ("Noise")."""
-    rna = struct.bl_rna.properties[prop]
-    assert isinstance(rna, bpy.types.EnumProperty)
-    return str(rna.enum_items[getattr(struct, prop)].name)
+        if (fcurve.data_path, fcurve.array_index) in channels:
+            check_playing(
+                armature, fcurve, f"the F-curve {fcurve.data_path}[{fcurve.array_index}] of '{armature.name}'"
+            )
 
 
 def check_action_switch(armature: bpy.types.Object, action_name: str | None, chain_bones: Collection[str]) -> None:

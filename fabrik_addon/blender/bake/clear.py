@@ -6,6 +6,7 @@ import bpy
 
 from ...settings import BakeSettings
 from .. import compat
+from ..layer import clear_layer, find_layer
 from ..rig import ROTATION_PATHS, bone_path, chain_bone_names, check_unlocked, keys_within, remove_keys
 from .checks import check_armature, check_writable, current_scene
 
@@ -22,9 +23,11 @@ def clear(settings: BakeSettings[bpy.types.Object]) -> int:
     Returns
     -------
     int
-        How many keys were removed. Every rotation channel of the chain's bones loses its keys in the range
-        (quaternion, Euler and axis-angle alike), and so does their Y scale (a bake with stretch keys it; the
-        chain's bones can only be baked at a scale of 1 otherwise); an F-curve left without keys is removed.
+        How many keys were removed: from the Action, or with ``output`` ``"layer"`` from the armature's FABRIK
+        layer (which goes when it has no key left, the Action it pushed down made active again). Every rotation
+        channel of the chain's bones loses its keys in the range (quaternion, Euler and axis-angle alike), and so
+        does their Y scale (a bake with stretch keys it; the chain's bones can only be baked at a scale of 1
+        otherwise); an F-curve left without keys is removed.
 
     Raises
     ------
@@ -36,19 +39,24 @@ def clear(settings: BakeSettings[bpy.types.Object]) -> int:
     frames = settings.frames.resolved(scene.frame_start, scene.frame_end)
     first, last = float(frames.start), float(frames.stop - 1)
     curves: list[tuple[bpy.types.Object, bpy.types.FCurve]] = []
+    baked: dict[bpy.types.Object, set[tuple[str, int]]] = {}
     for chain in settings.chains:  # every chain is checked before any key goes
         armature = check_armature(chain.armature)
         names = chain_bone_names(armature, chain.tip_bone, chain.chain_length)
-        check_writable(armature, None, remedy="make it single-user first to clear this armature's keys alone")
         bones = [bone_path(name) for name in names]
-        paths = {f"{bone}.{prop}" for bone in bones for prop in ROTATION_PATHS}
-        stretch_paths = {f"{bone}.scale" for bone in bones}
-        curves += [
-            (armature, fcurve)
-            for fcurve in compat.assigned_fcurves(armature)
-            if fcurve.data_path in paths or (fcurve.data_path in stretch_paths and fcurve.array_index == 1)
-        ]
+        channels = baked.setdefault(armature, set())
+        channels.update((f"{bone}.{prop}", index) for bone in bones for prop in ROTATION_PATHS for index in range(4))
+        channels.update((f"{bone}.scale", 1) for bone in bones)
+        if settings.output == "layer":
+            layer = find_layer(armature)
+            fcurves = layer.fcurves() if layer is not None else []
+        else:
+            check_writable(armature, None, remedy="make it single-user first to clear this armature's keys alone")
+            fcurves = list(compat.assigned_fcurves(armature))
+        curves += [(armature, f) for f in fcurves if (f.data_path, f.array_index) in channels]
     for armature, fcurve in curves:
         if keys_within(fcurve, first, last):  # a locked F-curve that would lose keys
             check_unlocked(armature, fcurve)
+    if settings.output == "layer":
+        return sum(clear_layer(armature, channels, first, last) for armature, channels in baked.items())
     return sum(remove_keys(armature, fcurve, first, last) for armature, fcurve in dict.fromkeys(curves))

@@ -13,8 +13,7 @@ from collections.abc import Collection
 
 import bpy
 
-from ..rig import ROTATION_PATHS, ArmatureChain, Node, animated_paths, path_to
-from .checks import enum_name
+from ..rig import ROTATION_PATHS, ArmatureChain, Node, animated_paths, enum_name, path_to
 
 #: The constraint properties whose animation can switch a constraint on (on some frame).
 _SWITCHES = ("influence", "mute", "enabled")

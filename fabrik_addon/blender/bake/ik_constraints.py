@@ -175,10 +175,12 @@ def bake_ik_constraints(
     solver: SolverSettings,
     *,
     after: str = "mute",
+    output: str = "action",
     progress: Callable[[float], None] | None = None,
 ) -> RigBakeReport:
-    """Bake every IK constraint of ``armature`` that is on with FABRIK, in one walk, all or nothing; then mute
-    them (``after="mute"``), remove them (``"remove"``) or keep them (``"keep"``).
+    """Bake every IK constraint of ``armature`` that is on with FABRIK, in one walk, all or nothing, into its
+    Action or its FABRIK layer (``output``, as ``BakeSettings.output``); then mute them (``after="mute"``),
+    remove them (``"remove"``) or keep them (``"keep"``).
 
     The solver's iteration cap is the larger of ``solver.max_iterations`` and the constraints' own.
 
@@ -202,11 +204,12 @@ def bake_ik_constraints(
         tuple(source.chain for source in sources),
         frames,
         replace(solver, max_iterations=max(solver.max_iterations, iterations)),
+        output=output,
     )
     replaced = {(armature, bone, name) for bone, name in [*((s.bone, s.constraint) for s in sources), *off]}
     for source in sources:  # each chain's own problems, named by its constraint
         try:
-            plan(BakeSettings((source.chain,), frames, settings.solver), replaced)
+            plan(BakeSettings((source.chain,), frames, settings.solver, output=output), replaced)
         except (TypeError, ValueError) as error:
             raise type(error)(f"{source.label}: {error}") from None
     planned = plan(settings, replaced)  # the chains together: nothing is switched off before it passes

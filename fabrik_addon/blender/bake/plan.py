@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import bpy
 
 from ...settings import BakeSettings, keyed_frames
+from ..layer import check_layer
 from ..rig import keyed_channels
 from .checks import (
     check_action_switch,
@@ -42,6 +43,8 @@ class BakePlan:
         The chains solved together: alone, or with the chains they share bones with (a tree).
     order : Order
         The order the units are solved in: a unit below another after it (``order``).
+    channels : dict of armature to set of (str, int)
+        The channels (data path, index) the chains' keys go into on each armature.
     """
 
     settings: BakeSettings[bpy.types.Object]
@@ -52,6 +55,7 @@ class BakePlan:
     chain_bones: dict[bpy.types.Object, set[str]]
     units: list[Unit]
     order: Order
+    channels: dict[bpy.types.Object, set[tuple[str, int]]]
 
 
 def plan(
@@ -81,15 +85,22 @@ def plan(
         chains.append(prepare_chain(chain, settings.solver, theirs, tip_as_goal=tips_as_goals))
     check_tips_apart(settings.chains)
     check_goals_apart(chains)
-    chain_bones = _check_armatures(chains, settings.action_name)
+    chain_bones = _check_armatures(chains, settings.action_name, settings.output)
     planned = units(chains, settings.solver)
     order = solve_order(planned)
-    _check_fcurves(planned, settings.action_name)
-    return BakePlan(settings, scene, frame_range, keyed_frames(frame_range), chains, chain_bones, planned, order)
+    channels = _keyed(planned)
+    for armature, keyed in channels.items():
+        check_keys_play(armature, settings, keyed)
+    return BakePlan(
+        settings, scene, frame_range, keyed_frames(frame_range), chains, chain_bones, planned, order, channels
+    )
 
 
-def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> dict[bpy.types.Object, set[str]]:
-    """Each armature's keys can go into the Action and play from there; returns the chains' bones of each."""
+def _check_armatures(
+    prepared: list[PreparedChain], action_name: str | None, output: str
+) -> dict[bpy.types.Object, set[str]]:
+    """Each armature's keys can go into the Action and play from there (a layer is checked with its channels,
+    ``check_keys_play``); returns the chains' bones of each."""
     chain_bones: dict[bpy.types.Object, set[str]] = {}
     for chain in prepared:
         chain_bones.setdefault(chain.chain.armature, set()).update(chain.chain.bone_names)
@@ -98,16 +109,16 @@ def _check_armatures(prepared: list[PreparedChain], action_name: str | None) -> 
             f"action_name names one Action, but the chains are on {len(chain_bones)} armatures: bake each on its own"
         )
     for armature, bones in chain_bones.items():
-        check_writable(armature, action_name)
-        check_action_switch(armature, action_name, bones)
-        check_blending(armature)
+        if output == "action":
+            check_writable(armature, action_name)
+            check_action_switch(armature, action_name, bones)
+            check_blending(armature)
     return chain_bones
 
 
-def _check_fcurves(planned: list[Unit], action_name: str | None) -> None:
-    """The F-curves the keys could go into take them and play them (``checks.check_channel_fcurves``): each
-    unit's bones' rotations, and their Y scales where a chain of the unit stretches (a tree with stretch keys
-    every bone's)."""
+def _keyed(planned: list[Unit]) -> dict[bpy.types.Object, set[tuple[str, int]]]:
+    """The channels (data path, index) the units key on each armature: each unit's bones' rotations, and their Y
+    scales where a chain of the unit stretches (a tree with stretch keys every bone's)."""
     keyed: dict[bpy.types.Object, set[tuple[str, int]]] = {}
     for unit in planned:
         channels = keyed.setdefault(unit.armature, set())
@@ -115,8 +126,19 @@ def _check_fcurves(planned: list[Unit], action_name: str | None) -> None:
             channels.update(
                 c for pose_bone in prepared.chain.pose_bones for c in keyed_channels(pose_bone, unit.stretch)
             )
-    for armature, channels in keyed.items():
-        check_channel_fcurves(armature, action_name, channels)
+    return keyed
+
+
+def check_keys_play(
+    armature: bpy.types.Object, settings: BakeSettings[bpy.types.Object], channels: Collection[tuple[str, int]]
+) -> None:
+    """The F-curves the keys of ``channels`` go into take them and play them: the Action's
+    (``checks.check_channel_fcurves``), or the armature's FABRIK layer (``layer.check_layer``), by the bake's
+    ``output``."""
+    if settings.output == "layer":
+        check_layer(armature, channels)
+    else:
+        check_channel_fcurves(armature, settings.action_name, channels)
 
 
 def check_goals_apart(chains: Sequence[PreparedChain]) -> None:

@@ -17,7 +17,7 @@ from mathutils import Matrix
 from numpy.typing import NDArray
 
 from ...solver import FloatArray
-from ..rig import ArmatureChain, chain_is_animated, rotation_property
+from ..rig import ArmatureChain, bone_in_path, bone_path, chain_is_animated, rotation_property
 from .inputs import Inputs, inputs_from_rows, inverse, matrices, transformed
 from .sandbox import Evaluation
 
@@ -53,6 +53,11 @@ class BoneTrack:
     def empty(cls, armature: bpy.types.Object, bone: str, frames: int) -> BoneTrack:
         return cls(armature, bone, *(np.empty((frames, 16), dtype=np.float32) for _ in range(3)))
 
+    def world_matrices(self) -> FloatArray:
+        """The bone's posed matrix in world space on each frame (F, 4, 4): its head is the translation, its axes
+        the columns (with the bone's and its parents' scale)."""
+        return np.asarray(matrices(self.world) @ matrices(self.matrix), dtype=np.float64)
+
     def locations_moving(self, moves: FloatArray) -> FloatArray:
         """Per frame, the bone's Location (F, 3) that moves its head by ``moves`` (F, 3) in world space from
         where it is: through the linear map from Location to world, what the head hangs from (the armature's
@@ -69,6 +74,53 @@ class BoneTrack:
             (_fill(bone, "matrix"), self.matrix),
             (_fill(bone, "matrix_basis"), self.basis),
         ]
+
+
+@dataclass(frozen=True)
+class ChannelTrack:
+    """A property of a pose bone that a walk reads on every frame as Blender evaluated it (its raw values, a
+    rotation in its own mode as keyed): row ``i`` of ``values`` is filled on the walk's ``i``-th frame.
+
+    Attributes
+    ----------
+    armature : bpy.types.Object
+    bone, prop : str
+        The bone, and its property (``rotation_quaternion``, ``scale``...).
+    values : ndarray, shape (F, n)
+    """
+
+    armature: bpy.types.Object
+    bone: str
+    prop: str
+    values: NDArray[np.float32]
+
+    @classmethod
+    def empty(cls, armature: bpy.types.Object, data_path: str, frames: int) -> ChannelTrack:
+        """A track of the pose bone property at ``data_path`` (``pose.bones["hand"].rotation_quaternion``)."""
+        bone = bone_in_path(data_path)
+        prop = data_path.rpartition(".")[2]
+        pose = armature.pose
+        assert pose is not None
+        width = len(getattr(pose.bones[bone], prop))
+        return cls(armature, bone, prop, np.empty((frames, width), dtype=np.float32))
+
+    @property
+    def data_path(self) -> str:
+        return f"{bone_path(self.bone)}.{self.prop}"
+
+    def reads(self, copies: _Copies) -> list[_Read]:
+        return [(_fill(_pose_bones(copies[self.armature], [self.bone])[0], self.prop), self.values)]
+
+
+class Track(Protocol):
+    """What a walk reads besides the chains (``BoneTrack``, ``ChannelTrack``): a bone of an armature, read into
+    rows by ``reads``."""
+
+    @property
+    def armature(self) -> bpy.types.Object: ...
+    @property
+    def bone(self) -> str: ...
+    def reads(self, copies: _Copies) -> list[_Read]: ...
 
 
 class Goals(Protocol):
@@ -94,7 +146,7 @@ def sample_inputs(
     frames: NDArray[np.int64],
     chains: Sequence[Goals],
     progress: Callable[[int], None] | None = None,
-    tracks: Sequence[BoneTrack] = (),
+    tracks: Sequence[Track] = (),
 ) -> list[Inputs]:
     """Evaluate every frame once and read, for each chain, the target (and pole), the chain's root frame and
     the chain's own pose, from the evaluated objects; and fill the rows of ``tracks``."""

@@ -8,7 +8,7 @@ frames once more to check them all with Blender's own evaluation.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -17,12 +17,16 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
+from ...layer import base_values, channel_kind
 from ...settings import BakeSettings
-from ..rig import KeyWriter, Node, PoseSnapshot, animated_paths, bone_path, keyed_channels
+from ...solver import FloatArray
+from ..layer import LayerWriter, animated_below, below_the_layer, find_layer
+from ..rig import KeyWriter, Node, PoseSnapshot, animated_paths, bone_path, rotation_property
+from .checks import current_scene
 from .inputs import Inputs
 from .order import solve_in_order
 from .plan import BakePlan, plan
-from .read import BoneTrack, sample_inputs, sample_tips
+from .read import BoneTrack, ChannelTrack, Track, sample_inputs, sample_tips
 from .report import RigBakeReport, chain_report
 from .sandbox import Evaluation, evaluating, only_what_is_read
 from .unit import Solved
@@ -57,11 +61,14 @@ class Adjusted:
 
 class Adjust(Protocol):
     """A change to a bake between reading the frames and solving them (planting feet is one): ``tracks`` are
-    bones it needs read on every frame besides the chains, filled by the read walk; then it is called with
-    every chain's inputs and the frames, and returns what to solve."""
+    bones it needs read on every frame besides the chains, filled by the read walk, and ``channels`` the
+    channels (data path, index) of each armature its own keys may go into; then it is called with every
+    chain's inputs and the frames, and returns what to solve."""
 
     @property
     def tracks(self) -> Sequence[BoneTrack]: ...
+    @property
+    def channels(self) -> Mapping[bpy.types.Object, Collection[tuple[str, int]]]: ...
 
     def __call__(self, inputs: list[Inputs], frames: NDArray[np.int64]) -> Adjusted: ...
 
@@ -129,11 +136,19 @@ def carry_out(
     keyed: dict[bpy.types.Object, set[str]] = {}  # the bones that show their new keys, once they are written
     mode = ""
     try:
-        tracks = () if adjust is None else adjust.tracks
+        channels = _channels(plan, adjust)
+        layered = settings.output == "layer"
+        below = [ChannelTrack.empty(a, p, len(frames)) for a, paths in _paths(channels).items() for p in paths]
+        below = below if layered else []
+        tracks: list[Track] = [*(() if adjust is None else adjust.tracks), *below]
         with _walks(plan, sandbox, tracks) as evaluation:
             mode = evaluation.mode
             clock = time.perf_counter()
-            inputs = sample_inputs(evaluation, frames, prepared, reading, tracks)
+            with ExitStack() as muted:  # a layer's chains read what plays below the layer
+                for armature, baked in channels.items() if layered else ():
+                    muted.enter_context(below_the_layer(armature, baked))
+                inputs = sample_inputs(evaluation, frames, prepared, reading, tracks)
+            below_values = _below_values(below) if layered else {}
             timings["read scene"] = time.perf_counter() - clock
             adjusted = Adjusted(inputs) if adjust is None else adjust(inputs, frames)
             inputs = adjusted.inputs
@@ -143,12 +158,14 @@ def carry_out(
             timings["solve"] = time.perf_counter() - clock
 
             with ExitStack() as undo:  # from here on, a failure undoes every key of every armature
-                writers = {a: undo.enter_context(KeyWriter(a, settings.action_name)) for a in chain_bones}
+                writers = {a: undo.enter_context(_writer(a, settings, below_values.get(a, {}))) for a in chain_bones}
                 clock = time.perf_counter()
                 for unit, result in zip(plan.units, solved, strict=True):
                     _write(writers[unit.armature], frames, span, result)
                 if adjusted.write is not None:
                     adjusted.write(writers, frames, span)
+                for writer in writers.values():
+                    writer.finish()
                 keyed = {armature: set(bones) for armature, bones in chain_bones.items()}
                 for armature, bones in adjusted.keyed.items():
                     keyed.setdefault(armature, set()).update(bones)
@@ -197,26 +214,58 @@ def read_frames(
     """What a bake of ``plan`` would read on its frames (``carry_out``'s first walk), writing nothing: each
     chain's inputs. The scene is left on its frame, every pose as it was."""
     frames = np.array(plan.frame_range, dtype=np.int64)
-    scene, original_frame = plan.scene, (plan.scene.frame_current, plan.scene.frame_subframe)
-    snapshots = [PoseSnapshot.take(armature) for armature in plan.chain_bones]
-    mode = ""
+    with _left_as_it_was(plan.scene, plan.chain_bones) as evaluated, _walks(plan, sandbox) as evaluation:
+        evaluated.append(evaluation.mode)
+        return sample_inputs(evaluation, frames, plan.chains, _fractions(progress, len(frames)))
+
+
+def read_bones(
+    armature: bpy.types.Object,
+    bones: Sequence[str],
+    frames: Sequence[int],
+    progress: Callable[[float], None] | None = None,
+    *,
+    sandbox: bool = True,
+) -> list[BoneTrack]:
+    """Where Blender puts each of ``bones`` of ``armature`` on each of ``frames``, as a walk like a bake's reads it
+    (in a sandbox where it can, evaluating only the animation those bones follow), writing nothing: a
+    ``BoneTrack`` per bone. The scene is left on its frame, every pose as it was."""
+    tracks = [BoneTrack.empty(armature, bone, len(frames)) for bone in bones]
+    scene = current_scene()
+    reads = [Node(armature, bone) for bone in bones]
+    with (
+        _left_as_it_was(scene, [armature]) as evaluated,
+        evaluating(scene, [armature], sandbox) as evaluation,
+        only_what_is_read(evaluation, reads),
+    ):
+        evaluated.append(evaluation.mode)
+        order = np.array(frames, dtype=np.int64)
+        sample_inputs(evaluation, order, [], _fractions(progress, len(order)), tracks)
+    return tracks
+
+
+def _fractions(progress: Callable[[float], None] | None, frames: int) -> Callable[[int], None]:
+    """A walk's progress (the index of the frame read) as the fraction done."""
+    return lambda i: None if progress is None else progress((i + 1) / frames)
+
+
+@contextmanager
+def _left_as_it_was(scene: bpy.types.Scene, armatures: Iterable[bpy.types.Object]) -> Iterator[list[str]]:
+    """Meanwhile a walk reads frames without writing: afterwards the scene is on its frame again (where the walk
+    stepped the scene itself, its evaluation's mode put in the list yielded) and every pose as it was."""
+    original_frame = (scene.frame_current, scene.frame_subframe)
+    snapshots = [PoseSnapshot.take(armature) for armature in armatures]
+    modes: list[str] = []
     try:
-        with _walks(plan, sandbox) as evaluation:
-            mode = evaluation.mode
-
-            def reading(i: int) -> None:
-                if progress is not None:
-                    progress((i + 1) / len(frames))
-
-            return sample_inputs(evaluation, frames, plan.chains, reading)
+        yield modes
     finally:
-        if mode != "sandbox":
+        if modes and modes[0] != "sandbox":
             scene.frame_set(original_frame[0], subframe=original_frame[1])
         _settle(snapshots, {})
 
 
 @contextmanager
-def _walks(plan: BakePlan, sandbox: bool, tracks: Sequence[BoneTrack] = ()) -> Iterator[Evaluation]:
+def _walks(plan: BakePlan, sandbox: bool, tracks: Sequence[Track] = ()) -> Iterator[Evaluation]:
     """Where a bake's walks step (``sandbox.evaluating``): the chains' armatures and goals, Blender evaluating
     only the animation of what the walks read (the chains' bones, their goals, the bones ``tracks`` follow)."""
     nodes = [Node(armature, bone) for armature, bones in plan.chain_bones.items() for bone in sorted(bones)]
@@ -261,6 +310,49 @@ def _write(writer: KeyWriter, frames: NDArray[np.int64], span: tuple[float, floa
     """Key each solved bone's rotation channels (and Y scale, with stretch) on ``frames``, replacing their keys
     within ``span``."""
     for k, (pose_bone, channels) in enumerate(zip(solved.pose_bones, solved.channels, strict=True)):
-        columns = [*channels.T, *([] if solved.y_scales is None else [solved.y_scales[:, k]])]
-        for (path, index), values in zip(keyed_channels(pose_bone, solved.y_scales is not None), columns, strict=True):
-            writer.replace(path, index, pose_bone.name, frames, values, span)
+        rotation = pose_bone.path_from_id(rotation_property(pose_bone.rotation_mode))
+        writer.replace_channels(rotation, range(channels.shape[1]), pose_bone.name, frames, channels, span)
+        if solved.y_scales is not None:
+            scale = pose_bone.path_from_id("scale")
+            writer.replace_channels(scale, [1], pose_bone.name, frames, solved.y_scales[:, k : k + 1], span)
+
+
+def _writer(
+    armature: bpy.types.Object, settings: BakeSettings[bpy.types.Object], below: Mapping[str, FloatArray]
+) -> KeyWriter:
+    """Where the keys of ``armature`` go: its Action, or its FABRIK layer over what plays ``below`` it (data path
+    to values on the bake's frames), by the bake's ``output``."""
+    if settings.output == "layer":
+        return LayerWriter(armature, below=below)
+    return KeyWriter(armature, settings.action_name)
+
+
+def _channels(plan: BakePlan, adjust: Adjust | None) -> dict[bpy.types.Object, set[tuple[str, int]]]:
+    """The channels (data path, index) a bake keys on each armature: the chains' and the adjustment's own."""
+    channels = {armature: set(keyed) for armature, keyed in plan.channels.items()}
+    for armature, keyed in ({} if adjust is None else adjust.channels).items():
+        channels.setdefault(armature, set()).update(keyed)
+    return channels
+
+
+def _paths(channels: Mapping[bpy.types.Object, Collection[tuple[str, int]]]) -> dict[bpy.types.Object, list[str]]:
+    """The data paths of each armature's channels, each once, in a steady order."""
+    return {armature: sorted({path for path, _ in keyed}) for armature, keyed in channels.items()}
+
+
+def _below_values(tracks: Sequence[ChannelTrack]) -> dict[bpy.types.Object, dict[str, FloatArray]]:
+    """What plays below each armature's layer on each channel the bake keys, read (``tracks``) as Blender
+    evaluated it with the layer's channels muted, but the base value of each index nothing below animates
+    (Combine blends over that, not over the pose a muted channel leaves behind)."""
+    values: dict[bpy.types.Object, dict[str, FloatArray]] = {}
+    animated: dict[bpy.types.Object, set[tuple[str, int]]] = {}
+    for track in tracks:
+        if track.armature not in animated:
+            animated[track.armature] = animated_below(track.armature, find_layer(track.armature))
+        read = np.asarray(track.values, dtype=np.float64)
+        base = base_values(channel_kind(track.prop), read.shape[1])
+        for index in range(read.shape[1]):
+            if (track.data_path, index) not in animated[track.armature]:
+                read[:, index] = base[index]
+        values.setdefault(track.armature, {})[track.data_path] = read
+    return values

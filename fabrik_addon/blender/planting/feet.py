@@ -11,8 +11,8 @@ import bpy
 import numpy as np
 
 from ...planting import PlantSettings
-from ...settings import BakeSettings, ChainSettings
-from ..bake import BakePlan, check_channel_fcurves, plan
+from ...settings import BakeSettings, ChainSettings, SolverSettings
+from ..bake import BakePlan, check_keys_play, plan
 from ..rig import armature_data, bone_path, chain_bone_names
 
 
@@ -34,7 +34,7 @@ def plan_legs(settings: PlantSettings[bpy.types.Object]) -> BakePlan:
     for foot, names in zip(settings.feet, legs, strict=True):
         _check_unconstrained(armature, foot, names)
     if settings.hips_bone:
-        _check_hips(armature, settings.hips_bone, legs, settings.action_name)
+        _check_hips(armature, settings.hips_bone, legs, settings)
     chains = tuple(
         ChainSettings(armature, None, foot, settings.chain_length, use_rotation=True) for foot in settings.feet
     )
@@ -43,7 +43,17 @@ def plan_legs(settings: PlantSettings[bpy.types.Object]) -> BakePlan:
     scale = float(np.cbrt(abs(np.linalg.det(np.array(armature.matrix_world.to_3x3())))))
     shortest = min(sum(bones[name].length for name in names[:-1]) for names in legs) * scale
     solver = replace(settings.solver, tolerance=settings.rules.tolerance * shortest)
-    return plan(BakeSettings(chains, settings.frames, solver, settings.action_name), tips_as_goals=True)
+    return plan(_bake_settings(settings, chains, solver), tips_as_goals=True)
+
+
+def _bake_settings(
+    settings: PlantSettings[bpy.types.Object],
+    chains: tuple[ChainSettings[bpy.types.Object], ...] = (),
+    solver: SolverSettings | None = None,
+) -> BakeSettings[bpy.types.Object]:
+    """The bake a planting makes: its legs (``chains``), frames, solver and where the keys go."""
+    legs = chains or (ChainSettings(settings.armature, None, settings.feet[0]),)
+    return BakeSettings(legs, settings.frames, solver or settings.solver, settings.action_name, settings.output)
 
 
 def _check_apart(feet: tuple[str, ...], legs: list[tuple[str, ...]]) -> None:
@@ -74,7 +84,9 @@ def _check_unconstrained(armature: bpy.types.Object, foot: str, names: tuple[str
             )
 
 
-def _check_hips(armature: bpy.types.Object, hips: str, legs: list[tuple[str, ...]], action_name: str | None) -> None:
+def _check_hips(
+    armature: bpy.types.Object, hips: str, legs: list[tuple[str, ...]], settings: PlantSettings[bpy.types.Object]
+) -> None:
     """The hips bone exists, is above every leg and in none, and only its keys move it (so keys lower it)."""
     bones = armature_data(armature).bones
     if hips not in bones:
@@ -105,4 +117,4 @@ def _check_hips(armature: bpy.types.Object, hips: str, legs: list[tuple[str, ...
     }
     if driven:
         raise ValueError(f"hips bone '{hips}' has a driver on its Location, which would override the keys")
-    check_channel_fcurves(armature, action_name, {(path, index) for index in range(3)})
+    check_keys_play(armature, _bake_settings(settings), {(path, index) for index in range(3)})

@@ -41,6 +41,8 @@ def plant_feet(
     planter = _Planter(settings, legs, _fps(legs.scene), marks)
     if settings.hips_bone:
         planter.tracks.append(BoneTrack.empty(settings.armature, settings.hips_bone, len(frames)))
+        location = f"{bone_path(settings.hips_bone)}.location"
+        planter.channels[settings.armature] = {(location, index) for index in range(3)}
     baked = carry_out(legs, progress, adjust=planter)
     assert planter.planting is not None, "the bake calls the planter between reading and solving"
     planted, feet = planter.planting, planter.feet
@@ -98,6 +100,7 @@ class _Planter:
     fps: float
     marks: list[list[Contact] | None]
     tracks: list[BoneTrack] = field(default_factory=list)
+    channels: dict[bpy.types.Object, set[tuple[str, int]]] = field(default_factory=dict)
     planting: Planting | None = None
     feet: list[Foot] = field(default_factory=list)
 
@@ -129,10 +132,8 @@ class _HipsKeys:
         moves = np.zeros((len(frames), 3))
         moves[:, 2] = -self.drop
         locations = self.hips.locations_moving(moves)
-        writer = writers[self.hips.armature]
-        for index in range(3):
-            path = f"{bone_path(self.hips.bone)}.location"
-            writer.replace(path, index, self.hips.bone, frames, locations[:, index], span)
+        path = f"{bone_path(self.hips.bone)}.location"
+        writers[self.hips.armature].replace_channels(path, range(3), self.hips.bone, frames, locations, span)
 
 
 def prepared_reach(legs: BakePlan, k: int, inputs: Inputs) -> float:

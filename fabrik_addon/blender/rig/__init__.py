@@ -28,7 +28,7 @@ from .channels import (
     rotation_channels,
     rotation_property,
 )
-from .keys import KeyWriter, check_unlocked, keys_within, remove_keys
+from .keys import Keys, KeyWriter, check_playing, check_unlocked, enum_name, keys_within, remove_keys
 from .links import Node, bone_in_path, closure, path_to
 from .pose_snapshot import PoseSnapshot
 
@@ -36,6 +36,7 @@ __all__ = [
     "ROTATION_PATHS",
     "ArmatureChain",
     "KeyWriter",
+    "Keys",
     "Node",
     "PoseSnapshot",
     "animated_paths",
@@ -45,8 +46,10 @@ __all__ = [
     "bone_path",
     "chain_bone_names",
     "chain_is_animated",
+    "check_playing",
     "check_unlocked",
     "closure",
+    "enum_name",
     "groups_sharing",
     "hang",
     "keyed_channels",

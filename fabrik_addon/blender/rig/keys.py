@@ -2,12 +2,13 @@
 
 ``KeyWriter`` replaces the keys of F-curves inside a frame range (keeping the keys outside it), moving
 whole arrays with ``foreach_get``/``foreach_set``. Used as a context manager it undoes everything it did
-if anything fails inside the ``with`` block: keys, new F-curves, a new or reassigned Action.
+if anything fails inside the ``with`` block: keys, new F-curves, a new or reassigned Action. Where the keys go
+is its one choice (``write_into``): the object's Action, or another (a layer's, ``fabrik_addon.blender.layer``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from types import TracebackType
@@ -130,14 +131,21 @@ class KeyWriter:
 
     The keys go into ``obj``'s active Action (one is created if it has none), or with ``action_name`` into
     that Action (created if missing), which becomes the active one; an Action this replaces as the active
-    one gets a fake user, so it is not lost when the file is saved.
+    one gets a fake user, so it is not lost when the file is saved. With ``into`` (an Action and the slot it
+    animates ``obj`` through, 4.4+) the keys go there, and the active Action stays as it is.
     """
 
     obj: bpy.types.Object
     action_name: str | None = None
+    into: tuple[bpy.types.Action, bpy.types.ActionSlot | None] | None = None
     _undo: list[Callable[[], None]] = field(default_factory=list)
+    _action: bpy.types.Action | None = None
+    _slot: bpy.types.ActionSlot | None = None
 
     def __enter__(self) -> KeyWriter:
+        if self.into is not None:
+            self.write_into(*self.into)
+            return self
         anim = self.obj.animation_data
         if anim is None:
             self._undo.append(self.obj.animation_data_clear)
@@ -152,7 +160,12 @@ class KeyWriter:
         slot = compat.ensure_action_slot(self.obj, action)
         if slot is not None:
             self._undo.append(lambda: compat.remove_slot(action, slot))
+        self.write_into(action, compat.object_slot(self.obj))
         return self
+
+    def write_into(self, action: bpy.types.Action, slot: bpy.types.ActionSlot | None) -> None:
+        """Key the F-curves of ``action`` that animate through ``slot`` (4.4+; None in 4.2) from now on."""
+        self._action, self._slot = action, slot
 
     def on_undo(self, undo: Callable[[], None]) -> None:
         """Have ``undo`` run, with the writer's own, if the ``with`` block fails (for a change made beside the
@@ -161,10 +174,17 @@ class KeyWriter:
 
     @property
     def action(self) -> bpy.types.Action:
-        anim = self.obj.animation_data
-        assert anim is not None
-        assert anim.action is not None
-        return anim.action
+        """The Action the keys go into."""
+        assert self._action is not None, "enter the writer first"
+        return self._action
+
+    @property
+    def slot(self) -> bpy.types.ActionSlot | None:
+        """The slot of ``action`` the keys animate ``obj`` through (4.4+; None in 4.2)."""
+        return self._slot
+
+    def finish(self) -> None:
+        """Called once every key is written, inside the ``with`` block: nothing more to do for an Action."""
 
     def _choose_action(self, current: bpy.types.Action | None) -> bpy.types.Action:
         if self.action_name is None and current is not None:
@@ -196,20 +216,40 @@ class KeyWriter:
         ValueError
             If the F-curve, or its group, is locked (the caller's ``with`` block then undoes every key).
         """
-        fcurve, created = compat.ensure_fcurve(self.obj, data_path, index, group)
+        action, slot = self.action, self._slot
+        fcurve, created = compat.ensure_slot_fcurve(action, slot, data_path, index, group)
         first, last = span if span is not None else (float(frames[0]), float(frames[-1]))
         kept = None
         if created:
-            self._undo.append(lambda: compat.remove_fcurve(self.obj, fcurve))
+            self._undo.append(lambda: compat.remove_slot_fcurve(action, slot, fcurve))
         check_unlocked(self.obj, fcurve)
         if not created:
-            old = Keys.read(fcurve)
-            self._undo.append(lambda: old.write(fcurve))
+            old = self.keep_for_undo(fcurve)
             kept = old.outside(first, last)
         if kept is not None and len(kept.frames):
             kept.merged(Keys.baked(frames, values, interpolation=interpolation)).write(fcurve)
         else:  # nothing to keep: the baked keys alone, with Blender's defaults for all but these two
             Keys.baked(frames, values, _BAKED_ONLY, interpolation).write(fcurve, only=_BAKED_ONLY)
+
+    def replace_channels(
+        self,
+        data_path: str,
+        indices: Sequence[int],
+        group: str,
+        frames: NDArray[np.int64],
+        values: NDArray[np.float64],
+        span: tuple[float, float] | None = None,
+    ) -> None:
+        """``replace`` for several channels of one property at once: ``data_path[indices[j]]`` keyed with
+        ``values[:, j]`` (F, len(indices)), linear."""
+        for j, index in enumerate(indices):
+            self.replace(data_path, index, group, frames, values[:, j], span)
+
+    def keep_for_undo(self, fcurve: bpy.types.FCurve) -> Keys:
+        """The F-curve's keys as they are, put back if the ``with`` block fails."""
+        old = Keys.read(fcurve)
+        self._undo.append(lambda: old.write(fcurve))
+        return old
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
@@ -238,6 +278,34 @@ def check_unlocked(obj: bpy.types.Object, fcurve: bpy.types.FCurve) -> None:
         )
 
 
+def check_playing(obj: bpy.types.Object, fcurve: bpy.types.FCurve, name: str) -> None:
+    """An F-curve (``name`` says whose) takes keys and plays them as keyed: not locked (``check_unlocked``), not
+    muted, no modifier that changes its values (Cycles is allowed: it repeats the keys outside their range only,
+    and a bake keys every frame of its own).
+
+    Raises
+    ------
+    ValueError
+        Naming the F-curve and what to do.
+    """
+    check_unlocked(obj, fcurve)
+    if fcurve.mute:
+        raise ValueError(f"{name} is muted, so the baked keys would not play: unmute it before baking")
+    for modifier in fcurve.modifiers:
+        if not modifier.mute and modifier.type != "CYCLES":
+            raise ValueError(
+                f"{name} has a {enum_name(modifier, 'type')} modifier, which would change the baked keys: remove "
+                "it, or mute it, before baking"
+            )
+
+
+def enum_name(struct: bpy.types.bpy_struct, prop: str) -> str:
+    """The name Blender's interface shows for the value of ``struct``'s enum property ``prop`` ("Noise")."""
+    rna = struct.bl_rna.properties[prop]
+    assert isinstance(rna, bpy.types.EnumProperty)
+    return str(rna.enum_items[getattr(struct, prop)].name)
+
+
 def keys_within(fcurve: bpy.types.FCurve, first: float, last: float) -> int:
     """How many keys of ``fcurve`` lie from frame ``first`` to ``last`` (both included)."""
     co = np.empty(2 * len(fcurve.keyframe_points), dtype=np.float32)
@@ -245,14 +313,23 @@ def keys_within(fcurve: bpy.types.FCurve, first: float, last: float) -> int:
     return int(np.count_nonzero((co[0::2] >= first) & (co[0::2] <= last)))
 
 
-def remove_keys(obj: bpy.types.Object, fcurve: bpy.types.FCurve, first: float, last: float) -> int:
+def remove_keys(
+    obj: bpy.types.Object,
+    fcurve: bpy.types.FCurve,
+    first: float,
+    last: float,
+    into: tuple[bpy.types.Action, bpy.types.ActionSlot | None] | None = None,
+) -> int:
     """Remove the keys of ``obj``'s F-curve from frame ``first`` to ``last`` (both included), and the F-curve
-    itself if no key is left, as Blender's Clear Keyframes does. Returns how many keys went."""
+    itself if no key is left, as Blender's Clear Keyframes does. The F-curve is one of ``obj``'s active Action,
+    or of ``into`` (an Action and the slot it animates ``obj`` through). Returns how many keys went."""
     keys = Keys.read(fcurve)
     kept = keys.outside(first, last)
     removed = len(keys.frames) - len(kept.frames)
     if removed and len(kept.frames):
         kept.write(fcurve)
-    elif removed:
+    elif removed and into is None:
         compat.remove_fcurve(obj, fcurve)
+    elif removed and into is not None:
+        compat.remove_slot_fcurve(*into, fcurve)
     return removed

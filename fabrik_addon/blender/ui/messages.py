@@ -4,16 +4,11 @@ frames as runs, lengths in the scene's units, errors begun as sentences."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import pairwise
 
 import bpy
 
 from ...setting_names import in_words
-from ..bake import BakeReport
 from ..properties import FABRIK_PG_bake_summary
-
-#: How many runs of frames a summary names before it stops with "...".
-_MOST_RUNS = 6
 
 
 def sentence(message: object) -> str:
@@ -29,22 +24,6 @@ def sentence(message: object) -> str:
 def counted(number: int, noun: str) -> str:
     """``number`` of ``noun``: ``"1 frame"``, ``"3 frames"``."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
-def frame_runs(frames: Sequence[int], keyed: Sequence[int] | None = None) -> str:
-    """Frames as runs, e.g. ``"12-15, 30"``: a run goes on through frames that follow each other in ``keyed``
-    (the frames a bake keyed: every step-th, and the end; by default every frame). Long lists end with
-    ``"..."``."""
-    following = None if keyed is None else dict(pairwise(keyed))
-    runs: list[list[int]] = []
-    for frame in frames:
-        last = runs[-1][1] if runs else None
-        if last is not None and frame == (last + 1 if following is None else following.get(last)):
-            runs[-1][1] = frame
-        else:
-            runs.append([frame, frame])
-    text = ", ".join(str(first) if first == last else f"{first}-{last}" for first, last in runs[:_MOST_RUNS])
-    return text + (", ..." if len(runs) > _MOST_RUNS else "")
 
 
 def length_text(scene: bpy.types.Scene, value: float) -> str:
@@ -90,15 +69,9 @@ def bake_text(summaries: Sequence[tuple[str, FABRIK_PG_bake_summary]], scene: bp
     return "\n".join([head, *(f"{label}: {summary_text(summary, scene)}" for label, summary in summaries)])
 
 
-def summarise(summary: FABRIK_PG_bake_summary, report: BakeReport, frames: range) -> None:
-    """Write what a bake did to one chain (``report``, over ``frames``) into the chain's summary."""
-    summary.frames = len(report.frames)
-    summary.frame_start, summary.frame_end = frames.start, frames.stop - 1
-    summary.bones = len(report.bones)
-    summary.max_error = report.max_error
-    summary.unreachable = len(report.unreachable_frames)
-    keyed = report.frames.tolist()
-    summary.unreachable_frames = frame_runs(report.unreachable_frames, keyed)
-    summary.off_target = len(report.off_target_frames)
-    summary.off_target_frames = frame_runs(report.off_target_frames, keyed)
-    summary.seconds = report.seconds
+def in_output(text: str, output: str) -> str:
+    """A report's text, its first line saying where the keys went when they went into the FABRIK layer."""
+    if output != "layer":
+        return text
+    first, _, rest = text.partition("\n")
+    return f"{first} (into the FABRIK layer: mute it for the animation as it was)" + (f"\n{rest}" if rest else "")

@@ -12,10 +12,19 @@ import bpy
 from bpy.props import EnumProperty
 
 from ...settings import BakeSettings
-from ..bake import bake, bake_ik_constraints, clear
+from ..bake import bake_ik_constraints, clear
+from ..chain_list import bake_chains
 from ..live import LEAVE_FIRST, LIVE
-from ..properties import bake_settings, chain_label, enabled_chains, frame_range, no_chain_text, solver_settings
-from .messages import bake_text, counted, length_text, sentence, summarise
+from ..properties import (
+    bake_settings,
+    chain_label,
+    enabled_chains,
+    frame_range,
+    no_chain_text,
+    output_of,
+    solver_settings,
+)
+from .messages import bake_text, counted, in_output, length_text, sentence
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -116,7 +125,8 @@ class _ChainOperator(ArmatureOperator):
 
 class FABRIK_OT_bake(_ChainOperator):
     """Key the rotations of the active armature's enabled chains so that each tip follows its target on every
-    frame: one walk through the frames, all chains or none"""
+    frame, into a layer over the animation or into the Action (Output): one walk through the frames, all chains
+    or none"""
 
     bl_idname = "fabrik.bake"
     bl_label = "Bake"
@@ -126,13 +136,9 @@ class FABRIK_OT_bake(_ChainOperator):
     ) -> set[OperatorReturnItems]:
         assert context.scene is not None
         with progress_bar(context) as progress:
-            reports = bake(settings, progress=progress).chains
-        frames = settings.frames.resolved(context.scene.frame_start, context.scene.frame_end)
-        summaries = []
-        for (index, chain), report in zip(enabled_chains(armature), reports, strict=True):
-            summarise(chain.last_bake, report, frames)
-            summaries.append((chain_label(chain, index), chain.last_bake))
-        self.report({"INFO"}, bake_text(summaries, context.scene))
+            bake_chains(armature, progress=progress)
+        summaries = [(chain_label(chain, index), chain.last_bake) for index, chain in enabled_chains(armature)]
+        self.report({"INFO"}, in_output(bake_text(summaries, context.scene), settings.output))
         return {"FINISHED"}
 
 
@@ -152,10 +158,11 @@ class FABRIK_OT_clear(_ChainOperator):
         frames = f"frames {frame_range.start}-{frame_range.stop - 1}"
         one = len(settings.chains) == 1
         chains = "the chain" if one else f"the {len(settings.chains)} chains"
+        where = " in the FABRIK layer" if settings.output == "layer" else ""
         if not removed:
-            self.report({"INFO"}, f"{sentence(chains)} {'has' if one else 'have'} no rotation keys in {frames}")
+            self.report({"INFO"}, f"{sentence(chains)} {'has' if one else 'have'} no rotation keys{where} in {frames}")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Removed {counted(removed, 'rotation key')} of {chains} in {frames}")
+        self.report({"INFO"}, f"Removed {counted(removed, 'rotation key')} of {chains}{where} in {frames}")
         return {"FINISHED"}
 
 
@@ -188,8 +195,11 @@ class FABRIK_OT_bake_ik_constraints(ArmatureOperator):
         try:
             frames = frame_range(armature, context.scene)
             solver = replace(solver_settings(armature), method="fabrik")  # IK constraints are baked with FABRIK
+            output = output_of(armature)
             with progress_bar(context) as progress:
-                report = bake_ik_constraints(armature, frames, solver, after=self.after, progress=progress)
+                report = bake_ik_constraints(
+                    armature, frames, solver, after=self.after, output=output, progress=progress
+                )
         except (TypeError, ValueError) as error:
             self.report({"ERROR"}, sentence(error))
             return {"CANCELLED"}
@@ -201,7 +211,7 @@ class FABRIK_OT_bake_ik_constraints(ArmatureOperator):
         lines += [
             f"{chain.tip_bone}: max error {length_text(context.scene, chain.max_error)}" for chain in report.chains
         ]
-        self.report({"INFO"}, "\n".join(lines))
+        self.report({"INFO"}, in_output("\n".join(lines), output))
         return {"FINISHED"}
 
 

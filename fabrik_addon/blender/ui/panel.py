@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bpy
 
+from ..layer import find_layer
 from ..live import LIVE, player, problems
 from ..properties import FABRIK_PG_chain, chain_label, settings_of
 from .chain_list import tree_numbers
@@ -64,6 +65,7 @@ class FABRIK_PT_main(_Sidebar):
         buttons.separator()
         buttons.operator("fabrik.chain_move", icon="TRIA_UP", text="").direction = "UP"
         buttons.operator("fabrik.chain_move", icon="TRIA_DOWN", text="").direction = "DOWN"
+        layout.operator("fabrik.targets_from_animation", icon="EMPTY_AXIS")
         if not settings.chains:
             layout.label(text="Add a chain to bake", icon="INFO")
         elif 0 <= settings.active_chain < len(settings.chains):
@@ -72,10 +74,13 @@ class FABRIK_PT_main(_Sidebar):
             if index < len(settings.chains):  # (a script may have shortened the list since)
                 layout.label(text=f"{chain_label(settings.chains[index], index)}: {sentence(problem)}", icon="ERROR")
         layout.prop(settings, "live_preview", icon="HIDE_OFF")
+        layout.row().prop(settings, "output", expand=True)
         row = layout.row(align=True)
         row.scale_y = 1.4
         row.operator("fabrik.bake", icon="ACTION")
         row.operator("fabrik.clear", icon="X")
+        if find_layer(armature) is not None:
+            layout.operator("fabrik.apply_layer", icon="NLA_PUSHDOWN")
         row = layout.row(align=True)
         row.operator("fabrik.solve_now", icon="CON_KINEMATIC")
         row.operator("fabrik.key_current_frame", icon="KEY_HLT")

@@ -5,6 +5,7 @@ step, over the armature's frames (the Frames panel's range, every frame)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import bpy
@@ -13,7 +14,7 @@ from bpy.props import IntProperty
 from ...planting import PlantSettings
 from ..live import LEAVE_FIRST, LIVE
 from ..planting import detect_contacts, plant_feet, plant_settings
-from ..properties import frame_range, settings_of, solver_settings
+from ..properties import frame_range, output_of, settings_of, solver_settings
 from .messages import length_text, sentence
 from .operators import ArmatureOperator, armature_problem, progress_bar
 from .panel import ArmatureSubpanel
@@ -54,11 +55,14 @@ class _PlantOperator(ArmatureOperator):
         assert armature is not None
         assert context.scene is not None
         try:
-            settings = plant_settings(
-                armature,
-                settings_of(armature).planting,
-                frame_range(armature, context.scene),
-                solver_settings(armature),
+            settings = replace(
+                plant_settings(
+                    armature,
+                    settings_of(armature).planting,
+                    frame_range(armature, context.scene),
+                    solver_settings(armature),
+                ),
+                output=output_of(armature),
             )
             with progress_bar(context) as progress:
                 message = self.act(context, settings, progress)

@@ -1,4 +1,6 @@
-"""Scenes for the add-on's tests: an active armature with its FABRIK settings filled in."""
+"""Scenes for the add-on's tests: an active armature with its FABRIK settings filled in. A chain added here
+bakes into the armature's Action (Output: Action), where these tests read its keys; the tests of the sidebar's
+default, a layer over the animation, set Output back to Layer."""
 
 from __future__ import annotations
 
@@ -26,7 +28,9 @@ def activate(obj: bpy.types.Object | None, mode: str = "OBJECT") -> None:
 
 
 def add_chain(armature: bpy.types.Object, **values: Any) -> FABRIK_PG_chain:
-    """A new chain at the end of the armature's list, with ``values`` set on it (as a script would)."""
+    """A new chain at the end of the armature's list, with ``values`` set on it (as a script would); the
+    armature's Output set to Action."""
+    settings_of(armature).output = "ACTION"
     chain: FABRIK_PG_chain = settings_of(armature).chains.add()
     for name, value in values.items():
         setattr(chain, name, value)

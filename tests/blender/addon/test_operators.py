@@ -13,8 +13,9 @@ from rigs import world_location as target_path
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
+from fabrik_addon.blender.chain_list import frame_runs
 from fabrik_addon.blender.properties import settings_of
-from fabrik_addon.blender.ui.messages import counted, frame_runs, sentence, summary_text, target_text
+from fabrik_addon.blender.ui.messages import counted, sentence, summary_text, target_text
 
 from ..oracle import data_snapshot, evaluated, fcurve_keys
 from .scenes import activate, add_chain, chain_scene, summary_values

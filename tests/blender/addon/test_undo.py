@@ -21,6 +21,7 @@ from .scenes import chain_scene
 #: Whether each operator pushes an undo step: all but those of Step Through Iterations, which write nothing
 #: that the last undo step does not hold once left.
 UNDO = {
+    "apply_layer": True,
     "bake": True,
     "bake_ik_constraints": True,
     "chain_add": True,
@@ -36,6 +37,7 @@ UNDO = {
     "step_leave": False,
     "step_play": False,
     "step_through": False,
+    "targets_from_animation": True,
 }
 
 

@@ -1,48 +1,20 @@
-"""The Python API for scripts: ``bake`` and ``clear``, ``plant_feet`` and ``detect_contacts``, with keyword
-arguments.
-
->>> import bpy
->>> from fabrik_addon import api
->>> report = api.bake(bpy.data.objects["Armature"], bpy.data.objects["Empty"], tip_bone="hand.L", chain_length=3)
->>> report.max_error, report.unreachable_frames
-
-Works with the ``bpy`` module or inside ``blender -b --python``, with or without the add-on enabled. The
-keywords become a ``fabrik_addon.settings.BakeSettings``, the one value every entry point (the panel, the
-command line) hands to the bake; ``bake_settings`` takes such a value directly, with several chains.
-"""
+"""Baking chains: ``bake`` (one chain toward its target), ``bake_chains`` (an armature's saved chain list, as
+the sidebar's Bake button bakes it), ``bake_ik_constraints`` (Blender's IK constraints as the chains) and
+``clear``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from typing import Any
 
 import bpy
 
-from . import blender
-from .blender import BakeReport, FootReport, PlantReport, RigBakeReport
-from .blender import bake as bake_settings
-from .blender import clear as clear_settings
-from .planting import PLANT_KEYWORDS, PlantSettings
-from .settings import KEYWORDS, BakeSettings, ChainSettings, FrameRange, SolverSettings
-from .solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
-
-__all__ = [
-    "BakeReport",
-    "BakeSettings",
-    "ChainSettings",
-    "FootReport",
-    "FrameRange",
-    "PlantReport",
-    "PlantSettings",
-    "RigBakeReport",
-    "SolverSettings",
-    "bake",
-    "bake_ik_constraints",
-    "bake_settings",
-    "clear",
-    "clear_settings",
-    "detect_contacts",
-    "plant_feet",
-]
+from .. import blender
+from ..blender import BakeReport, RigBakeReport
+from ..blender import bake as bake_settings
+from ..blender import clear as clear_settings
+from ..settings import KEYWORDS, BakeSettings, ChainSettings, FrameRange, SolverSettings, check_output
+from ..solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
 
 
 def bake(
@@ -68,6 +40,7 @@ def bake(
     rotation_weight: float = 1.0,
     weight: float = 1.0,
     soft_reach: float = 0.0,
+    output: str = "action",
     progress: Callable[[float], None] | None = None,
 ) -> BakeReport:
     """Key the rotations of a chain of bones so its tip follows a target on every frame.
@@ -121,6 +94,13 @@ def bake(
         World units (>= 0): over this distance short of full extension the chain eases straight instead of
         snapping straight, so a leg reaching for a far pin does not pop; the tip stops short of a target that
         far out (those frames count as out of reach). 0 (the default) is off, and so is ``use_stretch``.
+    output : {"action", "layer"}
+        Where the keys go: ``"action"`` (the default) keys the chain into the Action (``action_name``),
+        replacing its keys in the range; ``"layer"`` keys it into the armature's FABRIK layer, an NLA track
+        over its animation blended with Combine at influence 1, which leaves the Action that was there as it
+        was (pushed down beneath the layer if it was the active one): mute the layer, or set its influence to 0,
+        for the animation as it was; ``apply_layer`` merges it down. Baking again with ``"layer"`` replaces the
+        chain's keys in the same layer, and reads the animation below it.
     progress : callable, optional
         Called with the fraction done, from 0 to 1.
 
@@ -150,6 +130,38 @@ def bake(
     return bake_settings(settings, progress).chains[0]
 
 
+def bake_chains(
+    armature: bpy.types.Object, *, progress: Callable[[float], None] | None = None, **overrides: Any
+) -> RigBakeReport:
+    """Bake the armature's chain list, saved in the file (the sidebar's list), as the sidebar's Bake button does:
+    its enabled chains in the list's order, in one walk through the frames, with the frames, solver and output
+    saved on the armature (the Frames and Solver panels, Output), and each chain's Last Bake summary written.
+
+    Parameters
+    ----------
+    armature : bpy.types.Object
+        An armature whose chain list has enabled chains, each with a target. The add-on must be enabled (its
+        settings hold the list).
+    progress : callable, optional
+        Called with the fraction done, from 0 to 1.
+    **overrides
+        Any of ``frame_start``, ``frame_end``, ``frame_step``, ``tolerance``, ``max_iterations``, ``method``,
+        ``warm_start``, ``output`` and ``action_name`` (as for ``bake``), in place of the armature's settings.
+
+    Returns
+    -------
+    RigBakeReport
+        One ``BakeReport`` per enabled chain, in the list's order.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown or bad override, an armature without enabled chains, a chain without a target, or
+        anything ``bake`` refuses; nothing is written then.
+    """
+    return blender.bake_chains(armature, overrides, progress)
+
+
 def bake_ik_constraints(
     armature: bpy.types.Object,
     *,
@@ -159,6 +171,7 @@ def bake_ik_constraints(
     tolerance: float = DEFAULT_TOLERANCE,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     after: str = "mute",
+    output: str = "action",
     progress: Callable[[float], None] | None = None,
 ) -> RigBakeReport:
     """Bake every IK constraint of ``armature`` that is on with FABRIK, in one walk through the frames.
@@ -172,7 +185,7 @@ def bake_ik_constraints(
     Parameters
     ----------
     armature : bpy.types.Object
-    frame_start, frame_end, frame_step, tolerance, max_iterations, progress
+    frame_start, frame_end, frame_step, tolerance, max_iterations, output, progress
         As for ``bake``.
     after : {"mute", "remove", "keep"}
 
@@ -189,7 +202,8 @@ def bake_ik_constraints(
     """
     frames = FrameRange(frame_start, frame_end, frame_step)
     solver = SolverSettings(tolerance=tolerance, max_iterations=max_iterations)
-    return blender.bake_ik_constraints(armature, frames, solver, after=after, progress=progress)
+    check_output(output, None)
+    return blender.bake_ik_constraints(armature, frames, solver, after=after, output=output, progress=progress)
 
 
 def clear(
@@ -224,110 +238,7 @@ def clear(
     return clear_settings(BakeSettings((chain,), FrameRange(frame_start, frame_end)))
 
 
-def plant_feet(
-    armature: bpy.types.Object,
-    feet: Sequence[str],
-    *,
-    chain_length: int = 3,
-    frame_start: int | None = None,
-    frame_end: int | None = None,
-    hips_bone: str | None = None,
-    use_marks: bool = True,
-    contact_height: float = 0.04,
-    contact_speed: float = 0.4,
-    contact_seconds: float = 0.1,
-    contact_gap: int = 1,
-    blend_seconds: float = 0.15,
-    pin_at: str = "middle",
-    hips_speed: float = 0.3,
-    soft_reach: float = 0.01,
-    floor: float | None = None,
-    tolerance: float = 2e-4,
-    max_iterations: int = DEFAULT_MAX_ITERATIONS,
-    action_name: str | None = None,
-    progress: Callable[[float], None] | None = None,
-) -> PlantReport:
-    """Plant the feet of an animated armature (motion capture, a baked rig): through each contact the ball of
-    each foot stays on one point, the foot rolling as it was animated; elsewhere each leg keeps its animation.
-
-    Lengths below are in leg lengths (the bones above the foot, hip to ankle), times in seconds, so a clip
-    in centimetres and one in metres, at 30 or 120 frames per second, are planted alike.
-
-    Parameters
-    ----------
-    armature : bpy.types.Object
-    feet : sequence of str
-        The foot bones: each is the tip of its leg's chain, and its tail (the ball of the foot) is planted.
-    chain_length : int
-        Bones in each leg, counted from the foot up as Blender's IK constraint counts them (>= 2; 3 is foot,
-        shin and thigh).
-    frame_start, frame_end : int, optional
-        The frames planted, both included; the scene's frame range by default.
-    hips_bone : str, optional
-        A bone above the legs (the pelvis) lowered, with keys on its Location, by the least amount that brings
-        every pin within reach, changing by at most ``hips_speed``; by default the hips are left alone and
-        the frames whose pins are out of reach are reported.
-    use_marks : bool
-        Plant the contacts a foot's contact marks say (``detect_contacts``, edited by hand) where it has them.
-    contact_height, contact_speed, contact_seconds, contact_gap
-        A contact: the ball within ``contact_height`` of the floor, slower horizontally than ``contact_speed``
-        per second, for ``contact_seconds`` at least; runs ``contact_gap`` frames apart or less are one.
-    blend_seconds : float
-        The longest ease into and out of each pin (shorter where contacts are closer together).
-    pin_at : {"middle", "start"}
-        Where in a contact the ball is pinned: where it is on the contact's middle frame, or its first.
-    hips_speed : float
-        Per second, the fastest the hips go down or up.
-    soft_reach : float
-        A pinned leg eases straight over this distance short of full reach instead of snapping straight;
-        lowered hips keep every pin this far inside the reach.
-    floor : float, optional
-        The floor's height in scene units; by default where the balls rest (the lowest they rest at, but for
-        a toe dipping through the floor or a frame of noise).
-    tolerance : float
-        How close each ball must come to its goal (0.0002 leg lengths: 0.2 mm on a human leg).
-    max_iterations, action_name, progress
-        As for ``bake``.
-
-    Returns
-    -------
-    PlantReport
-        ``contacts``, ``skate_before`` and ``skate_after`` per foot (scene units, after as Blender evaluates
-        the keys), ``frames_out_of_reach``, ``max_error``, ``hips_drop``, ``seconds``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For bad input, naming what is wrong and what to do; nothing is written then. Legs whose bones have
-        constraints (feet driven by IK controls, as Rigify's) are refused.
-    """
-    keywords = {name: value for name, value in locals().items() if name in PLANT_KEYWORDS}
-    return blender.plant_feet(PlantSettings.from_keywords(armature, feet, **keywords), progress)
-
-
-def detect_contacts(
-    armature: bpy.types.Object,
-    feet: Sequence[str],
-    *,
-    mark: bool = True,
-    chain_length: int = 3,
-    frame_start: int | None = None,
-    frame_end: int | None = None,
-    contact_height: float = 0.04,
-    contact_speed: float = 0.4,
-    contact_seconds: float = 0.1,
-    contact_gap: int = 1,
-    floor: float | None = None,
-    action_name: str | None = None,
-    progress: Callable[[float], None] | None = None,
-) -> dict[str, list[tuple[int, int]]]:
-    """Find when each foot is planted in the animation, as ``plant_feet`` does, and with ``mark`` key it as
-    the foot's contact marks: its pose bone's ``fabrik_contact`` property, 1 from a contact's first frame and
-    0 from the frame after its last (constant keys an animator can move in the Dope Sheet), which
-    ``plant_feet`` then plants.
-
-    Parameters are as for ``plant_feet``. Returns, per foot, its contacts as (first, last) frames.
-    """
-    keywords = {name: value for name, value in locals().items() if name in PLANT_KEYWORDS}
-    settings = PlantSettings.from_keywords(armature, feet, **keywords)
-    return blender.detect_contacts(settings, mark=mark, progress=progress)
+def armatures_with_chains() -> list[bpy.types.Object]:
+    """The armatures of the open file with an enabled chain in their chain list (what ``bake_chains`` bakes),
+    read with or without the add-on enabled."""
+    return blender.armatures_with_chains()

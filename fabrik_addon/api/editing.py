@@ -1,0 +1,84 @@
+"""Editing animation through IK: ``targets_from_animation`` (targets and poles keyed where the chains are in
+the animation) and ``apply_layer`` (the FABRIK layer, a bake with ``output="layer"``, merged down)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import bpy
+
+from .. import blender
+from ..blender import AppliedLayer, TargetsReport
+from ..settings import FrameRange
+
+
+def targets_from_animation(
+    armature: bpy.types.Object,
+    *,
+    chains: Sequence[str] | None = None,
+    frame_start: int | None = None,
+    frame_end: int | None = None,
+    poles: bool = True,
+    replace: bool = False,
+    progress: Callable[[float], None] | None = None,
+) -> TargetsReport:
+    """Make targets for the armature's chains from its animation: for each chain an Empty keyed on every frame
+    where the chain's tip (the tip bone's tail) is, turned as the tip bone where the chain uses Rotation, and for a
+    chain of two bones or more a pole Empty keyed beside the bend, with the chain's pole angle set so that a bake
+    reproduces the bend. The Empties become the chains' targets and poles; they are named after the chains, sized
+    to them, in a collection named after the armature. Baking the chain list toward them (``bake_chains``) gives
+    the animation back; moving them edits it.
+
+    Parameters
+    ----------
+    armature : bpy.types.Object
+        An armature with a chain list (the add-on must be enabled).
+    chains : sequence of str, optional
+        The chains, by name (or tip bone); by default every enabled chain.
+    frame_start, frame_end : int, optional
+        The frames keyed, both included; the scene's frame range by default.
+    poles : bool
+        Give chains of two bones or more a pole Empty (True), or leave their poles as they are.
+    replace : bool
+        Give chains that have a target (or pole) new ones (Empties made here before are keyed again); without
+        it such a chain is refused.
+    progress : callable, optional
+        Called with the fraction done, from 0 to 1.
+
+    Returns
+    -------
+    TargetsReport
+        ``targets`` and ``poles`` (chain name to Empty), ``pole_angles``, ``collection``, ``frames``, ``seconds``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the problem (an unknown chain, a chain with a target already, a missing bone); nothing is made
+        then.
+    """
+    frames = FrameRange(frame_start, frame_end)
+    for name, flag in (("poles", poles), ("replace", replace)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be True or False, got {flag!r}")
+    return blender.targets_from_animation(
+        armature, chains=chains, frames=frames, poles=poles, replace=replace, progress=progress
+    )
+
+
+def apply_layer(armature: bpy.types.Object) -> AppliedLayer:
+    """Merge the armature's FABRIK layer (a bake with ``output="layer"``) down into the Action below it, and remove
+    the layer: each channel it keys is keyed on every frame of the layer's keys with what plays now, so the
+    armature plays as it did, from the Action alone (the one the first layer bake pushed down is active again).
+
+    Returns
+    -------
+    AppliedLayer
+        ``action`` (merged into), ``channels`` and ``frames`` (first, last).
+
+    Raises
+    ------
+    ValueError
+        Without a layer, with the layer muted, or where what plays below the layer is not one Action played
+        frame for frame; nothing is changed then.
+    """
+    return blender.apply_layer(armature)

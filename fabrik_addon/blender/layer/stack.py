@@ -1,0 +1,254 @@
+"""The FABRIK layer in an armature's NLA stack: found (``find_layer``), checked before a bake writes into it
+(``check_layer``), what plays below it (``animated_below``, ``below_the_layer``), the Action that was active
+pushed down beneath it as Blender's Push Down does (``push_down``), and a strip's frames (``span_strip``).
+
+The layer is one NLA track over the armature's animation holding one strip of its own Action, blended with
+Combine at influence 1: muted, or at influence 0, the animation below plays as it was. Its Action carries the
+custom property ``MARK``, by which it is found again (a bake of the same chains replaces their keys in it rather
+than stacking a layer per bake), and ``PUSHED``, the name of the Action the first layer bake pushed down (Apply
+Layer and Clear make it active again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import bpy
+
+from .. import compat
+from ..rig import check_playing
+
+#: The layer's track, strip and (with the armature's name before it) Action are named so.
+LAYER_NAME = "FABRIK Layer"
+#: A custom property of the layer's Action, which marks it as the FABRIK layer.
+MARK = "fabrik_layer"
+#: A custom property of the layer's Action: the name of the Action it pushed down ("" for none).
+PUSHED = "fabrik_pushed_down"
+
+#: The channels that move a bone: an active Action keying them plays over the layer.
+_MOVING = (".location", ".rotation_quaternion", ".rotation_euler", ".rotation_axis_angle", ".scale")
+
+#: What undoes a change: called, newest first, if the bake fails.
+Undo = Callable[[Callable[[], None]], None]
+
+
+@dataclass(frozen=True)
+class Layer:
+    """An armature's FABRIK layer: its NLA track, the Action it plays and the slot it plays it through (4.4+).
+
+    Attributes
+    ----------
+    armature : bpy.types.Object
+    track : bpy.types.NlaTrack
+    action : bpy.types.Action
+    slot : bpy.types.ActionSlot or None
+    """
+
+    armature: bpy.types.Object
+    track: bpy.types.NlaTrack
+    action: bpy.types.Action
+    slot: bpy.types.ActionSlot | None
+
+    @property
+    def strip(self) -> bpy.types.NlaStrip | None:
+        """The strip that plays the layer's Action (None only while a first bake writes its keys)."""
+        return self.track.strips[0] if len(self.track.strips) else None
+
+    def fcurves(self) -> list[bpy.types.FCurve]:
+        """The layer's F-curves."""
+        return compat.slot_fcurves(self.action, self.slot)
+
+    def tracks_below(self) -> list[bpy.types.NlaTrack]:
+        """The armature's NLA tracks below the layer, lowest first."""
+        tracks = list(_animation(self.armature).nla_tracks)
+        return tracks[: tracks.index(self.track)]
+
+    def tracks_above(self) -> list[bpy.types.NlaTrack]:
+        """The armature's NLA tracks above the layer, lowest first."""
+        tracks = list(_animation(self.armature).nla_tracks)
+        return tracks[tracks.index(self.track) + 1 :]
+
+
+def find_layer(armature: bpy.types.Object) -> Layer | None:
+    """The armature's FABRIK layer (the first NLA track with a strip of a marked Action), or None."""
+    anim = armature.animation_data
+    for track in anim.nla_tracks if anim is not None else ():
+        for strip in track.strips:
+            action: bpy.types.Action | None = strip.action
+            if action is not None and action.get(MARK):
+                return Layer(armature, track, action, compat.strip_slot(strip))
+    return None
+
+
+def check_layer(armature: bpy.types.Object, channels: Collection[tuple[str, int]]) -> None:
+    """A layer bake can key ``channels`` (data path, index) of ``armature`` into its FABRIK layer and play them
+    there over the animation: the NLA stack is evaluated (not switched off, no track soloed), no Action is
+    active above an existing layer, the layer's Action is the armature's own and editable, and its F-curves for
+    ``channels`` take keys and play them.
+
+    Raises
+    ------
+    ValueError
+        Naming what is in the way and what to do.
+    """
+    anim = armature.animation_data
+    if anim is None:
+        return
+    name = f"armature '{armature.name}'"
+    if anim.use_tweak_mode:
+        raise ValueError(f"{name} is in NLA tweak mode: leave it before baking")
+    if not anim.use_nla and len(anim.nla_tracks):
+        raise ValueError(
+            f"{name} has its NLA tracks switched off (the NLA editor's checkbox beside its name), so a layer would "
+            "not play: switch them on, or bake with output 'action'"
+        )
+    solo = [track.name for track in anim.nla_tracks if track.is_solo]
+    if solo:
+        raise ValueError(
+            f"{name} plays only its soloed NLA track '{solo[0]}', so a layer would not play: un-solo it, or bake "
+            "with output 'action'"
+        )
+    layer = find_layer(armature)
+    if layer is None:
+        return
+    moving = [f.data_path for f in compat.assigned_fcurves(armature) if f.data_path.endswith(_MOVING)]
+    if anim.action is not None and moving:
+        raise ValueError(
+            f"{name} has an active Action, '{anim.action.name}', which moves bones ({moving[0]}...) above its FABRIK "
+            "layer (keys made after the layer's bake): apply the layer first (Apply Layer), or push that Action "
+            "down and move its track below the layer's in the NLA editor"
+        )
+    library: bpy.types.Library | None = layer.action.library
+    if library is not None:
+        raise ValueError(
+            f"the FABRIK layer's Action '{layer.action.name}' is linked from the library '{library.filepath}' and "
+            "cannot take new keys: make it local first"
+        )
+    sharing = _other_users(layer.action, armature)
+    if sharing:
+        raise ValueError(
+            f"the FABRIK layer's Action '{layer.action.name}' also plays on {', '.join(map(repr, sharing))}: a bake "
+            f"into it would move them too; make the layer single-user (or remove it from them) first"
+        )
+    for fcurve in layer.fcurves():
+        if (fcurve.data_path, fcurve.array_index) in channels:
+            where = f"{fcurve.data_path}[{fcurve.array_index}]"
+            check_playing(armature, fcurve, f"the F-curve {where} of the FABRIK layer of '{armature.name}'")
+
+
+def _other_users(action: bpy.types.Action, armature: bpy.types.Object) -> list[str]:
+    """Other objects that play ``action`` in one of their NLA strips or as their active Action."""
+    names = []
+    for obj in bpy.data.objects:
+        anim = obj.animation_data
+        if obj == armature or anim is None:
+            continue
+        strips = (strip for track in anim.nla_tracks for strip in track.strips)
+        if anim.action == action or any(strip.action == action for strip in strips):
+            names.append(obj.name)
+    return names
+
+
+def animated_below(armature: bpy.types.Object, layer: Layer | None) -> set[tuple[str, int]]:
+    """The channels (data path, index) that the animation below the layer (all of it, without a layer) plays:
+    the F-curves, not muted, of the active Action (pushed down below a new layer) and of the strips of the
+    tracks below, not muted. Combine blends the layer's other channels over their base values."""
+    anim = armature.animation_data
+    if anim is None:
+        return set()
+    curves = list(compat.assigned_fcurves(armature))
+    tracks = layer.tracks_below() if layer is not None else list(anim.nla_tracks)
+    for track in tracks:
+        if track.mute:
+            continue
+        for strip in track.strips:
+            if not strip.mute and strip.action is not None:
+                curves += compat.slot_fcurves(strip.action, compat.strip_slot(strip))
+    return {(fcurve.data_path, fcurve.array_index) for fcurve in curves if not fcurve.mute}
+
+
+@contextmanager
+def below_the_layer(armature: bpy.types.Object, channels: Collection[tuple[str, int]]) -> Iterator[None]:
+    """Meanwhile the armature plays the animation below its FABRIK layer on ``channels`` (the layer's F-curves
+    for them muted, its other channels playing), and nothing above the layer (the tracks above it muted):
+    what a layer bake reads its chains from. Everything muted here is unmuted on leaving."""
+    layer = find_layer(armature)
+    muted: list[bpy.types.FCurve | bpy.types.NlaTrack] = []
+    try:
+        if layer is not None:
+            for fcurve in layer.fcurves():
+                if (fcurve.data_path, fcurve.array_index) in channels and not fcurve.mute:
+                    fcurve.mute = True
+                    muted.append(fcurve)
+            for track in layer.tracks_above():
+                if not track.mute:
+                    track.mute = True
+                    muted.append(track)
+        yield
+    finally:
+        for item in reversed(muted):
+            item.mute = False
+
+
+def push_down(armature: bpy.types.Object, undo: Undo) -> bpy.types.Action:
+    """Move the armature's active Action onto an NLA track of its own above the others, as Blender's Push Down
+    does: a strip playing it frame for frame with the Action's blending, influence and extrapolation, the
+    Action itself untouched. Where its F-curves go on past their keys (a Cycles modifier, linear extrapolation),
+    the strip covers the scene's frames too, so that it plays there as the Action did. Returns the Action."""
+    anim = _animation(armature)
+    action = anim.action
+    assert action is not None, "push down the active Action"
+    assignment = compat.action_assignment(armature)
+    slot = compat.object_slot(armature)
+    track = anim.nla_tracks.new()
+    undo(lambda: compat.restore_action_assignment(armature, assignment))
+    undo(lambda: anim.nla_tracks.remove(track))
+    track.name = action.name
+    first, last = float(action.frame_range[0]), float(action.frame_range[1])
+    strip = track.strips.new(action.name, int(first), action)
+    compat.set_strip_slot(strip, slot)
+    if any(_goes_on(fcurve) for fcurve in compat.slot_fcurves(action, slot)):
+        scene = bpy.context.scene
+        assert scene is not None
+        first, last = min(first, scene.frame_start), max(last, scene.frame_end)
+    span_strip(strip, first, last)
+    strip.blend_type, strip.extrapolation = anim.action_blend_type, anim.action_extrapolation
+    if anim.action_influence < 1.0:
+        keyed_influence(strip, anim.action_influence)
+    anim.action = None
+    return action
+
+
+def _goes_on(fcurve: bpy.types.FCurve) -> bool:
+    """Whether an F-curve's values go on changing past its keys."""
+    return fcurve.extrapolation != "CONSTANT" or any(not modifier.mute for modifier in fcurve.modifiers)
+
+
+def span_strip(strip: bpy.types.NlaStrip, first: float, last: float) -> None:
+    """Have the strip play its Action's frames ``first`` to ``last`` on the same frames (scale and repeat 1)."""
+    if last <= first:
+        last = first + 1.0  # a strip spans at least a frame
+    strip.scale, strip.repeat = 1.0, 1.0
+    strip.action_frame_start, strip.action_frame_end = first, last
+    strip.frame_start, strip.frame_end = first, last
+    strip.frame_start, strip.frame_end = first, last  # once more: each set is checked against the other
+
+
+def keyed_influence(strip: bpy.types.NlaStrip, influence: float) -> None:
+    """Give the strip an influence that can be keyed (its Animated Influence on), at ``influence`` on every
+    frame until it is keyed otherwise."""
+    strip.use_animated_influence = True  # makes the influence's F-curve, with one key
+    strip.influence = influence
+    for fcurve in strip.fcurves:
+        if fcurve.data_path == "influence":
+            for point in fcurve.keyframe_points:
+                point.co[1] = point.handle_left[1] = point.handle_right[1] = influence
+            fcurve.update()
+
+
+def _animation(armature: bpy.types.Object) -> bpy.types.AnimData:
+    anim = armature.animation_data
+    assert anim is not None, "the armature has animation data"
+    return anim

@@ -1,0 +1,273 @@
+"""Targets from Animation: for each chain of an armature's list, an Empty keyed on every frame where the chain's
+tip is in the animation (its orientation too, where the chain turns its tip with its target), and for a chain of
+two bones or more a pole Empty keyed where the chain bends, with the pole angle that reproduces the bend
+(``fabrik_addon.targets``); the Empties made the chain's target and pole. A bake of the chain list toward them
+then gives the animation back; moving them edits it.
+
+One walk through the frames reads every chain's root, middle and tip bone (``bake.read_bones``); the Empties'
+keys are written in bulk. All or nothing: a failure takes back every Empty, key and chain setting.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+from ...settings import FrameRange
+from ...solver import FloatArray, matrix_to_quat, sign_continuous
+from ...targets import pole_angle, pole_places
+from ..bake import BoneTrack, check_armature, current_scene, read_bones
+from ..chain_list import chain_lists_read
+from ..properties import FABRIK_PG_chain, chain_label, enabled_chains, settings_of
+from ..rig import KeyWriter, armature_data, chain_bone_names
+
+#: A custom property of the Empties made here: the name of the armature whose chain they serve.
+MADE_FOR = "fabrik_targets_of"
+#: How large the Empties are drawn, in lengths of their chain.
+_TARGET_SIZE = 0.12
+_POLE_SIZE = 0.08
+#: How far a pole is from the chain's root-to-tip line, in lengths of the chain.
+_POLE_DISTANCE = 0.5
+
+
+@dataclass(frozen=True)
+class TargetsReport:
+    """What Targets from Animation made.
+
+    Attributes
+    ----------
+    targets, poles : dict of str to bpy.types.Object
+        Per chain (named as the panel names it: its name, else its tip bone), its target Empty, and its pole
+        Empty (chains of two bones or more, with ``poles``).
+    pole_angles : dict of str to float
+        Per chain given a pole, the pole angle set (radians).
+    collection : bpy.types.Collection
+        Where the Empties are: a collection named after the armature.
+    frames : tuple of int
+        The first and last frame keyed.
+    seconds : float
+    """
+
+    targets: dict[str, bpy.types.Object]
+    poles: dict[str, bpy.types.Object]
+    pole_angles: dict[str, float]
+    collection: bpy.types.Collection
+    frames: tuple[int, int]
+    seconds: float
+
+
+@dataclass
+class _Chain:
+    """A chain of the list to make targets for: its item, label, bones and whether it gets a pole."""
+
+    item: FABRIK_PG_chain
+    label: str
+    bones: tuple[str, ...]
+    pole: bool
+
+
+def targets_from_animation(
+    armature: bpy.types.Object,
+    *,
+    chains: Sequence[str] | None = None,
+    frames: FrameRange | None = None,
+    poles: bool = True,
+    replace: bool = False,
+    progress: Callable[[float], None] | None = None,
+) -> TargetsReport:
+    """Key an Empty where each chain's tip is on every frame (and a pole where it bends), and make them the
+    chain's target and pole (see the module).
+
+    Parameters
+    ----------
+    armature : bpy.types.Object
+    chains : sequence of str, optional
+        The chains, by name (or tip bone); by default every enabled chain of the armature's list.
+    frames : FrameRange, optional
+        The frames keyed (its step is not used: every frame); the scene's range by default.
+    poles : bool
+        Give chains of two bones or more a pole Empty and the pole angle that reproduces their bend.
+    replace : bool
+        Replace a chain's target (and pole) where it has one; Empties made here before are keyed again.
+    progress : callable, optional
+        Called with the fraction done, from 0 to 1.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the problem (an unknown chain, a chain with a target already, a missing bone); nothing is
+        made then.
+    """
+    started = time.perf_counter()
+    armature = check_armature(armature)
+    picked = _picked(armature, chains, poles, replace)
+    scene = current_scene()
+    span = (frames or FrameRange()).resolved(scene.frame_start, scene.frame_end)
+    keyed = list(range(span.start, span.stop))
+    bones = sorted({name for chain in picked for name in _read(chain)})
+    tracks = dict(zip(bones, read_bones(armature, bones, keyed, _share(progress, 0.9)), strict=True))
+    making = _Making(armature)
+    try:
+        report = making.make(picked, tracks, np.array(keyed, dtype=np.int64))
+    except BaseException:
+        making.rollback()
+        raise
+    if progress is not None:
+        progress(1.0)
+    return TargetsReport(*report, (keyed[0], keyed[-1]), time.perf_counter() - started)
+
+
+def _picked(armature: bpy.types.Object, names: Sequence[str] | None, poles: bool, replace: bool) -> list[_Chain]:
+    """The chains to make targets for, checked: named ones found, bones there, no target (or pole) to replace
+    unless ``replace``."""
+    chain_lists_read()
+    listed = list(enumerate(settings_of(armature).chains))
+    if names is None:
+        found = enabled_chains(armature)
+        if not found:
+            raise ValueError(f"armature '{armature.name}' has no enabled chain: add one in the FABRIK panel")
+    else:
+        if isinstance(names, str) or not all(isinstance(name, str) for name in names):
+            raise TypeError(f"chains must be a list of chain names, got {names!r}")
+        labels = {chain_label(chain, index): (index, chain) for index, chain in listed}
+        tips = {chain.tip_bone: (index, chain) for index, chain in listed}
+        missing = [name for name in names if name not in labels and name not in tips]
+        if missing:
+            known = ", ".join(repr(label) for label in labels) or "none"
+            raise ValueError(f"armature '{armature.name}' has no chain {missing[0]!r} (its chains: {known})")
+        found = list(dict.fromkeys(labels.get(name) or tips[name] for name in names))
+    picked = []
+    for index, item in found:
+        label = chain_label(item, index)
+        bones = chain_bone_names(armature, item.tip_bone, item.chain_length)
+        pole = poles and len(bones) >= 2
+        taken = [what for what, obj in (("target", item.target), ("pole", item.pole_target if pole else None)) if obj]
+        if taken and not replace:
+            objects = " and ".join(
+                f"{what} '{getattr(item, 'target' if what == 'target' else 'pole_target').name}'" for what in taken
+            )
+            raise ValueError(
+                f"chain '{label}' has a {objects} already: replace them (replace=True, Replace in the panel), or "
+                "clear them first"
+            )
+        picked.append(_Chain(item, label, bones, pole))
+    return picked
+
+
+def _read(chain: _Chain) -> tuple[str, ...]:
+    """The bones read of a chain: its root, its middle joint's bone (the bone starting at it) and its tip."""
+    bones = chain.bones
+    return (bones[0], bones[len(bones) // 2], bones[-1])
+
+
+def _share(progress: Callable[[float], None] | None, share: float) -> Callable[[float], None] | None:
+    return None if progress is None else (lambda fraction: progress(share * fraction))
+
+
+@dataclass
+class _Making:
+    """The Empties, keys and chain settings made for one armature, and what takes them back."""
+
+    armature: bpy.types.Object
+    undo: list[Callable[[], None]] = field(default_factory=list)
+
+    def rollback(self) -> None:
+        while self.undo:
+            self.undo.pop()()
+
+    def make(
+        self, chains: list[_Chain], tracks: dict[str, BoneTrack], frames: NDArray[np.int64]
+    ) -> tuple[dict[str, bpy.types.Object], dict[str, bpy.types.Object], dict[str, float], bpy.types.Collection]:
+        collection = self._collection()
+        targets, poles, angles = {}, {}, {}
+        for chain in chains:
+            root = tracks[chain.bones[0]].world_matrices()
+            tip = tracks[chain.bones[-1]].world_matrices()
+            middle = tracks[chain.bones[len(chain.bones) // 2]].world_matrices()
+            length = self._length(chain, root)
+            bone = armature_data(self.armature).bones[chain.bones[-1]]
+            tails = tip[:, :3, 3] + tip[:, :3, 1] * bone.length
+            item = chain.item
+            target = self._empty(item.target, f"{chain.label} Target", collection, length * _TARGET_SIZE)
+            target.empty_display_type = "ARROWS" if item.use_rotation else "SPHERE"
+            rotations = None
+            if item.use_rotation:
+                axes = tip[:, :3, :3] / np.linalg.norm(tip[:, :3, :3], axis=1, keepdims=True)
+                rotations = sign_continuous(matrix_to_quat(axes))
+            self._key(target, frames, tails, rotations)
+            self._set(item, "target", target)
+            self._set(item, "target_bone", "")
+            targets[chain.label] = target
+            if chain.pole:
+                heads, middles = root[:, :3, 3], middle[:, :3, 3]
+                x_axes, z_axes = (_unit(root[:, :3, k]) for k in (0, 2))
+                angle = pole_angle(heads, tails, middles, x_axes, z_axes)
+                places = pole_places(heads, tails, middles, x_axes, z_axes, angle, _POLE_DISTANCE * length)
+                pole = self._empty(item.pole_target, f"{chain.label} Pole", collection, length * _POLE_SIZE)
+                pole.empty_display_type = "PLAIN_AXES"
+                self._key(pole, frames, places, None)
+                self._set(item, "pole_target", pole)
+                self._set(item, "pole_bone", "")
+                self._set(item, "pole_angle", angle)
+                poles[chain.label], angles[chain.label] = pole, angle
+        return targets, poles, angles, collection
+
+    def _length(self, chain: _Chain, root: FloatArray) -> float:
+        """The chain's length in world units (its bones' lengths, scaled as its root is on the first frame)."""
+        bones = armature_data(self.armature).bones
+        scale = float(np.cbrt(abs(np.linalg.det(root[0, :3, :3]))))
+        return scale * sum(bones[name].length for name in chain.bones)
+
+    def _collection(self) -> bpy.types.Collection:
+        """The collection named after the armature, linked to the scene (made, or linked, if it is not)."""
+        scene = current_scene()
+        name = f"{self.armature.name} Targets"
+        collection: bpy.types.Collection | None = bpy.data.collections.get(name)
+        if collection is None:
+            made = bpy.data.collections.new(name)
+            self.undo.append(lambda: bpy.data.collections.remove(made))
+            collection = made
+        if collection not in scene.collection.children_recursive:
+            scene.collection.children.link(collection)
+            linked = collection
+            self.undo.append(lambda: scene.collection.children.unlink(linked))
+        return collection
+
+    def _empty(
+        self, current: bpy.types.Object | None, name: str, collection: bpy.types.Collection, size: float
+    ) -> bpy.types.Object:
+        """The chain's Empty: the one it has if it was made here for this armature (keyed again), else a new one."""
+        if current is not None and current.get(MADE_FOR) == self.armature.name and current.type == "EMPTY":
+            return current
+        empty = bpy.data.objects.new(name, None)
+        self.undo.append(lambda: bpy.data.objects.remove(empty))
+        empty[MADE_FOR] = self.armature.name
+        empty.empty_display_size = size
+        empty.rotation_mode = "QUATERNION"
+        collection.objects.link(empty)
+        return empty
+
+    def _key(
+        self, empty: bpy.types.Object, frames: NDArray[np.int64], places: FloatArray, rotations: FloatArray | None
+    ) -> None:
+        """Key the Empty's location (and rotation) on ``frames``, replacing its keys in their span."""
+        writer = KeyWriter(empty).__enter__()
+        self.undo.append(writer.rollback)
+        writer.replace_channels("location", range(3), "Object Transforms", frames, places)
+        if rotations is not None:
+            writer.replace_channels("rotation_quaternion", range(4), "Object Transforms", frames, rotations)
+
+    def _set(self, item: FABRIK_PG_chain, name: str, value: object) -> None:
+        """Set a chain's setting, set back on rollback."""
+        old = getattr(item, name)
+        setattr(item, name, value)
+        self.undo.append(lambda: setattr(item, name, old))
+
+
+def _unit(vectors: FloatArray) -> FloatArray:
+    return np.asarray(vectors / np.linalg.norm(vectors, axis=-1, keepdims=True), dtype=np.float64)
