@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import bpy
 import mocap
@@ -27,12 +28,20 @@ FloatArray = NDArray[np.float64]
 
 
 def clip_with_chains(
-    clip: str | object, *, rotate_mode: mocap.RotateMode = "NATIVE", scale: float = 1.0
+    clip: str | object,
+    *,
+    rotate_mode: mocap.RotateMode = "NATIVE",
+    scale: float = 1.0,
+    through_fbx: Path | None = None,
 ) -> bpy.types.Object:
-    """The clip imported (``mocap.import_clip``) with a chain list of four chains, as an animator sets them up in
-    the sidebar: each arm to the wrist (upper arm and forearm, 2 bones) and each leg to the ball of the foot
-    (thigh, shin and foot, 3 bones). Returns the armature."""
-    armature = mocap.import_clip(clip, rotate_mode=rotate_mode, scale=scale)  # type: ignore[arg-type]
+    """The clip imported (``mocap.import_clip``; with ``through_fbx``, a folder, exported to FBX there and
+    imported back as Mixamo users bring clips, ``mocap.import_through_fbx``) with a chain list of four chains, as
+    an animator sets them up in the sidebar: each arm to the wrist (upper arm and forearm, 2 bones) and each leg
+    to the ball of the foot (thigh, shin and foot, 3 bones). Returns the armature."""
+    if through_fbx is not None:
+        armature = mocap.import_through_fbx(clip, through_fbx)  # type: ignore[arg-type]
+    else:
+        armature = mocap.import_clip(clip, rotate_mode=rotate_mode, scale=scale)  # type: ignore[arg-type]
     arms, legs = mocap.arms(armature), mocap.legs(armature)
     for tip, length in ((arms["Left"].forearm, 2), (arms["Right"].forearm, 2)):
         add_chain(armature, tip, length)

@@ -137,6 +137,27 @@ def import_clip(
     return armature
 
 
+def import_through_fbx(name_or_path: str | Path, folder: Path) -> bpy.types.Object:
+    """A clip as Mixamo users bring one: imported from BVH (``import_clip``), exported to FBX (into ``folder``),
+    a new file, and the FBX imported back with Blender's FBX importer and its Automatic Bone Orientation (bones
+    with quaternion rotations, their rolls changed). The scene's frame range is set to the clip's keys. Returns
+    the armature."""
+    armature = import_clip(name_or_path)
+    path = folder / f"{armature.name}.fbx"
+    if "io_scene_fbx" not in bpy.context.preferences.addons:
+        bpy.ops.preferences.addon_enable(module="io_scene_fbx")
+    with contextlib.redirect_stdout(io.StringIO()):  # the exporter and importer print their progress
+        bpy.ops.export_scene.fbx(filepath=str(path), bake_anim=True, add_leaf_bones=False)
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+        bpy.ops.preferences.addon_enable(module="io_scene_fbx")
+        bpy.ops.import_scene.fbx(filepath=str(path), automatic_bone_orientation=True)
+    (imported,) = [obj for obj in bpy.data.objects if obj.type == "ARMATURE"]
+    keys = imported.animation_data.action.frame_range
+    scene().frame_start, scene().frame_end = round(keys[0]), math.ceil(keys[1])
+    scene().frame_set(scene().frame_start)
+    return imported
+
+
 def scene_frames() -> range:
     """The scene's frame range, both ends included."""
     return range(scene().frame_start, scene().frame_end + 1)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// Flamenco job type "fabrik-bake": bake FABRIK inverse kinematics into bone rotation keys on a render farm,
-// or plant the feet of captured animation (plant_feet), with the fabrik_bake command of FABRIK IK, which the extension registers in Blender. One task per .blend
+// Flamenco job type "fabrik-bake": bake FABRIK inverse kinematics into bone rotation keys on a render farm, as
+// files set up in Blender's sidebar are (their saved chain lists: give no tip, target or config), or plant the
+// feet of captured animation (plant_feet), or make targets from the animation (targets_from_animation), with the
+// fabrik_bake command of FABRIK IK, which the extension registers in Blender. One task per .blend
 // file named in `files` (or one task for the whole folder); each task runs
 //
 //     {blender} {blenderArgs} --disable-autoexec -c fabrik_bake FILE OPTIONS...
@@ -39,7 +41,9 @@ const JOB_TYPE = {
               + "bakes every .blend file directly in the folder" },
         { key: "config", type: "string", subtype: "file_path",
           description: "A TOML or JSON file listing the chains to bake (instead of armature, tip and target)" },
-        { key: "armature", type: "string", description: "The armature object" },
+        { key: "armature", type: "string",
+          description: "The armature object; alone (no tip, target, config or plant_feet), its chain list as "
+              + "saved in each file is baked; empty too, every armature's" },
         { key: "tip", type: "string", description: "The chain's last bone, whose tail follows the target" },
         { key: "chain_length", type: "int32", propargs: { min: 0 },
           description: "Bones up from the tip; 0: to the root" },
@@ -49,6 +53,9 @@ const JOB_TYPE = {
               + "chain (each foot's tail held through its contacts; chain_length: bones in each leg)" },
         { key: "hips", type: "string",
           description: "With plant_feet: a bone above the legs lowered (keyed Location) where a pin is out of reach" },
+        { key: "targets_from_animation", type: "bool", default: false,
+          description: "Instead of baking, make targets and poles keyed where the chain lists' tips and bends are in "
+              + "the animation (bake the output in a second job to follow them)" },
         { key: "frames", type: "string", description: "Frames to bake, START-END; empty: each scene's range" },
         { key: "step", type: "int32", propargs: { min: 0 },
           description: "Key every N-th frame, and the last; 0: every frame" },
@@ -59,6 +66,9 @@ const JOB_TYPE = {
           description: "Solver iterations per frame at most; 0: the command's default" },
         { key: "method", type: "string", choices: ["default", "fabrik", "ccd"],
           description: "IK solver; default: the command's own" },
+        { key: "layer", type: "bool", default: false,
+          description: "Key a layer over the animation (an NLA track that can be muted) instead of the Action "
+              + "(a chain list saved with Output Layer is baked as a layer without it)" },
         { key: "output", type: "string", subtype: "dir_path",
           description: "Folder for the baked files; empty: <name>_baked.blend beside each file" },
         { key: "in_place", type: "bool", default: false,
@@ -187,14 +197,26 @@ function bakeOptions(settings) {
         if (settings.chain_length !== undefined) {
             args.push("--leg-bones", String(settings.chain_length));
         }
+    } else if (settings.targets_from_animation) {
+        const others = ["config", "tip", "target", "chain_length"].filter((key) => settings[key] !== undefined);
+        if (others.length > 0) {
+            throw "targets_from_animation makes targets for the chain lists saved in the files: leave out "
+                + others.join(", ");
+        }
+        args.push(...(settings.armature === undefined ? [] : ["--armature", settings.armature]));
+        args.push("--targets-from-animation");
     } else if (settings.config !== undefined) {
         if (chain.length > 0) {
             throw `the config file lists the chains: leave out ${chain.join(", ")}`;
         }
         args.push("--config", farmPath(settings, "config"));
+    } else if (["tip", "target", "chain_length"].every((key) => settings[key] === undefined)) {
+        // Only the armature, or nothing: the chain lists saved in the files, baked as the sidebar bakes them.
+        args.push(...(settings.armature === undefined ? [] : ["--armature", settings.armature]));
     } else {
         if (chain.length < 3) {
-            throw "give armature, tip and target (or a config file listing the chains)";
+            throw "give armature, tip and target, or a config file listing the chains, or only the armature (or "
+                + "nothing) to bake the chain lists saved in the files";
         }
         args.push("--armature", settings.armature, "--tip", settings.tip, "--target", settings.target);
         if (settings.chain_length !== undefined) {
@@ -215,7 +237,10 @@ function bakeOptions(settings) {
     } else if (settings.output !== undefined) {
         args.push("--output", farmPath(settings, "output"));
     }
-    for (const [key, flag] of [["overwrite", "--overwrite"], ["strict", "--strict"]]) {
+    if (settings.layer && settings.targets_from_animation) {
+        throw "layer applies to bakes: leave it out with targets_from_animation";
+    }
+    for (const [key, flag] of [["layer", "--layer"], ["overwrite", "--overwrite"], ["strict", "--strict"]]) {
         if (settings[key]) {
             args.push(flag);
         }

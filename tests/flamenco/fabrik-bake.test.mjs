@@ -116,6 +116,8 @@ test("wrong settings fail the submission with a message", () => {
         [{ ...chain }, /nothing to bake/],
         [{ folder: " ", files: "a.blend", ...chain }, /nothing to bake/],
         [{ folder: "/shots", armature: "Rig", target: "E" }, /give armature, tip and target/],
+        [{ folder: "/shots", targets_from_animation: true, tip: "h" }, /leave out tip/],
+        [{ folder: "/shots", targets_from_animation: true, layer: true }, /layer applies to bakes/],
         [{ folder: "/shots", config: "/c.toml", armature: "Rig" }, /leave out armature/],
         [{ folder: "/shots", output: "/out", in_place: true, ...chain }, /not both/],
         [{ folder: "/shots", files: "a.blend;/mnt/b.blend", ...chain }, /\/mnt\/b.blend is a path of its own/],
@@ -188,4 +190,14 @@ test("plant_feet with a chain's or a config's settings, or hips without it, fail
         [{ folder: "/mocap", hips: "Hips", ...chain }, /hips applies to plant_feet/],
     ];
     for (const [given, message] of cases) throwsMessage(() => compile(given), message);
+});
+
+
+test("a file set up in Blender's sidebar bakes its saved chain lists; as a layer; targets from the animation", () => {
+    const given = { folder: "/shots", files: "a.blend" };
+    assert.deepEqual(args(compile(given)[0]), ["/shots/a.blend"]);
+    assert.deepEqual(args(fromAddon({ ...given, armature: "Rig", layer: true })[0]), ["/shots/a.blend", "--armature", "Rig", "--layer"]);
+    assert.deepEqual(args(compile({ ...given, ...chain, layer: true })[0]).at(-1), "--layer");
+    assert.deepEqual(args(fromAddon({ ...given, targets_from_animation: true, frames: "1-50" })[0]),
+                     ["/shots/a.blend", "--targets-from-animation", "--frames", "1-50"]);
 });

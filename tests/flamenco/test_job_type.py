@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from fabrik_addon.cli.jobs import PlantJob
+from fabrik_addon.cli.jobs import ChainListJob, PlantJob, TargetsJob
 from fabrik_addon.cli.options import Request, parse_args
 from fabrik_addon.solver import METHODS
 
@@ -25,7 +25,7 @@ def test_the_job_type_and_the_stand_in_of_flamenco_pass_their_node_tests() -> No
     failed = re.search(r"^# fail (\d+)$", run.stdout, re.MULTILINE)
     assert passed is not None, run.stdout
     assert failed is not None, run.stdout
-    assert (int(passed[1]), int(failed[1])) == (18, 0), run.stdout
+    assert (int(passed[1]), int(failed[1])) == (19, 0), run.stdout
 
 
 def command_requests(settings: dict[str, Any], *, addon: bool) -> list[Request]:
@@ -104,3 +104,15 @@ def test_feet_to_plant_reach_the_command_as_a_planting(addon: bool) -> None:
     settings = request.chain.settings
     assert (settings.feet, settings.hips_bone, settings.chain_length) == (("LeftFoot", "RightFoot"), "Hips", 4)
     assert settings.rules.tolerance == 1e-4  # leg lengths
+
+
+@pytest.mark.parametrize("addon", [True, False], ids=["from-blender", "from-the-api"])
+def test_the_chain_lists_saved_in_the_files_and_targets_reach_the_command_as_its_jobs(addon: bool) -> None:
+    """A file set up in the sidebar: the job with no chain named bakes its saved chain lists (as a layer with
+    ``layer``), or makes their targets from the animation; the command reads each as that job."""
+    (saved,) = command_requests({"folder": "/shots", "files": "a.blend", "layer": True}, addon=addon)
+    assert saved.chain == ChainListJob(None, {"output": "layer"})
+    (made,) = command_requests(
+        {"folder": "/shots", "files": "a.blend", "armature": "Rig", "targets_from_animation": True}, addon=addon
+    )
+    assert made.chain == TargetsJob("Rig", {})

@@ -125,8 +125,8 @@ def only_what_is_read(evaluation: Evaluation, reads: Iterable[Node]) -> Iterator
     Only where nothing else could follow a muted bone unseen: in a sandbox (the scene's own evaluation runs
     its handlers and Python drivers); when everything followed is an armature or an Empty (a mesh, curve or
     lattice may be deformed by a bone, which no link says); when no driver reads data other than objects;
-    not on an armature with an IK or Spline IK constraint (it moves the bones above its own), nor where its
-    Action animates something else too.
+    not on an armature with an IK or Spline IK constraint (it moves the bones above its own), nor in an Action
+    that animates something else too (its active Action and its NLA strips' alike).
     """
     if evaluation.mode != "sandbox":
         yield
@@ -142,13 +142,10 @@ def only_what_is_read(evaluation: Evaluation, reads: Iterable[Node]) -> Iterator
     muted: list[bpy.types.FCurve] = []
     try:
         for armature in dict.fromkeys(node.obj for node in starts if node.bone):
-            pose, anim = armature.pose, armature.animation_data
-            action = None if anim is None else anim.action
-            if pose is None or action is None or action.users - int(action.use_fake_user) > 1:
+            pose = armature.pose
+            if pose is None or any(c.type in _MOVING_ABOVE for bone in pose.bones for c in bone.constraints):
                 continue
-            if any(c.type in _MOVING_ABOVE for bone in pose.bones for c in bone.constraints):
-                continue
-            for fcurve in compat.assigned_fcurves(armature):
+            for fcurve in _own_fcurves(armature):
                 bone = bone_in_path(fcurve.data_path)
                 owner, _, channel = fcurve.data_path.rpartition(".")
                 moving = bone != "" and channel in _MOVING and owner == bone_path(bone)
@@ -159,6 +156,28 @@ def only_what_is_read(evaluation: Evaluation, reads: Iterable[Node]) -> Iterator
     finally:
         for fcurve in muted:
             fcurve.mute = False
+
+
+def _own_fcurves(armature: bpy.types.Object) -> list[bpy.types.FCurve]:
+    """The F-curves that animate the armature through Actions it alone plays: its active Action's, and those of
+    the Actions of its NLA strips (the animation pushed down beneath a FABRIK layer), each of them used by no
+    other object."""
+    anim = armature.animation_data
+    if anim is None:
+        return []
+    fcurves: list[bpy.types.FCurve] = []
+    if anim.action is not None and _alone(anim.action):
+        fcurves += compat.assigned_fcurves(armature)
+    for track in anim.nla_tracks:
+        for strip in track.strips:
+            if strip.action is not None and _alone(strip.action):
+                fcurves += compat.slot_fcurves(strip.action, compat.strip_slot(strip))
+    return fcurves
+
+
+def _alone(action: bpy.types.Action) -> bool:
+    """Whether one user plays the Action (a fake user aside)."""
+    return action.users - int(action.use_fake_user) <= 1
 
 
 def _plain(obj: bpy.types.Object) -> bool:

@@ -87,10 +87,11 @@ def apply_layer(armature: bpy.types.Object) -> AppliedLayer:
             old = _values([f for f in lower if f.data_path == path], indices, frames + offset, base)
             values = combined(kind, old, layered, influence)
             writer.replace_channels(path, indices, bone_in_path(path), frames + offset, values)
-        if below is not None and below.action == writer.action:
-            span = (strip_first, strip_last) = (below.action_frame_start, below.action_frame_end)
-            writer.on_undo(lambda: span_strip(below, *span))
-            span_strip(below, min(strip_first, float(frames[0] + offset)), max(strip_last, float(frames[-1] + offset)))
+        if below is not None and below.action == writer.action:  # the strip plays the keys merged beyond it too
+            span = (below.action_frame_start, below.action_frame_end)
+            writer.on_undo(lambda: span_strip(below, *span, -offset))
+            first_key, last_key = float(frames[0] + offset), float(frames[-1] + offset)
+            span_strip(below, min(span[0], first_key), max(span[1], last_key), -offset)
         removed = _remove(layer, writer.on_undo)
     _forget(removed)
     return AppliedLayer(writer.action, len(fcurves), (int(frames[0]), int(frames[-1])))
@@ -169,6 +170,7 @@ class _StripCopy:
     action: bpy.types.Action
     slot: bpy.types.ActionSlot | None
     span: tuple[float, float]
+    shift: float
     blending: tuple[Any, Any]  # blend type and extrapolation, as the strip's enums
     influence: Keys | None
 
@@ -185,6 +187,7 @@ class _StripCopy:
             strip.action,
             compat.strip_slot(strip),
             (strip.action_frame_start, strip.action_frame_end),
+            strip.frame_start - strip.action_frame_start,
             (strip.blend_type, strip.extrapolation),
             Keys.read(curve) if strip.use_animated_influence and curve is not None else None,
         )
@@ -195,9 +198,9 @@ class _StripCopy:
         tracks = list(anim.nla_tracks)
         track = anim.nla_tracks.new(prev=tracks[self.place - 1] if 0 < self.place <= len(tracks) else None)
         track.name = self.track_name
-        strip = track.strips.new(self.track_name, int(self.span[0]), self.action)
+        strip = track.strips.new(self.track_name, int(self.span[0] + self.shift), self.action)
         compat.set_strip_slot(strip, self.slot)
-        span_strip(strip, *self.span)
+        span_strip(strip, *self.span, self.shift)
         strip.blend_type, strip.extrapolation = self.blending
         if self.influence is not None:
             strip.use_animated_influence = True

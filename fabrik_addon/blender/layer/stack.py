@@ -226,14 +226,15 @@ def _goes_on(fcurve: bpy.types.FCurve) -> bool:
     return fcurve.extrapolation != "CONSTANT" or any(not modifier.mute for modifier in fcurve.modifiers)
 
 
-def span_strip(strip: bpy.types.NlaStrip, first: float, last: float) -> None:
-    """Have the strip play its Action's frames ``first`` to ``last`` on the same frames (scale and repeat 1)."""
+def span_strip(strip: bpy.types.NlaStrip, first: float, last: float, shift: float = 0.0) -> None:
+    """Have the strip play its Action's frames ``first`` to ``last``, each ``shift`` frames later (scale and
+    repeat 1)."""
     if last <= first:
         last = first + 1.0  # a strip spans at least a frame
     strip.scale, strip.repeat = 1.0, 1.0
     strip.action_frame_start, strip.action_frame_end = first, last
-    strip.frame_start, strip.frame_end = first, last
-    strip.frame_start, strip.frame_end = first, last  # once more: each set is checked against the other
+    strip.frame_start, strip.frame_end = first + shift, last + shift
+    strip.frame_start, strip.frame_end = first + shift, last + shift  # once more: each set is checked against the other
 
 
 def keyed_influence(strip: bpy.types.NlaStrip, influence: float) -> None:

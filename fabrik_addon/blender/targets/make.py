@@ -114,11 +114,12 @@ def targets_from_animation(
     making = _Making(armature)
     try:
         report = making.make(picked, tracks, np.array(keyed, dtype=np.int64))
+        if progress is not None:
+            progress(1.0)
+        making.set_chains()  # last: nothing can fail once the chains' settings change
     except BaseException:
         making.rollback()
         raise
-    if progress is not None:
-        progress(1.0)
     return TargetsReport(*report, (keyed[0], keyed[-1]), time.perf_counter() - started)
 
 
@@ -146,14 +147,12 @@ def _picked(armature: bpy.types.Object, names: Sequence[str] | None, poles: bool
         label = chain_label(item, index)
         bones = chain_bone_names(armature, item.tip_bone, item.chain_length)
         pole = poles and len(bones) >= 2
-        taken = [what for what, obj in (("target", item.target), ("pole", item.pole_target if pole else None)) if obj]
+        goals = (("target", item.target), ("pole", item.pole_target if pole else None))
+        taken = [f"a {what} '{obj.name}'" for what, obj in goals if obj is not None]
         if taken and not replace:
-            objects = " and ".join(
-                f"{what} '{getattr(item, 'target' if what == 'target' else 'pole_target').name}'" for what in taken
-            )
             raise ValueError(
-                f"chain '{label}' has a {objects} already: replace them (replace=True, Replace in the panel), or "
-                "clear them first"
+                f"chain '{label}' has {' and '.join(taken)} already: replace {'them' if len(taken) > 1 else 'it'} "
+                "(replace=True, Replace in the panel), or clear it first"
             )
         picked.append(_Chain(item, label, bones, pole))
     return picked
@@ -175,10 +174,19 @@ class _Making:
 
     armature: bpy.types.Object
     undo: list[Callable[[], None]] = field(default_factory=list)
+    settings: list[tuple[FABRIK_PG_chain, str, object]] = field(default_factory=list)
 
     def rollback(self) -> None:
+        """Take back everything made, newest first."""
         while self.undo:
             self.undo.pop()()
+
+    def set_chains(self) -> None:
+        """Make the Empties the chains' targets and poles, with the pole angles: the last step, as setting a
+        chain's pointer to an Empty that a rollback then removes would not leave the file's bytes as they were
+        (Blender stores the setting anew)."""
+        for item, name, value in self.settings:
+            self._set(item, name, value)
 
     def make(
         self, chains: list[_Chain], tracks: dict[str, BoneTrack], frames: NDArray[np.int64]
@@ -200,20 +208,20 @@ class _Making:
                 axes = tip[:, :3, :3] / np.linalg.norm(tip[:, :3, :3], axis=1, keepdims=True)
                 rotations = sign_continuous(matrix_to_quat(axes))
             self._key(target, frames, tails, rotations)
-            self._set(item, "target", target)
-            self._set(item, "target_bone", "")
+            self.settings += [(item, "target", target), (item, "target_bone", "")]
             targets[chain.label] = target
             if chain.pole:
                 heads, middles = root[:, :3, 3], middle[:, :3, 3]
+                # The pole turns the chain about the line to its goal: with Rotation, the bones above the tip are
+                # solved toward the tip bone's head (``solver.bones.tip_rotation``).
+                ends = tip[:, :3, 3] if item.use_rotation else tails
                 x_axes, z_axes = (_unit(root[:, :3, k]) for k in (0, 2))
-                angle = pole_angle(heads, tails, middles, x_axes, z_axes)
-                places = pole_places(heads, tails, middles, x_axes, z_axes, angle, _POLE_DISTANCE * length)
+                angle = pole_angle(heads, ends, middles, x_axes, z_axes)
+                places = pole_places(heads, ends, middles, x_axes, z_axes, angle, _POLE_DISTANCE * length)
                 pole = self._empty(item.pole_target, f"{chain.label} Pole", collection, length * _POLE_SIZE)
                 pole.empty_display_type = "PLAIN_AXES"
                 self._key(pole, frames, places, None)
-                self._set(item, "pole_target", pole)
-                self._set(item, "pole_bone", "")
-                self._set(item, "pole_angle", angle)
+                self.settings += [(item, "pole_target", pole), (item, "pole_bone", ""), (item, "pole_angle", angle)]
                 poles[chain.label], angles[chain.label] = pole, angle
         return targets, poles, angles, collection
 
@@ -263,10 +271,10 @@ class _Making:
             writer.replace_channels("rotation_quaternion", range(4), "Object Transforms", frames, rotations)
 
     def _set(self, item: FABRIK_PG_chain, name: str, value: object) -> None:
-        """Set a chain's setting, set back on rollback."""
-        old = getattr(item, name)
+        """Set a chain's setting, set back on rollback (unset, where it was never set: as the file had it)."""
+        old, was_set = getattr(item, name), item.is_property_set(name)
         setattr(item, name, value)
-        self.undo.append(lambda: setattr(item, name, old))
+        self.undo.append(lambda: setattr(item, name, old) if was_set else item.property_unset(name))
 
 
 def _unit(vectors: FloatArray) -> FloatArray:

@@ -17,6 +17,7 @@ from fabrik_addon.blender.live import LIVE
 
 from ..oracle import file_summary
 from .scenes import chain_scene
+from .test_editing import walk
 
 #: Whether each operator pushes an undo step: all but those of Step Through Iterations, which write nothing
 #: that the last undo step does not hold once left.
@@ -64,11 +65,23 @@ def _solved() -> None:
     assert bpy.ops.fabrik.solve_now() == {"FINISHED"}
 
 
+def _walked() -> None:
+    walk()
+
+
+def _layered() -> None:
+    walk()
+    assert bpy.ops.fabrik.targets_from_animation() == {"FINISHED"}
+    assert bpy.ops.fabrik.bake() == {"FINISHED"}
+
+
 #: Operators without an undo test of their own, each with a scene in which it changes the file.
 SCENES: dict[str, Callable[[], None]] = {
     "clear": _baked,
     "bake_ik_constraints": _ik_constraint,
     "key_current_frame": _solved,
+    "targets_from_animation": _walked,
+    "apply_layer": _layered,
 }
 
 
