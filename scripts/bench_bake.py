@@ -34,11 +34,14 @@ knees' distance from their animation, knee flips and frames on target.
 Plant Feet (``bench_plant.py``): the committed clips' feet planted (hips lowered, and not), FABRIK's whole
 ``plant_feet`` against Blender's IK + Bake Action toward the same pins with the same hips.
 
+Editing (``bench_edit.py``): Targets from Animation against the same targets made by hand (constrained Empties
+and one Bake Action), and a layer bake of the chain list against an Action bake.
+
 Both results are measured the same way, by Blender's own evaluation: step each frame and read the tip bone's
 tail (and the keyed local rotations, the knee's head).
 
 Run with the bpy module: ``.venv/bin/python scripts/bench_bake.py [--quick]
-[--section free|limited|scene|rig|trees|mocap|plant] [--repeat N]``
+[--section free|limited|scene|rig|trees|mocap|plant|edit] [--repeat N]``
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import bench_edit
 import bench_mocap
 import bench_plant
 import rigs
@@ -447,13 +451,13 @@ def main() -> None:
     )
     parser.add_argument(
         "--section",
-        choices=["free", "limited", "scene", "rig", "trees", "mocap", "plant"],
+        choices=["free", "limited", "scene", "rig", "trees", "mocap", "plant", "edit"],
         action="append",
         help="only these",
     )
     args = parser.parse_args(sys.argv[sys.argv.index("--") + 1 :] if "--" in sys.argv else sys.argv[1:])
     frame_counts = (250,) if args.quick else (250, 1000)
-    sections = args.section or ["free", "limited", "scene", "rig", "trees", "mocap", "plant"]
+    sections = args.section or ["free", "limited", "scene", "rig", "trees", "mocap", "plant", "edit"]
     side_by_side(partial(free_chain, 4, 10))  # the first bake in a process pays for loading; not measured
     print(f"Blender {bpy.app.version_string}; tolerance {TOLERANCE}; times in ms per frame; errors in scene units")
     if "free" in sections:
@@ -479,6 +483,9 @@ def main() -> None:
             "\nPlant Feet (F: FABRIK's plant_feet, N: Blender's IK + Bake Action toward its pins; see bench_plant.py)"
         )
         bench_plant.plant_table(args.repeat)
+    if "edit" in sections:
+        print("\nEditing through IK (targets from the animation, the bake as a layer; see bench_edit.py)")
+        bench_edit.edit_table(args.repeat)
 
 
 if __name__ == "__main__":

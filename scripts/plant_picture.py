@@ -49,22 +49,23 @@ def colour(name: str, rgb: tuple[float, float, float]) -> bpy.types.Material:
     return mat
 
 
-def path(name: str, points: FloatArray, width: float, mat: bpy.types.Material) -> None:
-    """A flat line through ``points`` (P, 2) on the ground, ``width`` wide."""
+def path(name: str, points: FloatArray, width: float, mat: bpy.types.Material, z: float = 0.0) -> None:
+    """A flat line through ``points`` (P, 2) on the ground (or ``z`` above it, drawn over what is lower),
+    ``width`` wide."""
     curve = bpy.data.curves.new(name, "CURVE")
     assert isinstance(curve, bpy.types.Curve)
     curve.dimensions, curve.bevel_depth = "3D", width / 2
     spline = curve.splines.new("POLY")
     spline.points.add(len(points) - 1)
-    spline.points.foreach_set("co", np.column_stack([points, np.zeros(len(points)), np.ones(len(points))]).ravel())
+    spline.points.foreach_set("co", np.column_stack([points, np.full(len(points), z), np.ones(len(points))]).ravel())
     curve.materials.append(mat)
     rigs.link(bpy.data.objects.new(name, curve))
 
 
-def dots(name: str, points: FloatArray, radius: float, mat: bpy.types.Material) -> None:
-    """A disc of ``radius`` at each of ``points`` (P, 2)."""
+def dots(name: str, points: FloatArray, radius: float, mat: bpy.types.Material, z: float = 0.001) -> None:
+    """A disc of ``radius`` at each of ``points`` (P, 2), ``z`` above the ground."""
     for k, (x, y) in enumerate(points):
-        bpy.ops.mesh.primitive_circle_add(vertices=16, radius=radius, fill_type="NGON", location=(x, y, 0.001))
+        bpy.ops.mesh.primitive_circle_add(vertices=16, radius=radius, fill_type="NGON", location=(x, y, z))
         disc = bpy.context.object
         assert disc is not None
         disc.name = f"{name} {k}"
@@ -125,13 +126,20 @@ def main(argv: list[str]) -> None:
         ink,
     )
     label("orange: as captured;  green: after Plant Feet", (width / 2 - TILE / 2, 0.72), 0.09, ink)
-    scene = rigs.scene()
     armature.hide_render = True
+    render_from_above(args.output, (-TILE / 2, width - TILE / 2), (bottom - 0.2, 0.95), quick=args.quick)
+
+
+def render_from_above(output: Path, across: tuple[float, float], up: tuple[float, float], *, quick: bool) -> None:
+    """Render what the scene shows from above, the rectangle ``across`` (x from, to) by ``up`` (y from, to) in
+    world units, with Blender's Workbench in flat colours on white, into the PNG ``output`` (1600 pixels wide,
+    400 when ``quick``)."""
+    scene = rigs.scene()
+    width = across[1] - across[0]
     camera_data = bpy.data.cameras.new("Top")
     camera_data.type, camera_data.ortho_scale = "ORTHO", width
     camera = rigs.link(bpy.data.objects.new("Top", camera_data))
-    top, low = 0.95, bottom - 0.2
-    camera.location = (width / 2 - TILE / 2, (top + low) / 2, 5.0)
+    camera.location = ((across[0] + across[1]) / 2, (up[0] + up[1]) / 2, 5.0)
     camera.rotation_euler = (0.0, 0.0, 0.0)
     scene.camera = camera
     scene.render.engine = "BLENDER_WORKBENCH"  # type: ignore[assignment]
@@ -144,14 +152,14 @@ def main(argv: list[str]) -> None:
     world.color = (1.0, 1.0, 1.0)
     scene.world = world
     views.view_transform = "Standard"  # type: ignore[assignment]  # the stubs know only the first item
-    scene.render.resolution_x = 1600 if not args.quick else 400
-    scene.render.resolution_y = int(scene.render.resolution_x * (top - low) / width)
+    scene.render.resolution_x = 1600 if not quick else 400
+    scene.render.resolution_y = int(scene.render.resolution_x * (up[1] - up[0]) / width)
     scene.render.resolution_percentage = 100
-    scene.render.filepath = str(args.output)
+    scene.render.filepath = str(output)
     scene.render.image_settings.file_format = "PNG"
-    args.output.parent.mkdir(parents=True, exist_ok=True)
+    output.parent.mkdir(parents=True, exist_ok=True)
     bpy.ops.render.render(write_still=True)
-    print(f"rendered {args.output} ({scene.render.resolution_x} x {scene.render.resolution_y})")
+    print(f"rendered {output} ({scene.render.resolution_x} x {scene.render.resolution_y})")
 
 
 if __name__ == "__main__":

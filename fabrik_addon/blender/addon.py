@@ -7,6 +7,7 @@ from __future__ import annotations
 import bpy
 
 from . import properties, versioning
+from .chain_list import release_chain_lists
 from .live import player, preview
 from .ui import chain_list, editing, live_operators, operators, panel, planting
 
@@ -22,6 +23,7 @@ CLASSES = (
 
 
 def register() -> None:
+    release_chain_lists()  # a script may have read chain lists before the add-on was enabled
     for cls in CLASSES:
         bpy.utils.register_class(cls)
     bpy.types.Object.fabrik = properties.settings_pointer()  # type: ignore[attr-defined]

@@ -72,12 +72,30 @@ def bake_chains(
 
 def chain_lists_read() -> None:
     """Make the chain lists saved in the open file readable where the add-on is not enabled (a script with the
-    ``bpy`` module): its settings registered and older files' brought up to date, as enabling it does."""
+    ``bpy`` module): its settings registered and older files' brought up to date, as enabling it does. Enabling
+    the add-on afterwards takes them over (``release_chain_lists``)."""
+    global _registered_here
     if not hasattr(bpy.types.Object, "fabrik"):
         for cls in PROPERTY_CLASSES:
             bpy.utils.register_class(cls)
         bpy.types.Object.fabrik = settings_pointer()  # type: ignore[attr-defined]
+        _registered_here = True
         migrate_file()
+
+
+def release_chain_lists() -> None:
+    """Unregister the settings ``chain_lists_read`` registered, if it did: the add-on, being enabled, registers
+    them itself (the saved values stay on each object, read again once registered)."""
+    global _registered_here
+    if _registered_here:
+        del bpy.types.Object.fabrik  # type: ignore[attr-defined]
+        for cls in reversed(PROPERTY_CLASSES):
+            bpy.utils.unregister_class(cls)
+        _registered_here = False
+
+
+#: Whether ``chain_lists_read`` registered the settings (the add-on not enabled).
+_registered_here = False
 
 
 def armatures_with_chains() -> list[bpy.types.Object]:
