@@ -111,16 +111,19 @@ def targets_from_animation(
     keyed = list(range(span.start, span.stop))
     bones = sorted({name for chain in picked for name in _read(chain)})
     tracks = dict(zip(bones, read_bones(armature, bones, keyed, _share(progress, 0.9)), strict=True))
+    goals = [_goals(armature, chain, tracks) for chain in picked]
+    if progress is not None:
+        progress(0.95)
     making = _Making(armature)
-    try:
-        report = making.make(picked, tracks, np.array(keyed, dtype=np.int64))
+    try:  # the last step: nothing of the file changes before it
+        targets, pole_empties, angles, collection = making.make(picked, goals, np.array(keyed, dtype=np.int64))
         if progress is not None:
             progress(1.0)
-        making.set_chains()  # last: nothing can fail once the chains' settings change
     except BaseException:
         making.rollback()
         raise
-    return TargetsReport(*report, (keyed[0], keyed[-1]), time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return TargetsReport(targets, pole_empties, angles, collection, (keyed[0], keyed[-1]), seconds)
 
 
 def _picked(armature: bpy.types.Object, names: Sequence[str] | None, poles: bool, replace: bool) -> list[_Chain]:
@@ -168,68 +171,103 @@ def _share(progress: Callable[[float], None] | None, share: float) -> Callable[[
     return None if progress is None else (lambda fraction: progress(share * fraction))
 
 
+@dataclass(frozen=True)
+class _Goal:
+    """An Empty to key for a chain: the one it has (if made here before) or a new one, its name, size, look and
+    keys (places, and orientations as quaternions where the chain uses Rotation), and the chain settings it
+    takes (with a value each)."""
+
+    current: bpy.types.Object | None
+    name: str
+    size: float
+    display: str
+    places: FloatArray
+    turns: FloatArray | None
+    settings: tuple[tuple[str, object], ...]
+
+
+def _goals(armature: bpy.types.Object, chain: _Chain, tracks: dict[str, BoneTrack]) -> tuple[_Goal, ...]:
+    """What a chain's target (and pole) Empty are to be, computed from the bones read: the target keyed at the tip
+    bone's tail (and turned as the tip bone, with Rotation), the pole beside the bend with its pole angle."""
+    bones = chain.bones
+    root = tracks[bones[0]].world_matrices()
+    tip = tracks[bones[-1]].world_matrices()
+    middle = tracks[bones[len(bones) // 2]].world_matrices()
+    data = armature_data(armature).bones
+    length = float(np.cbrt(abs(np.linalg.det(root[0, :3, :3])))) * sum(data[name].length for name in bones)
+    tails = tip[:, :3, 3] + tip[:, :3, 1] * data[bones[-1]].length
+    item = chain.item
+    turns = None
+    if item.use_rotation:
+        turns = sign_continuous(matrix_to_quat(tip[:, :3, :3] / np.linalg.norm(tip[:, :3, :3], axis=1, keepdims=True)))
+    display = "ARROWS" if item.use_rotation else "SPHERE"
+    target = _Goal(
+        item.target, f"{chain.label} Target", length * _TARGET_SIZE, display, tails, turns, (("target_bone", ""),)
+    )
+    if not chain.pole:
+        return (target,)
+    heads, middles = root[:, :3, 3], middle[:, :3, 3]
+    # The pole turns the chain about the line to its goal: with Rotation, the bones above the tip are solved
+    # toward the tip bone's head (``solver.bones.tip_rotation``).
+    ends = tip[:, :3, 3] if item.use_rotation else tails
+    x_axes, z_axes = (_unit(root[:, :3, k]) for k in (0, 2))
+    angle = pole_angle(heads, ends, middles, x_axes, z_axes)
+    places = pole_places(heads, ends, middles, x_axes, z_axes, angle, _POLE_DISTANCE * length)
+    pole = _Goal(
+        item.pole_target,
+        f"{chain.label} Pole",
+        length * _POLE_SIZE,
+        "PLAIN_AXES",
+        places,
+        None,
+        (("pole_bone", ""), ("pole_angle", angle)),
+    )
+    return target, pole
+
+
 @dataclass
 class _Making:
     """The Empties, keys and chain settings made for one armature, and what takes them back."""
 
     armature: bpy.types.Object
     undo: list[Callable[[], None]] = field(default_factory=list)
-    settings: list[tuple[FABRIK_PG_chain, str, object]] = field(default_factory=list)
 
     def rollback(self) -> None:
         """Take back everything made, newest first."""
         while self.undo:
             self.undo.pop()()
 
-    def set_chains(self) -> None:
-        """Make the Empties the chains' targets and poles, with the pole angles: the last step, as setting a
-        chain's pointer to an Empty that a rollback then removes would not leave the file's bytes as they were
-        (Blender stores the setting anew)."""
-        for item, name, value in self.settings:
-            self._set(item, name, value)
-
     def make(
-        self, chains: list[_Chain], tracks: dict[str, BoneTrack], frames: NDArray[np.int64]
+        self, chains: list[_Chain], goals: list[tuple[_Goal, ...]], frames: NDArray[np.int64]
     ) -> tuple[dict[str, bpy.types.Object], dict[str, bpy.types.Object], dict[str, float], bpy.types.Collection]:
+        """Make and key every chain's Empties, put the new ones into the collection named after the armature, and
+        make them the chains' targets and poles: per chain label its target, pole and pole angle, and the
+        collection. Everything is computed before (``_goals``): a datablock made, or a chain's pointer set, that
+        a rollback then takes back would not leave the file's bytes as they were (Blender stores them anew)."""
         collection = self._collection()
         targets, poles, angles = {}, {}, {}
-        for chain in chains:
-            root = tracks[chain.bones[0]].world_matrices()
-            tip = tracks[chain.bones[-1]].world_matrices()
-            middle = tracks[chain.bones[len(chain.bones) // 2]].world_matrices()
-            length = self._length(chain, root)
-            bone = armature_data(self.armature).bones[chain.bones[-1]]
-            tails = tip[:, :3, 3] + tip[:, :3, 1] * bone.length
-            item = chain.item
-            target = self._empty(item.target, f"{chain.label} Target", collection, length * _TARGET_SIZE)
-            target.empty_display_type = "ARROWS" if item.use_rotation else "SPHERE"
-            rotations = None
-            if item.use_rotation:
-                axes = tip[:, :3, :3] / np.linalg.norm(tip[:, :3, :3], axis=1, keepdims=True)
-                rotations = sign_continuous(matrix_to_quat(axes))
-            self._key(target, frames, tails, rotations)
-            self.settings += [(item, "target", target), (item, "target_bone", "")]
-            targets[chain.label] = target
-            if chain.pole:
-                heads, middles = root[:, :3, 3], middle[:, :3, 3]
-                # The pole turns the chain about the line to its goal: with Rotation, the bones above the tip are
-                # solved toward the tip bone's head (``solver.bones.tip_rotation``).
-                ends = tip[:, :3, 3] if item.use_rotation else tails
-                x_axes, z_axes = (_unit(root[:, :3, k]) for k in (0, 2))
-                angle = pole_angle(heads, ends, middles, x_axes, z_axes)
-                places = pole_places(heads, ends, middles, x_axes, z_axes, angle, _POLE_DISTANCE * length)
-                pole = self._empty(item.pole_target, f"{chain.label} Pole", collection, length * _POLE_SIZE)
-                pole.empty_display_type = "PLAIN_AXES"
-                self._key(pole, frames, places, None)
-                self.settings += [(item, "pole_target", pole), (item, "pole_bone", ""), (item, "pole_angle", angle)]
-                poles[chain.label], angles[chain.label] = pole, angle
+        for chain, (target, *pole) in zip(chains, goals, strict=True):
+            targets[chain.label] = self._goal(chain.item, "target", target, frames, collection)
+            if pole:
+                poles[chain.label] = self._goal(chain.item, "pole_target", pole[0], frames, collection)
+                angles[chain.label] = float(dict(pole[0].settings)["pole_angle"])  # type: ignore[arg-type]
         return targets, poles, angles, collection
 
-    def _length(self, chain: _Chain, root: FloatArray) -> float:
-        """The chain's length in world units (its bones' lengths, scaled as its root is on the first frame)."""
-        bones = armature_data(self.armature).bones
-        scale = float(np.cbrt(abs(np.linalg.det(root[0, :3, :3]))))
-        return scale * sum(bones[name].length for name in chain.bones)
+    def _goal(
+        self,
+        item: FABRIK_PG_chain,
+        pointer: str,
+        goal: _Goal,
+        frames: NDArray[np.int64],
+        collection: bpy.types.Collection,
+    ) -> bpy.types.Object:
+        """The Empty of ``goal``, keyed, set as the chain's ``pointer`` with the goal's settings."""
+        empty = self._empty(goal.current, goal.name, goal.size, collection)
+        empty.empty_display_type = goal.display  # type: ignore[assignment]
+        self._key(empty, frames, goal.places, goal.turns)
+        for name, value in ((pointer, empty), *goal.settings):
+            self._set(item, name, value)
+        return empty
 
     def _collection(self) -> bpy.types.Collection:
         """The collection named after the armature, linked to the scene (made, or linked, if it is not)."""
@@ -247,7 +285,7 @@ class _Making:
         return collection
 
     def _empty(
-        self, current: bpy.types.Object | None, name: str, collection: bpy.types.Collection, size: float
+        self, current: bpy.types.Object | None, name: str, size: float, collection: bpy.types.Collection
     ) -> bpy.types.Object:
         """The chain's Empty: the one it has if it was made here for this armature (keyed again), else a new one."""
         if current is not None and current.get(MADE_FOR) == self.armature.name and current.type == "EMPTY":
@@ -261,14 +299,14 @@ class _Making:
         return empty
 
     def _key(
-        self, empty: bpy.types.Object, frames: NDArray[np.int64], places: FloatArray, rotations: FloatArray | None
+        self, empty: bpy.types.Object, frames: NDArray[np.int64], places: FloatArray, turns: FloatArray | None
     ) -> None:
         """Key the Empty's location (and rotation) on ``frames``, replacing its keys in their span."""
         writer = KeyWriter(empty).__enter__()
         self.undo.append(writer.rollback)
         writer.replace_channels("location", range(3), "Object Transforms", frames, places)
-        if rotations is not None:
-            writer.replace_channels("rotation_quaternion", range(4), "Object Transforms", frames, rotations)
+        if turns is not None:
+            writer.replace_channels("rotation_quaternion", range(4), "Object Transforms", frames, turns)
 
     def _set(self, item: FABRIK_PG_chain, name: str, value: object) -> None:
         """Set a chain's setting, set back on rollback (unset, where it was never set: as the file had it)."""
