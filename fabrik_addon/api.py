@@ -240,6 +240,7 @@ def plant_feet(
     blend_seconds: float = 0.15,
     pin_at: str = "middle",
     hips_speed: float = 0.3,
+    hips_seconds: float = 1.0,
     soft_reach: float = 0.01,
     floor: float | None = None,
     tolerance: float = 2e-4,
@@ -265,7 +266,8 @@ def plant_feet(
         The frames planted, both included; the scene's frame range by default.
     hips_bone : str, optional
         A bone above the legs (the pelvis) lowered, with keys on its Location, by the least amount that brings
-        every pin within reach, changing by at most ``hips_speed``; by default the hips are left alone and
+        every pin within reach, changing slowly (``hips_seconds``) and by at most ``hips_speed``; by default the
+        hips are left alone and
         the frames whose pins are out of reach are reported.
     use_marks : bool
         Plant the contacts a foot's contact marks say (``detect_contacts``, edited by hand) where it has them.
@@ -278,6 +280,9 @@ def plant_feet(
         Where in a contact the ball is pinned: where it is on the contact's middle frame, or its first.
     hips_speed : float
         Per second, the fastest the hips go down or up.
+    hips_seconds : float
+        How slowly the hips' drop changes: over about this long it eases in and out, and within it the hips
+        keep their own motion (a walk's bob); 0: the least drop on each frame.
     soft_reach : float
         A pinned leg eases straight over this distance short of full reach instead of snapping straight;
         lowered hips keep every pin this far inside the reach.

@@ -10,7 +10,7 @@ thresholds in leg lengths.
 from .contacts import Contact, ContactRules, contact_flags, find_contacts, floor_height, horizontal_speeds, runs, skate
 from .pins import PIN_AT, PinnedPath, pinned_path, smooth_step
 from .plan import Foot, Planting, PlantRules, plant
-from .reach import HipsDrop, eased_heads, hips_drop, lowered, needed_drop, rate_limited
+from .reach import HipsDrop, eased_heads, hips_drop, lowered, needed_drop, rate_limited, smooth_drop
 from .settings import PLANT_KEYWORDS, PlantSettings
 
 __all__ = [
@@ -37,5 +37,6 @@ __all__ = [
     "rate_limited",
     "runs",
     "skate",
+    "smooth_drop",
     "smooth_step",
 ]

@@ -35,6 +35,10 @@ class PlantRules:
         Where in a contact the ball is pinned: where it is on the contact's middle frame, or its first.
     hips_speed : float
         Leg lengths per second (> 0): how fast the hips may go down or up when lowered.
+    hips_seconds : float
+        Seconds (>= 0): how slowly the hips' drop changes (``reach.smooth_drop``): over about this long it eases
+        in and out, and within it the hips keep their own motion (a walk's bob) rather than going down with each
+        step; 0: the least drop on each frame.
     soft_reach : float
         Leg lengths (>= 0): a pinned leg eases straight over this distance short of full reach instead of
         snapping straight; with the hips lowered, they go down far enough that no pin comes this near.
@@ -50,6 +54,7 @@ class PlantRules:
     blend_seconds: float = 0.15
     pin_at: str = "middle"
     hips_speed: float = 0.3
+    hips_seconds: float = 1.0
     soft_reach: float = 0.01
     floor: float | None = None
     tolerance: float = 2e-4
@@ -62,6 +67,7 @@ class PlantRules:
             choices = ", ".join(map(repr, PIN_AT))
             raise ValueError(f"{plant_named('pin_at')} must be one of {choices}, got {self.pin_at!r}")
         _number(self.hips_speed, "hips_speed", 0.0, strict=True)
+        _number(self.hips_seconds, "hips_seconds", 0.0)
         _number(self.soft_reach, "soft_reach", 0.0)
         if self.floor is not None:
             _number(self.floor, "floor")
@@ -117,6 +123,8 @@ class Planting:
         Pinned frames whose pin the leg cannot reach (the hips lowered where asked): the leg eases toward it.
     floor : float
         The floor's height used.
+    hips_height : ndarray, shape (F,)
+        The hip joints' mean height as animated (scene units): the hips' own motion, which ``drop`` lowers.
     """
 
     contacts: list[list[Contact]]
@@ -125,6 +133,17 @@ class Planting:
     drop: FloatArray
     out_of_reach: NDArray[np.bool_]
     floor: float
+    hips_height: FloatArray
+
+    @property
+    def bob_before(self) -> float:
+        """The hips' vertical bob as animated: the peak to peak of their height (scene units)."""
+        return float(np.ptp(self.hips_height)) if len(self.hips_height) else 0.0
+
+    @property
+    def bob_after(self) -> float:
+        """The hips' vertical bob once lowered by ``drop`` (scene units)."""
+        return float(np.ptp(self.hips_height - self.drop)) if len(self.hips_height) else 0.0
 
 
 def plant(feet: Sequence[Foot], rules: PlantRules, *, fps: float, lower_hips: bool) -> Planting:
@@ -158,9 +177,11 @@ def plant(feet: Sequence[Foot], rules: PlantRules, *, fps: float, lower_hips: bo
     drop = np.zeros(len(ball))
     if lower_hips:
         step = rules.hips_speed * float(reach.mean()) / fps
-        drop = hips_drop(hips, heads, reach, weights=weights, margin=margin, max_step=step).drop
+        span = rules.hips_seconds * fps
+        drop = hips_drop(hips, heads, reach, weights=weights, margin=margin, max_step=step, span_frames=span).drop
+    height = hips[:, :, 2].mean(axis=1)
     hips = lowered(hips, drop)
     out_of_reach = (weights > 0.0) & (np.linalg.norm(heads - hips, axis=-1) > reach)
     eased = eased_heads(hips, heads, reach, margin * weights)
     goals = np.where((eased != heads).any(axis=-1, keepdims=True), eased + hang, pinned)  # the pins exactly
-    return Planting(contacts, goals, weights, drop, out_of_reach, floor)
+    return Planting(contacts, goals, weights, drop, out_of_reach, floor, height)

@@ -53,6 +53,9 @@ class PlantReport:
         How far the hips went down on each frame planted (scene units; zeros when they were left alone).
     floor : float
         The floor's height the contacts were found against.
+    hips_bob : (float, float)
+        The hips' vertical bob, the peak to peak of their height over the frames planted (the mean of the hip
+        joints'), as animated and once lowered (scene units; the same where the hips were left alone).
     seconds : float
         Wall time of the whole planting.
     bake : RigBakeReport
@@ -63,6 +66,7 @@ class PlantReport:
     max_error: float
     hips_drop: FloatArray
     floor: float
+    hips_bob: tuple[float, float]
     seconds: float
     bake: RigBakeReport
 

@@ -58,7 +58,13 @@ def plant_feet(
             )
         )
     return PlantReport(
-        tuple(reports), baked.max_error, planted.drop, planted.floor, time.perf_counter() - started, baked
+        tuple(reports),
+        baked.max_error,
+        planted.drop,
+        planted.floor,
+        (planted.bob_before, planted.bob_after),
+        time.perf_counter() - started,
+        baked,
     )
 
 
