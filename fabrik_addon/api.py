@@ -263,7 +263,8 @@ def plant_feet(
         Bones in each leg, counted from the foot up as Blender's IK constraint counts them (>= 2; 3 is foot,
         shin and thigh).
     frame_start, frame_end : int, optional
-        The frames planted, both included; the scene's frame range by default.
+        The frames planted, both included; by default the frames the rig's animation has keys on (its Action's
+        and NLA strips'), within the scene's frame range (the scene's where its F-curves cycle).
     hips_bone : str, optional
         A bone above the legs (the pelvis) lowered, with keys on its Location, by the least amount that brings
         every pin within reach, changing slowly (``hips_seconds``) and by at most ``hips_speed``; by default the

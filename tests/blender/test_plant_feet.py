@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import bpy
 import mocap
 import numpy as np
 import plant_scenes
@@ -191,3 +192,19 @@ def test_a_misspelt_foot_is_named_with_the_bones_it_may_mean() -> None:
     legs = plant_scenes.import_legs("walk")
     with pytest.raises(ValueError, match="has no bone 'LeftAnkel' \\(did you mean 'LeftAnkle'"):
         api.plant_feet(legs.armature, ["LeftAnkel"])
+
+
+def test_by_default_the_frames_planted_are_those_the_rig_has_keys_on_within_the_scenes() -> None:
+    """A clip imported as the BVH importer does by default leaves the scene's range as it was (1-250 in a new
+    file): the frames held after the clip's last key are not planted (they made a contact of their own), and
+    the frames before the scene's start are not either."""
+    armature = mocap.import_clip("hop")  # keys on 1-300
+    feet = [leg.foot for leg in mocap.legs(armature).values()]
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 400
+    report = api.plant_feet(armature, feet)
+    assert report.frames == (1, 300)
+    assert all(last <= 300 for foot in report.feet for _, last in foot.contacts)
+    scene.frame_start, scene.frame_end = 20, 250
+    assert api.plant_feet(armature, feet).frames == (20, 250)
+    assert api.plant_feet(armature, feet, frame_end=280).frames == (20, 280)  # what is given is planted

@@ -14,6 +14,7 @@ from ...planting import PlantSettings
 from ...settings import BakeSettings, ChainSettings
 from ..bake import BakePlan, check_channel_fcurves, plan
 from ..rig import armature_data, bone_path, chain_bone_names
+from .frames import keyed_frames
 
 
 def plan_legs(settings: PlantSettings[bpy.types.Object]) -> BakePlan:
@@ -43,7 +44,8 @@ def plan_legs(settings: PlantSettings[bpy.types.Object]) -> BakePlan:
     scale = float(np.cbrt(abs(np.linalg.det(np.array(armature.matrix_world.to_3x3())))))
     shortest = min(sum(bones[name].length for name in names[:-1]) for names in legs) * scale
     solver = replace(settings.solver, tolerance=settings.rules.tolerance * shortest)
-    return plan(BakeSettings(chains, settings.frames, solver, settings.action_name), tips_as_goals=True)
+    frames = keyed_frames(armature, settings.frames)
+    return plan(BakeSettings(chains, frames, solver, settings.action_name), tips_as_goals=True)
 
 
 def _check_apart(feet: tuple[str, ...], legs: list[tuple[str, ...]]) -> None:

@@ -91,5 +91,11 @@ class PlantReport:
         return {foot.foot: foot.out_of_reach_frames for foot in self.feet}
 
     @property
+    def frames(self) -> tuple[int, int]:
+        """The first and last frame planted."""
+        keyed = self.bake.chains[0].frames
+        return int(keyed[0]), int(keyed[-1])
+
+    @property
     def max_hips_drop(self) -> float:
         return float(np.max(self.hips_drop, initial=0.0))

@@ -1,6 +1,7 @@
 """Plant Feet in the sidebar: the feet to plant (each a bone), the hips, when a foot counts as planted and how it
 is held; Detect Contacts (marks each foot's contacts as keys to check and edit) and Plant Feet, each one undo
-step, over the armature's frames (the Frames panel's range, every frame)."""
+step, over the armature's frames (the Frames panel's custom range, else the frames the rig has keys on within
+the scene's), every frame."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import bpy
 from bpy.props import IntProperty
 
 from ...planting import PlantSettings
+from ...settings import FrameRange
 from ..live import LEAVE_FIRST, LIVE
 from ..planting import detect_contacts, plant_feet, plant_settings
 from ..properties import frame_range, settings_of, solver_settings
@@ -54,12 +56,10 @@ class _PlantOperator(ArmatureOperator):
         assert armature is not None
         assert context.scene is not None
         try:
-            settings = plant_settings(
-                armature,
-                settings_of(armature).planting,
-                frame_range(armature, context.scene),
-                solver_settings(armature),
-            )
+            # The Frames panel's custom range, else the frames the rig has keys on (within the scene's).
+            custom = settings_of(armature).use_custom_range
+            frames = frame_range(armature, context.scene) if custom else FrameRange()
+            settings = plant_settings(armature, settings_of(armature).planting, frames, solver_settings(armature))
             with progress_bar(context) as progress:
                 message = self.act(context, settings, progress)
         except (TypeError, ValueError) as error:
