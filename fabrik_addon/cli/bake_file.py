@@ -133,6 +133,8 @@ def _plant_job(job: PlantJob, file_name: str) -> PlantResult:
         max_hips_drop=report.max_hips_drop,
         metres_per_unit=float(scene.unit_settings.scale_length),
         seconds=float(report.seconds),
+        length_unit=report.length_unit,
+        warnings=report.warnings,
     )
 
 

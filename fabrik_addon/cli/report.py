@@ -64,7 +64,8 @@ class FootResult:
 @dataclass(frozen=True)
 class PlantResult:
     """Feet planted on one armature; ``frames`` the first and last keyed, lengths in scene units
-    (``metres_per_unit`` of them make a metre, as Blender shows lengths)."""
+    (``metres_per_unit`` of them make a metre, as Blender shows lengths); ``length_unit`` the unit the line
+    gives them in, (symbol, scene units per it), the scene's own; ``warnings`` what may not be what was meant."""
 
     armature: str
     feet: tuple[FootResult, ...]
@@ -73,6 +74,8 @@ class PlantResult:
     max_hips_drop: float
     metres_per_unit: float
     seconds: float
+    length_unit: tuple[str, float] = ("mm", 0.001)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,7 @@ def _planting_json(planting: PlantResult) -> dict[str, Any]:
     ]
     entry = {"armature": planting.armature, "frames": list(planting.frames), "max_error": planting.max_error}
     entry |= {"max_hips_drop": planting.max_hips_drop, "metres_per_unit": planting.metres_per_unit}
+    entry |= {"length_unit": list(planting.length_unit), "warnings": list(planting.warnings)}
     return entry | {"seconds": planting.seconds, "feet": feet}
 
 
@@ -155,6 +159,8 @@ def _planting(data: dict[str, Any]) -> PlantResult:
         max_hips_drop=float(data["max_hips_drop"]),
         metres_per_unit=float(data["metres_per_unit"]),
         seconds=float(data["seconds"]),
+        length_unit=(str(data["length_unit"][0]), float(data["length_unit"][1])),
+        warnings=tuple(str(w) for w in data["warnings"]),
     )
 
 
@@ -222,19 +228,20 @@ def _planted(planting: PlantResult) -> str:
     """What a planting did, in a few words: ``planted LeftFoot, RightFoot: 8 contacts, skate up to 27 -> 0.07
     mm, max error 9.9e-04, hips lowered up to 21 mm, 12 frames out of reach``."""
     feet = planting.feet
-    mm = 1000 * planting.metres_per_unit
-    before = max((s for f in feet for s in f.skate_before), default=0.0) * mm
-    after = max((s for f in feet for s in f.skate_after), default=0.0) * mm
+    unit, per = planting.length_unit
+    before = max((s for f in feet for s in f.skate_before), default=0.0) / per
+    after = max((s for f in feet for s in f.skate_after), default=0.0) / per
     line = f"planted {', '.join(f.foot for f in feet)}: {_count(sum(len(f.contacts) for f in feet), 'contact')}"
-    line += f", skate up to {_mm(before)} -> {_mm(after)} mm, max error {planting.max_error:.1e}"
+    line += f", skate up to {_digits(before)} -> {_digits(after)} {unit}, max error {planting.max_error:.1e}"
     if planting.max_hips_drop > 0:
-        line += f", hips lowered up to {_mm(planting.max_hips_drop * mm)} mm"
+        line += f", hips lowered up to {_digits(planting.max_hips_drop / per)} {unit}"
     line += _missed(sum(len(f.out_of_reach_frames) for f in feet), "out of reach")
-    return line + _missed(sum(len(f.off_target_frames) for f in feet), "off target")
+    line += _missed(sum(len(f.off_target_frames) for f in feet), "off target")
+    return line + "".join(f"; warning: {warning}" for warning in planting.warnings)
 
 
-def _mm(millimetres: float) -> str:
-    return f"{millimetres:.1f}" if millimetres >= 1 else f"{millimetres:.2g}"
+def _digits(value: float) -> str:
+    return f"{value:.1f}" if value >= 1 else f"{value:.2g}"
 
 
 def _count(number: int, thing: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 from rigs import new_file
 
 from fabrik_addon import api
-from fabrik_addon.blender.planting import MARK, marks_fcurve
+from fabrik_addon.blender.planting import MARK, length_text, marks_fcurve
 
 from .oracle import FloatArray, file_digest
 
@@ -208,3 +208,31 @@ def test_by_default_the_frames_planted_are_those_the_rig_has_keys_on_within_the_
     scene.frame_start, scene.frame_end = 20, 250
     assert api.plant_feet(armature, feet).frames == (20, 250)
     assert api.plant_feet(armature, feet, frame_end=280).frames == (20, 280)  # what is given is planted
+
+
+def test_a_clip_in_centimetres_plants_alike_and_says_its_legs_are_long_for_a_scene_of_metres() -> None:
+    """The 30 fps walk (metres) imported at Scale 100, as a clip in centimetres imported at the importer's default
+    Scale 1 comes in: the same contacts, lengths 100 times the metres' in scene units, and a warning that names
+    the likely cause and the fix; with the scene's Unit Scale at 0.01 (centimetres) no warning, and lengths shown
+    in the scene's unit."""
+    metres = mocap.import_clip("walk_30fps_m")
+    feet = [leg.foot for leg in mocap.legs(metres).values()]
+    in_metres = api.plant_feet(metres, feet)
+    assert in_metres.warnings == ()
+    new_file(range(1, 2))
+    armature = mocap.import_clip("walk_30fps_m", scale=100.0)
+    report = api.plant_feet(armature, feet)
+    assert report.contacts == in_metres.contacts
+    for ours, theirs in zip(report.feet, in_metres.feet, strict=True):
+        assert ours.leg_length == pytest.approx(100 * theirs.leg_length, rel=1e-5)
+    (warning,) = report.warnings
+    assert "long in this scene's units" in warning
+    assert "a clip in centimetres imported at Scale 1" in warning
+    assert "Scale 0.01" in warning
+    units = bpy.context.scene.unit_settings
+    units.scale_length, units.length_unit = 0.01, "CENTIMETERS"
+    again = api.plant_feet(armature, feet)
+    assert again.warnings == ()
+    assert again.length_unit[0] == "cm"
+    assert again.length_unit[1] == pytest.approx(1.0)
+    assert length_text(bpy.context.scene, 2.5) == "2.5 cm"

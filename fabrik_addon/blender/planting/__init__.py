@@ -11,6 +11,7 @@ from .properties import CLASSES as PLANTING_CLASSES
 from .properties import FABRIK_PG_foot, FABRIK_PG_planting, plant_settings
 from .report import FootReport, PlantReport
 from .run import detect_contacts, plant_feet
+from .units import length_text
 
 __all__ = [
     "MARK",
@@ -20,6 +21,7 @@ __all__ = [
     "FootReport",
     "PlantReport",
     "detect_contacts",
+    "length_text",
     "mark_path",
     "marks_fcurve",
     "plant_feet",

@@ -29,6 +29,9 @@ class FootReport:
         two frames of it), in the animation and as Blender evaluates the keys; scene units.
     out_of_reach_frames : tuple of int
         Frames whose pin the leg could not reach (with the hips lowered, where that was asked).
+    leg_length : float
+        How far the leg's bones above the foot reach, hip to ankle (scene units): the length Plant Feet's
+        settings are measured in.
     """
 
     foot: str
@@ -37,6 +40,7 @@ class FootReport:
     skate_before: tuple[float, ...]
     skate_after: tuple[float, ...]
     out_of_reach_frames: tuple[int, ...]
+    leg_length: float
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,11 @@ class PlantReport:
         Wall time of the whole planting.
     bake : RigBakeReport
         The bake of the legs: per leg the frames, the error on each and the evaluated balls (``tips``).
+    warnings : tuple of str
+        What was planted but may not be what was meant (legs implausibly long for the scene's units, say).
+    length_unit : (str, float)
+        The scene's unit for lengths this small (its Length unit; millimetres or inches where that is Adaptive)
+        as its symbol and the scene units in one.
     """
 
     feet: tuple[FootReport, ...]
@@ -69,6 +78,8 @@ class PlantReport:
     hips_bob: tuple[float, float]
     seconds: float
     bake: RigBakeReport
+    warnings: tuple[str, ...] = ()
+    length_unit: tuple[str, float] = ("m", 1.0)
 
     @property
     def contacts(self) -> dict[str, list[tuple[int, int]]]:

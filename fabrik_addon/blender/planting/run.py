@@ -21,6 +21,7 @@ from ..rig import KeyWriter, bone_path
 from .feet import plan_legs
 from .marks import read_marks, write_marks
 from .report import FootReport, PlantReport
+from .units import leg_warning, named_unit
 
 
 def plant_feet(
@@ -55,8 +56,10 @@ def plant_feet(
                 skate_before=tuple(skate(foot.ball, contact) for contact in found),
                 skate_after=tuple(skate(chain.tips, contact) for contact in found),
                 out_of_reach_frames=tuple(frames[i] for i in np.flatnonzero(planted.out_of_reach[:, k]).tolist()),
+                leg_length=foot.reach,
             )
         )
+    long_legs = leg_warning(legs.scene, settings.armature, float(np.mean([foot.reach for foot in feet])))
     return PlantReport(
         tuple(reports),
         baked.max_error,
@@ -65,6 +68,8 @@ def plant_feet(
         (planted.bob_before, planted.bob_after),
         time.perf_counter() - started,
         baked,
+        () if long_legs is None else (long_legs,),
+        named_unit(legs.scene),
     )
 
 

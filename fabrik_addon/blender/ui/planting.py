@@ -14,9 +14,9 @@ from bpy.props import IntProperty
 from ...planting import PlantSettings
 from ...settings import FrameRange
 from ..live import LEAVE_FIRST, LIVE
-from ..planting import detect_contacts, plant_feet, plant_settings
+from ..planting import detect_contacts, length_text, plant_feet, plant_settings
 from ..properties import frame_range, settings_of, solver_settings
-from .messages import length_text, sentence
+from .messages import sentence
 from .operators import ArmatureOperator, armature_problem, progress_bar
 from .panel import ArmatureSubpanel
 
@@ -114,13 +114,19 @@ class FABRIK_OT_plant_feet(_PlantOperator):
             f"{length_text(scene, report.max_error)}"
         ]
         if settings.hips_bone:
-            lines.append(f"Hips '{settings.hips_bone}' lowered by up to {length_text(scene, report.max_hips_drop)}")
+            bob = " -> ".join(length_text(scene, value) for value in report.hips_bob)
+            lines.append(
+                f"Hips '{settings.hips_bone}' lowered by up to {length_text(scene, report.max_hips_drop)} "
+                f"(their bob {bob})"
+            )
         for foot in report.feet:
             source = "marked" if foot.marked else "found"
             missed = f"; out of reach on {len(foot.out_of_reach_frames)} frames" if foot.out_of_reach_frames else ""
             lines.append(f"{foot.foot}: {len(foot.contacts)} contacts ({source}){missed}")
         if any(foot.out_of_reach_frames for foot in report.feet) and not settings.hips_bone:
             lines.append("Name the Hips bone to lower them where a pin is out of reach")
+        for warning in report.warnings:
+            self.report({"WARNING"}, sentence(warning))
         return "\n".join(lines)
 
 
