@@ -57,7 +57,11 @@ class Legs:
 
 def import_legs(clip: str) -> Legs:
     """Import ``clip`` and read its legs as animated."""
-    armature = mocap.import_clip(clip)
+    return import_legs_of(mocap.import_clip(clip))
+
+
+def import_legs_of(armature: bpy.types.Object) -> Legs:
+    """Read the legs of an imported clip's armature as animated over the scene's frames."""
     frames = mocap.scene_frames()
     legs = tuple(mocap.legs(armature)[side] for side in mocap.SIDES)
     return Legs(armature, legs, leg_joints(armature, legs, frames), foot_matrices(armature, legs, frames), frames)

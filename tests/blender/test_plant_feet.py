@@ -15,6 +15,7 @@ import pytest
 from rigs import new_file
 
 from fabrik_addon import api
+from fabrik_addon.blender import compat
 from fabrik_addon.blender.planting import MARK, length_text, marks_fcurve
 
 from .oracle import FloatArray, file_digest
@@ -176,7 +177,17 @@ def test_feet_that_constraints_pose_are_refused_and_nothing_is_written() -> None
         ({"hips_bone": "RightHip"}, "hips bone 'RightHip' is in the leg of 'RightAnkle'"),
         ({"hips_bone": "Chest"}, "hips bone 'Chest' is not above the leg of 'LeftAnkle'"),
         ({"hips_bone": "Hip"}, "has no bone 'Hip' to lower as the hips"),
-        ({"chain_length": 5}, "the legs of 'LeftAnkle' and 'RightAnkle' share bone 'Hips'"),
+        (
+            {"chain_length": 5},
+            r"Leg Length \(chain_length\) 5 is longer than the leg of 'LeftAnkle' can be: set it to 4 or less \(the "
+            r"bones from 'LeftAnkle' up to 'Hips', where its leg meets another foot's",
+        ),
+        ({"chain_length": 20}, r"Leg Length \(chain_length\) 20 is longer .* set it to 4 or less"),
+        (
+            {"chain_length": 2},
+            r"Leg Length \(chain_length\) 2 leaves the leg of 'LeftAnkle' one bone to bend with: only 'LeftKnee' "
+            r"moves its ankle.*\(3 for a foot, shin and thigh; at most 4\)",
+        ),
         ({"contact_height": -1.0}, r"Height \(contact_height\) must be a number > 0"),
     ],
 )
@@ -236,3 +247,57 @@ def test_a_clip_in_centimetres_plants_alike_and_says_its_legs_are_long_for_a_sce
     assert again.length_unit[0] == "cm"
     assert again.length_unit[1] == pytest.approx(1.0)
     assert length_text(bpy.context.scene, 2.5) == "2.5 cm"
+
+
+def test_hips_that_cannot_move_as_asked_are_refused_naming_the_setting_and_nothing_is_written() -> None:
+    """Hips connected to their parent (Blender ignores their Location), and hips with a constraint whose
+    influence is keyed on for some frames (at 0 on the current one)."""
+    legs = plant_scenes.import_legs("walk")
+    armature = legs.armature
+    constraint = armature.pose.bones["Hips"].constraints.new("COPY_LOCATION")
+    constraint.influence = 0.0
+    constraint.keyframe_insert("influence", frame=1)
+    constraint.influence = 1.0
+    constraint.keyframe_insert("influence", frame=60)
+    constraint.influence = 0.0
+    before = file_digest()
+    with pytest.raises(ValueError, match=r"hips bone 'Hips' has constraint 'Copy Location' whose influence or mute is"):
+        api.plant_feet(armature, legs.foot_names, hips_bone="Hips")
+    assert file_digest() == before
+    bpy.context.view_layer.objects.active = armature
+    bpy.ops.object.mode_set(mode="EDIT")
+    hips = armature.data.edit_bones["Hips"]
+    root = armature.data.edit_bones.new("Root")
+    root.head, root.tail = hips.head - hips.vector.normalized() * 0.5, hips.head.copy()
+    hips.parent, hips.use_connect = root, True
+    bpy.ops.object.mode_set(mode="OBJECT")
+    armature.pose.bones["Hips"].constraints.remove(armature.pose.bones["Hips"].constraints[0])
+    with pytest.raises(ValueError, match=r"hips bone 'Hips' is connected to its parent 'Root' \(Bone Properties"):
+        api.plant_feet(armature, legs.foot_names, hips_bone="Hips")
+
+
+def test_hips_whose_location_is_in_their_parents_space_go_straight_down() -> None:
+    """With Local Location off, the hips' Location moves them along their parent's axes (the armature's, for the
+    root, where the walk's hips have theirs a quarter turn away): their keys turned to match, so the clip plays
+    as before, Plant Feet's keys move them straight down in the world as Blender evaluates them."""
+    armature = mocap.import_clip("walk")
+    bone = armature.data.bones["Hips"]
+    turn = np.array(bone.matrix_local.to_3x3())
+    assert not np.allclose(turn, np.eye(3), atol=0.1)
+    fcurves = sorted(
+        (f for f in compat.assigned_fcurves(armature) if f.data_path == 'pose.bones["Hips"].location'),
+        key=lambda f: f.array_index,
+    )
+    local = np.array([[key.co[1] for key in f.keyframe_points] for f in fcurves])  # (3, keys)
+    for fcurve, values in zip(fcurves, turn @ local, strict=True):
+        for key, value in zip(fcurve.keyframe_points, values, strict=True):
+            key.co[1] = key.handle_left[1] = key.handle_right[1] = value
+    bone.use_local_location = False
+    legs = plant_scenes.import_legs_of(armature)
+    heads = mocap.animated_positions(armature, "Hips", legs.frames)
+    report = api.plant_feet(armature, legs.foot_names, hips_bone="Hips")
+    lowered = mocap.animated_positions(armature, "Hips", legs.frames)
+    np.testing.assert_allclose(lowered[:, :2], heads[:, :2], atol=1e-4)
+    np.testing.assert_allclose(heads[:, 2] - lowered[:, 2], report.hips_drop, atol=1e-4)
+    assert report.max_hips_drop > 0.1  # CMU units: 0.56 cm
+    assert report.max_error <= legs.tolerance * 1.001

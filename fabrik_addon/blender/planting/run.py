@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from ...planting import Contact, Foot, Planting, PlantSettings, plant, skate
 from ...solver import FloatArray
 from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, carry_out, read_frames
-from ..rig import KeyWriter, bone_path
+from ..rig import KeyWriter, armature_data, bone_path
 from .feet import plan_legs
 from .marks import read_marks, write_marks
 from .report import FootReport, PlantReport
@@ -139,11 +139,21 @@ class _HipsKeys:
     ) -> None:
         moves = np.zeros((len(frames), 3))
         moves[:, 2] = -self.drop
-        locations = self.hips.locations_moving(moves)
+        locations = self.hips.locations_moving(moves, _rest_turn(self.hips.armature, self.hips.bone))
         writer = writers[self.hips.armature]
         for index in range(3):
             path = f"{bone_path(self.hips.bone)}.location"
             writer.replace(path, index, self.hips.bone, frames, locations[:, index], span)
+
+
+def _rest_turn(armature: bpy.types.Object, name: str) -> FloatArray | None:
+    """For a bone whose Location is in its parent's space (Local Location off), its rest orientation in its
+    parent's (3, 3); None for one whose Location is in its own (``BoneTrack.locations_moving``)."""
+    bone = armature_data(armature).bones[name]
+    if bone.use_local_location:
+        return None
+    rest = np.array(bone.matrix_local.to_3x3())
+    return rest if bone.parent is None else np.linalg.inv(np.array(bone.parent.matrix_local.to_3x3())) @ rest
 
 
 def prepared_reach(legs: BakePlan, k: int, inputs: Inputs) -> float:
