@@ -20,6 +20,10 @@ from .contacts import Contact, ContactRules, find_contacts, floor_height
 from .pins import PIN_AT, pinned_path
 from .reach import eased_heads, hips_drop, lowered
 
+#: The most soft reach a planting takes, in leg lengths: a quarter of the leg eases it straight from a knee bent
+#: by about 80 degrees; more cannot be meant (a value in scene units given as leg lengths, say).
+_MOST_SOFT_REACH = 0.25
+
 
 @dataclass(frozen=True)
 class PlantRules:
@@ -40,7 +44,7 @@ class PlantRules:
         in and out, and within it the hips keep their own motion (a walk's bob) rather than going down with each
         step; 0: the least drop on each frame.
     soft_reach : float
-        Leg lengths (>= 0): a pinned leg eases straight over this distance short of full reach instead of
+        Leg lengths (0 to 0.25): a pinned leg eases straight over this distance short of full reach instead of
         snapping straight; with the hips lowered, they go down far enough that no pin comes this near.
     floor : float or None
         The floor's height in scene units; None: where the balls rest, the lowest but for noise
@@ -69,6 +73,12 @@ class PlantRules:
         _number(self.hips_speed, "hips_speed", 0.0, strict=True)
         _number(self.hips_seconds, "hips_seconds", 0.0)
         _number(self.soft_reach, "soft_reach", 0.0)
+        if self.soft_reach > _MOST_SOFT_REACH:
+            raise ValueError(
+                f"{plant_named('soft_reach')} {self.soft_reach:g} is in leg lengths: a leg cannot ease straight over "
+                f"{self.soft_reach:g} of its length (the hips would go down that much); give at most "
+                f"{_MOST_SOFT_REACH:g} (0.01 by default: 1 cm on a 1 m leg)"
+            )
         if self.floor is not None:
             _number(self.floor, "floor")
         _number(self.tolerance, "tolerance", 0.0, strict=True)

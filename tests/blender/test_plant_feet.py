@@ -301,3 +301,17 @@ def test_hips_whose_location_is_in_their_parents_space_go_straight_down() -> Non
     np.testing.assert_allclose(heads[:, 2] - lowered[:, 2], report.hips_drop, atol=1e-4)
     assert report.max_hips_drop > 0.1  # CMU units: 0.56 cm
     assert report.max_error <= legs.tolerance * 1.001
+
+
+def test_contact_marks_keyed_in_an_nla_strip_are_refused_naming_the_strip_and_nothing_is_written() -> None:
+    legs = plant_scenes.import_legs("walk")
+    armature, feet = legs.armature, legs.foot_names
+    api.detect_contacts(armature, feet)
+    anim = armature.animation_data
+    track = anim.nla_tracks.new()
+    strip = track.strips.new("Walk", 1, anim.action)
+    anim.action = None  # pushed down: the clip and its marks play from the strip
+    before = file_digest()
+    with pytest.raises(ValueError, match=rf"contact marks of '{feet[0]}' are keyed in NLA strip '{strip.name}'"):
+        api.plant_feet(armature, feet)
+    assert file_digest() == before

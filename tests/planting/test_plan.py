@@ -88,3 +88,10 @@ def test_settings_from_keywords_check_what_they_are_given() -> None:
         PlantSettings.from_keywords("Walk", ["LeftAnkle"], pin_at="end")
     with pytest.raises(ValueError, match="hips_speed"):
         PlantSettings.from_keywords("Walk", ["LeftAnkle"], hips_speed=0)
+
+
+@pytest.mark.parametrize("soft_reach", [0.26, 5.0])
+def test_a_soft_reach_that_cannot_be_meant_is_refused_naming_its_unit(soft_reach: float) -> None:
+    with pytest.raises(ValueError, match=r"Soft Reach \(soft_reach\) .* is in leg lengths: .* give at most 0.25"):
+        PlantRules(soft_reach=soft_reach)
+    assert PlantRules(soft_reach=0.25).soft_reach == 0.25

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...planting import Contact, runs
+from ...setting_names import plant_named
 from .. import compat
 from ..rig import KeyWriter
 
@@ -36,10 +37,32 @@ def read_marks(armature: bpy.types.Object, foot: str, frames: Sequence[int]) -> 
     the marks are above one half, joined where they touch); None where the foot has no marks (or they are
     muted)."""
     fcurve = marks_fcurve(armature, foot)
+    if fcurve is None:
+        _check_not_in_strips(armature, foot)
     if fcurve is None or fcurve.mute:
         return None
     down = np.array([fcurve.evaluate(frame) > 0.5 for frame in frames], dtype=bool)
     return runs(down, 0, 1)
+
+
+def _check_not_in_strips(armature: bpy.types.Object, foot: str) -> None:
+    """Marks keyed in an NLA strip's Action (pushed down with the clip) are not read: refuse rather than find
+    contacts again without a word.
+
+    Raises
+    ------
+    ValueError
+        Naming the strip and what to do.
+    """
+    anim, path = armature.animation_data, mark_path(foot)
+    for track in anim.nla_tracks if anim is not None else ():
+        for strip in track.strips:
+            if strip.action is not None and any(f.data_path == path for f in compat.action_fcurves(strip.action)):
+                raise ValueError(
+                    f"the contact marks of '{foot}' are keyed in NLA strip '{strip.name}' (track '{track.name}'), "
+                    "which Plant Feet does not read: edit the strip (Tab in the NLA editor) so its Action is the "
+                    f"active one, or turn off {plant_named('use_marks')} to find the contacts again"
+                )
 
 
 def write_marks(writer: KeyWriter, foot: str, frames: Sequence[int], contacts: Sequence[Contact]) -> None:

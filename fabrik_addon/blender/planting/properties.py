@@ -133,6 +133,7 @@ class FABRIK_PG_planting(bpy.types.PropertyGroup):
         ),
         default=_RULES.soft_reach,
         min=0.0,
+        max=0.25,
         soft_max=0.1,
         precision=3,
         override=_OVERRIDABLE,
