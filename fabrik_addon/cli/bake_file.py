@@ -119,9 +119,10 @@ def _plant_job(job: PlantJob, file_name: str) -> PlantResult:
             skate_before=tuple(float(s) for s in foot.skate_before),
             skate_after=tuple(float(s) for s in foot.skate_after),
             out_of_reach_frames=tuple(int(f) for f in foot.out_of_reach_frames),
-            off_target_frames=tuple(int(f) for f in leg.off_target_frames),
+            off_target_frames=foot.off_target_frames,
+            why=tuple(foot.off_target.items()),
         )
-        for foot, leg in zip(report.feet, legs, strict=True)
+        for foot in report.feet
     )
     scene = bpy.context.scene
     assert scene is not None

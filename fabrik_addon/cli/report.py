@@ -11,14 +11,16 @@ The report's schema::
                                "feet": [{"foot": name, "contacts": [[first, last], ...],
                                          "skate_before": [number, ...], "skate_after": [number, ...],
                                          "out_of_reach_frames": [frame, ...],
-                                         "off_target_frames": [frame, ...]}]}]}]}
+                                         "off_target_frames": [frame, ...],
+                                         "off_target": {cause: [frame, ...]}}]}]}]}
 
 ``output`` is null when nothing was written for the file; a failed file lists no chains and no plantings,
 since none of them was saved. ``off_target_frames`` are the frames where Blender's evaluation of the keys puts
 the tip farther from the target than the tolerance, whatever the cause (``unreachable_frames`` among them).
 A planting's lengths are in scene units (``metres_per_unit``, the scene's Unit Scale, turns them into metres);
-its ``off_target_frames`` are those where a ball is farther from its goal than the tolerance, its
-``out_of_reach_frames`` those whose pin the leg could not reach.
+its ``off_target_frames`` are those where a ball is farther from its goal than the tolerance, ``off_target``
+the same by cause ("out of reach", "soft reach", "IK limits", "the scene"), its ``out_of_reach_frames`` those
+whose pin the leg could not reach.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ class ChainResult:
 @dataclass(frozen=True)
 class FootResult:
     """One foot of a planting: its contacts (first and last frames), how far its ball slid in each before and
-    after (scene units), and the frames its pin was out of reach or its ball off its goal."""
+    after (scene units), and the frames its pin was out of reach or its ball off its goal, and why (``why``:
+    (cause, frames) pairs, as ``api.FootReport.off_target``)."""
 
     foot: str
     contacts: tuple[tuple[int, int], ...]
@@ -59,6 +62,7 @@ class FootResult:
     skate_after: tuple[float, ...]
     out_of_reach_frames: tuple[int, ...]
     off_target_frames: tuple[int, ...]
+    why: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,7 @@ def _planting_json(planting: PlantResult) -> dict[str, Any]:
             "skate_after": list(f.skate_after),
             "out_of_reach_frames": list(f.out_of_reach_frames),
             "off_target_frames": list(f.off_target_frames),
+            "off_target": {cause: list(frames) for cause, frames in f.why},
         }
         for f in planting.feet
     ]
@@ -148,6 +153,7 @@ def _planting(data: dict[str, Any]) -> PlantResult:
             tuple(float(x) for x in f["skate_after"]),
             tuple(int(x) for x in f["out_of_reach_frames"]),
             tuple(int(x) for x in f["off_target_frames"]),
+            tuple((str(cause), tuple(int(x) for x in frames)) for cause, frames in f["off_target"].items()),
         )
         for f in data["feet"]
     )

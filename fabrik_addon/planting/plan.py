@@ -124,7 +124,10 @@ class Planting:
     contacts : list of list of (first, last)
         Per foot, its contacts (indices into the frames, both included).
     goals : ndarray, shape (F, L, 3)
-        Per frame and foot, where the ball should be.
+        Per frame and foot, where the ball should be: its pin (or its animation, or between), eased toward the
+        hip where a leg straightens gradually (soft reach).
+    pinned : ndarray, shape (F, L, 3)
+        The same without the easing: where the ball would be on its pin.
     weights : ndarray, shape (F, L)
         How far each frame is pinned (0 outside contacts and their blends, where the goal is the animation).
     drop : ndarray, shape (F,)
@@ -139,6 +142,7 @@ class Planting:
 
     contacts: list[list[Contact]]
     goals: FloatArray
+    pinned: FloatArray
     weights: FloatArray
     drop: FloatArray
     out_of_reach: NDArray[np.bool_]
@@ -194,4 +198,4 @@ def plant(feet: Sequence[Foot], rules: PlantRules, *, fps: float, lower_hips: bo
     out_of_reach = (weights > 0.0) & (np.linalg.norm(heads - hips, axis=-1) > reach)
     eased = eased_heads(hips, heads, reach, margin * weights)
     goals = np.where((eased != heads).any(axis=-1, keepdims=True), eased + hang, pinned)  # the pins exactly
-    return Planting(contacts, goals, weights, drop, out_of_reach, floor, height)
+    return Planting(contacts, goals, pinned, weights, drop, out_of_reach, floor, height)

@@ -315,3 +315,32 @@ def test_contact_marks_keyed_in_an_nla_strip_are_refused_naming_the_strip_and_no
     with pytest.raises(ValueError, match=rf"contact marks of '{feet[0]}' are keyed in NLA strip '{strip.name}'"):
         api.plant_feet(armature, feet)
     assert file_digest() == before
+
+
+def test_every_frame_a_ball_misses_its_goal_is_reported_with_its_cause() -> None:
+    """Knees limited to 60 degrees either way keep legs from their pins on some frames: each such frame is
+    reported, with its cause (the IK limits), and nowhere else does a ball miss its pin as Blender evaluates
+    the keys. Without the hips, the pins beyond the legs' reach are reported as out of reach."""
+    legs = plant_scenes.import_legs("walk")
+    armature = legs.armature
+    for leg in legs.legs:
+        shin = armature.pose.bones[leg.shin]
+        shin.use_ik_limit_x = shin.use_ik_limit_y = shin.use_ik_limit_z = True
+        shin.ik_min_x, shin.ik_max_x = np.radians(-60.0), np.radians(60.0)
+        shin.ik_min_y = shin.ik_max_y = shin.ik_min_z = shin.ik_max_z = 0.0
+    report = api.plant_feet(armature, legs.foot_names, hips_bone="Hips")
+    after = plant_scenes.leg_joints(armature, legs.legs, legs.frames)[:, :, 3]
+    limited = [foot.off_target.get("IK limits", ()) for foot in report.feet]
+    assert any(limited), [foot.off_target for foot in report.feet]
+    for k, foot in enumerate(report.feet):
+        np.testing.assert_allclose(report.bake.chains[k].tips, after[:, k], atol=1e-5)  # the report's balls
+        frames = np.array(legs.frames)
+        miss = np.linalg.norm(after[:, k] - report.goals[:, k], axis=-1)
+        pinned_miss = set(frames[miss > legs.tolerance * (1 + 1e-6)].tolist())
+        assert set(foot.off_target_frames) == pinned_miss, (foot.foot, foot.off_target)
+    new_file(range(1, 2))
+    legs = plant_scenes.import_legs("walk")
+    free = api.plant_feet(legs.armature, legs.foot_names)
+    for foot in free.feet:
+        assert set(foot.off_target.get("out of reach", ())) <= set(foot.out_of_reach_frames)
+    assert any(foot.off_target.get("out of reach") for foot in free.feet)

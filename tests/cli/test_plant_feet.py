@@ -191,7 +191,8 @@ def test_every_planting_keyword_has_a_kind_a_config_checks() -> None:
 
 
 def foot(name: str, *, out: tuple[int, ...] = (), off: tuple[int, ...] = ()) -> FootResult:
-    return FootResult(name, ((1, 20), (40, 60)), (0.02, 0.03), (0.00007, 0.0001), out, off)
+    why = (("IK limits", off),) if off else ()
+    return FootResult(name, ((1, 20), (40, 60)), (0.02, 0.03), (0.00007, 0.0001), out, off, why)
 
 
 def planting(
@@ -227,6 +228,7 @@ def test_a_planting_is_reported_in_json_and_reads_back() -> None:
                 "skate_after": [0.00007, 0.0001],
                 "out_of_reach_frames": [7, 8],
                 "off_target_frames": [],
+                "off_target": {},
             },
             {
                 "foot": "RightFoot",
@@ -235,6 +237,7 @@ def test_a_planting_is_reported_in_json_and_reads_back() -> None:
                 "skate_after": [0.00007, 0.0001],
                 "out_of_reach_frames": [],
                 "off_target_frames": [9],
+                "off_target": {"IK limits": [9]},
             },
         ],
     }

@@ -20,7 +20,7 @@ from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, carry_out, read_frames
 from ..rig import KeyWriter, armature_data, bone_path
 from .feet import plan_legs
 from .marks import read_marks, write_marks
-from .report import FootReport, PlantReport
+from .report import FootReport, PlantReport, off_target_causes
 from .units import leg_warning, named_unit
 
 
@@ -57,6 +57,16 @@ def plant_feet(
                 skate_after=tuple(skate(chain.tips, contact) for contact in found),
                 out_of_reach_frames=tuple(frames[i] for i in np.flatnonzero(planted.out_of_reach[:, k]).tolist()),
                 leg_length=foot.reach,
+                off_target=off_target_causes(
+                    frames,
+                    chain.tips,
+                    planted.pinned[:, k],
+                    (planted.goals[:, k] != planted.pinned[:, k]).any(axis=-1),
+                    planted.out_of_reach[:, k],
+                    chain.unreachable_frames,
+                    tolerance=legs.settings.solver.tolerance,
+                    limited=legs.chains[k].chain.limits.any,
+                ),
             )
         )
     long_legs = leg_warning(legs.scene, settings.armature, float(np.mean([foot.reach for foot in feet])))
@@ -70,6 +80,7 @@ def plant_feet(
         baked,
         () if long_legs is None else (long_legs,),
         named_unit(legs.scene),
+        planted.pinned,
     )
 
 

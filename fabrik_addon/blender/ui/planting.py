@@ -121,13 +121,26 @@ class FABRIK_OT_plant_feet(_PlantOperator):
             )
         for foot in report.feet:
             source = "marked" if foot.marked else "found"
-            missed = f"; out of reach on {len(foot.out_of_reach_frames)} frames" if foot.out_of_reach_frames else ""
+            missed = "; ".join(f"{cause} on {_frames_text(frames)}" for cause, frames in foot.off_target.items())
+            missed = f"; off its goal: {missed}" if missed else ""
             lines.append(f"{foot.foot}: {len(foot.contacts)} contacts ({source}){missed}")
         if any(foot.out_of_reach_frames for foot in report.feet) and not settings.hips_bone:
             lines.append("Name the Hips bone to lower them where a pin is out of reach")
         for warning in report.warnings:
             self.report({"WARNING"}, sentence(warning))
         return "\n".join(lines)
+
+
+def _frames_text(frames: tuple[int, ...]) -> str:
+    """Frames as runs, ``3 frames (20-22)``, the first few runs named."""
+    runs: list[list[int]] = []
+    for frame in frames:
+        if runs and frame == runs[-1][1] + 1:
+            runs[-1][1] = frame
+        else:
+            runs.append([frame, frame])
+    named = ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:4]) + (", ..." if len(runs) > 4 else "")
+    return f"{len(frames)} frame{'s' if len(frames) != 1 else ''} ({named})"
 
 
 class FABRIK_OT_foot_add(ArmatureOperator):
