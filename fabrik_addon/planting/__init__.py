@@ -7,13 +7,26 @@ Imports nothing of Blender; positions are world positions in scene units with +Z
 thresholds in leg lengths.
 """
 
-from .contacts import Contact, ContactRules, contact_flags, find_contacts, floor_height, horizontal_speeds, runs, skate
+from .contacts import (
+    CUT_JUMP,
+    Contact,
+    ContactRules,
+    contact_flags,
+    cut_frames,
+    find_contacts,
+    floor_height,
+    horizontal_speeds,
+    runs,
+    skate,
+    split_at,
+)
 from .pins import PIN_AT, PinnedPath, pinned_path, smooth_step
 from .plan import Foot, Planting, PlantRules, plant
 from .reach import HipsDrop, eased_heads, hips_drop, lowered, needed_drop, rate_limited, smooth_drop
 from .settings import PLANT_KEYWORDS, PlantSettings
 
 __all__ = [
+    "CUT_JUMP",
     "PIN_AT",
     "PLANT_KEYWORDS",
     "Contact",
@@ -25,6 +38,7 @@ __all__ = [
     "PlantSettings",
     "Planting",
     "contact_flags",
+    "cut_frames",
     "eased_heads",
     "find_contacts",
     "floor_height",
@@ -39,4 +53,5 @@ __all__ = [
     "skate",
     "smooth_drop",
     "smooth_step",
+    "split_at",
 ]

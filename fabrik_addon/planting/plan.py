@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from ..setting_names import plant_named
 from ..solver import FloatArray
-from .contacts import Contact, ContactRules, find_contacts, floor_height
+from .contacts import Contact, ContactRules, cut_frames, find_contacts, floor_height, split_at
 from .pins import PIN_AT, pinned_path
 from .reach import eased_heads, hips_drop, lowered
 
@@ -169,15 +169,21 @@ def plant(feet: Sequence[Foot], rules: PlantRules, *, fps: float, lower_hips: bo
     if floor is None:
         slowest = [rules.contacts.speed * foot.reach for foot in feet]
         floor = floor_height([foot.ball for foot in feet], fps=fps, slowest=slowest)
+    cuts = cut_frames(
+        [path for foot in feet for path in (foot.hip, foot.ball)], leg_length=min(f.reach for f in feet), fps=fps
+    )
     contacts = [
-        foot.contacts
-        if foot.contacts is not None
-        else find_contacts(foot.ball, fps=fps, leg_length=foot.reach, floor=floor, rules=rules.contacts)
+        split_at(
+            foot.contacts
+            if foot.contacts is not None
+            else find_contacts(foot.ball, fps=fps, leg_length=foot.reach, floor=floor, rules=rules.contacts),
+            cuts,
+        )
         for foot in feet
     ]
     blend = round(rules.blend_seconds * fps)
     paths = [
-        pinned_path(foot.ball, found, blend_frames=blend, pin_at=rules.pin_at)
+        pinned_path(foot.ball, found, blend_frames=blend, pin_at=rules.pin_at, cuts=cuts)
         for foot, found in zip(feet, contacts, strict=True)
     ]
     ball = np.stack([foot.ball for foot in feet], axis=1)  # (F, L, 3)

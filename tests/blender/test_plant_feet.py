@@ -344,3 +344,31 @@ def test_every_frame_a_ball_misses_its_goal_is_reported_with_its_cause() -> None
     for foot in free.feet:
         assert set(foot.off_target.get("out of reach", ())) <= set(foot.out_of_reach_frames)
     assert any(foot.off_target.get("out of reach") for foot in free.feet)
+
+
+def test_two_takes_spliced_with_a_jump_of_the_root_are_planted_apart() -> None:
+    """The walk with its root moved 1.5 m sideways from frame 159 on (two takes spliced): the hips go down no more
+    than for the walk alone (a blend out of a contact across the jump eased a ball toward a pin 1.5 m away and
+    lowered the hips by up to 70 cm), no contact spans the jump, every ball on its goal."""
+    legs = plant_scenes.import_legs("walk")
+    plain = api.plant_feet(legs.armature, legs.foot_names, hips_bone="Hips", use_marks=False)
+    new_file(range(1, 2))
+    armature = mocap.import_clip("walk")
+    (sideways,) = (
+        f
+        for f in compat.assigned_fcurves(armature)
+        if f.data_path == 'pose.bones["Hips"].location' and f.array_index == 0
+    )
+    jump = 1.5 / mocap.CMU_UNIT
+    for key in sideways.keyframe_points:
+        if key.co[0] > 158:  # 4 frames after a contact of the left foot ends (154): within its blend out
+            key.co[1] += jump
+            key.handle_left[1] += jump
+            key.handle_right[1] += jump
+    legs = plant_scenes.import_legs_of(armature)
+    assert np.linalg.norm(np.diff(legs.joints[:, 0, 0], axis=0), axis=-1).max() > 1.0 / mocap.CMU_UNIT
+    report = api.plant_feet(armature, legs.foot_names, hips_bone="Hips", use_marks=False)
+    assert report.max_hips_drop <= plain.max_hips_drop * 1.5
+    for foot in report.feet:
+        assert not any(first <= 158 < last for first, last in foot.contacts)
+        assert foot.off_target == {}

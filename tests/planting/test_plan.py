@@ -95,3 +95,24 @@ def test_a_soft_reach_that_cannot_be_meant_is_refused_naming_its_unit(soft_reach
     with pytest.raises(ValueError, match=r"Soft Reach \(soft_reach\) .* is in leg lengths: .* give at most 0.25"):
         PlantRules(soft_reach=soft_reach)
     assert PlantRules(soft_reach=0.25).soft_reach == 0.25
+
+
+def test_a_cut_in_the_animation_is_never_blended_across() -> None:
+    """Two takes spliced with the body 1.5 leg lengths apart, a contact ending a few frames before the cut:
+    its blend out stops at the cut (it eased the ball toward a pin a leg and a half away, and the hips went
+    down by most of a leg), no contact spans the cut, and the hips need no drop for it."""
+    fps, frames, cut = 30.0, 120, 60
+    hip = np.tile([0.0, 0.0, 0.9], (frames, 1))
+    ball = np.tile([0.1, 0.0, 0.0], (frames, 1))
+    hip[cut:, 0] += 1.5
+    ball[cut:, 0] += 1.5
+    ankle = ball - [0.1, 0.0, -0.05]
+    foot = Foot(ball, ankle, hip, 0.9, [(10, 57), (70, 100)])  # as marked: the first ends 2 frames before the cut
+    planted = plant([foot], PlantRules(), fps=fps, lower_hips=True)
+    assert planted.contacts[0] == [(10, 57), (70, 100)]
+    assert plant([Foot(ball, ankle, hip, 0.9, [(10, 100)])], PlantRules(), fps=fps, lower_hips=True).contacts == [
+        [(10, 59), (60, 100)]
+    ]
+    np.testing.assert_allclose(planted.goals[cut:, 0], ball[cut:], atol=1e-12)  # the second take's own pin
+    np.testing.assert_allclose(planted.goals[:cut, 0], ball[:cut], atol=1e-12)
+    np.testing.assert_array_equal(planted.drop, 0.0)
