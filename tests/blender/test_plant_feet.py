@@ -238,8 +238,8 @@ def test_a_clip_in_centimetres_plants_alike_and_says_its_legs_are_long_for_a_sce
         assert ours.leg_length == pytest.approx(100 * theirs.leg_length, rel=1e-5)
     (warning,) = report.warnings
     assert "long in this scene's units" in warning
-    assert "a clip in centimetres imported at Scale 1" in warning
-    assert "Scale 0.01" in warning
+    assert "is it a clip in a unit smaller than the scene's (centimetres; CMU's 5.6 cm) imported at Scale 1?" in warning
+    assert "0.01 for centimetres in metres" in warning
     units = bpy.context.scene.unit_settings
     units.scale_length, units.length_unit = 0.01, "CENTIMETERS"
     again = api.plant_feet(armature, feet)
@@ -372,3 +372,22 @@ def test_two_takes_spliced_with_a_jump_of_the_root_are_planted_apart() -> None:
     for foot in report.feet:
         assert not any(first <= 158 < last for first, last in foot.contacts)
         assert foot.off_target == {}
+
+
+def test_planting_again_lowers_the_hips_from_where_they_were_and_says_so() -> None:
+    """The drop is keyed on the hips (``fabrik_hips_drop``); planting again starts from the hips as they were
+    before: without blends (nothing eases again) the hips end where the first planting put them, not twice as
+    low, and the report says an earlier planting lowered them."""
+    legs = plant_scenes.import_legs("walk")
+    armature = legs.armature
+    api.detect_contacts(armature, legs.foot_names)
+    before = mocap.animated_positions(armature, "Hips", legs.frames)[:, 2]
+    first = api.plant_feet(armature, legs.foot_names, hips_bone="Hips", blend_seconds=0.0)
+    assert not any("earlier" in warning for warning in first.warnings)
+    once = mocap.animated_positions(armature, "Hips", legs.frames)[:, 2]
+    np.testing.assert_allclose(before - once, first.hips_drop, atol=1e-4)
+    again = api.plant_feet(armature, legs.foot_names, hips_bone="Hips", blend_seconds=0.0)
+    twice = mocap.animated_positions(armature, "Hips", legs.frames)[:, 2]
+    np.testing.assert_allclose(before - twice, again.hips_drop, atol=1e-4)
+    assert again.max_hips_drop == pytest.approx(first.max_hips_drop, rel=0.02)
+    assert any("an earlier Plant Feet lowered hips 'Hips' by up to" in warning for warning in again.warnings)

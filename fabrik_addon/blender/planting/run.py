@@ -19,9 +19,9 @@ from ...solver import FloatArray
 from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, carry_out, read_frames
 from ..rig import KeyWriter, armature_data, bone_path
 from .feet import plan_legs
-from .marks import read_marks, write_marks
+from .marks import read_hips_drop, read_marks, write_hips_drop, write_marks
 from .report import FootReport, PlantReport, off_target_causes
-from .units import leg_warning, named_unit
+from .units import leg_warning, length_text, named_unit
 
 
 def plant_feet(
@@ -42,6 +42,7 @@ def plant_feet(
     planter = _Planter(settings, legs, _fps(legs.scene), marks)
     if settings.hips_bone:
         planter.tracks.append(BoneTrack.empty(settings.armature, settings.hips_bone, len(frames)))
+        planter.earlier = read_hips_drop(settings.armature, settings.hips_bone, frames)
     baked = carry_out(legs, progress, adjust=planter)
     assert planter.planting is not None, "the bake calls the planter between reading and solving"
     planted, feet = planter.planting, planter.feet
@@ -69,7 +70,15 @@ def plant_feet(
                 ),
             )
         )
-    long_legs = leg_warning(legs.scene, settings.armature, float(np.mean([foot.reach for foot in feet])))
+    warnings = [leg_warning(legs.scene, settings.armature, float(np.mean([foot.reach for foot in feet])))]
+    if planter.earlier is not None and planter.earlier.any():
+        warnings.append(
+            f"an earlier Plant Feet lowered hips '{settings.hips_bone}' by up to "
+            f"{length_text(legs.scene, float(planter.earlier.max()))}: this one lowered them from where they were "
+            "before it (the drops do not add up), but started from the legs as that one planted them, so the balls' "
+            "blends into and out of contacts eased again (nearer their pins, the hips lower to reach them); to plant "
+            "the animation as captured, undo the earlier planting first"
+        )
     return PlantReport(
         tuple(reports),
         baked.max_error,
@@ -78,7 +87,7 @@ def plant_feet(
         (planted.bob_before, planted.bob_after),
         time.perf_counter() - started,
         baked,
-        () if long_legs is None else (long_legs,),
+        tuple(warning for warning in warnings if warning is not None),
         named_unit(legs.scene),
         planted.pinned,
     )
@@ -122,39 +131,51 @@ class _Planter:
     tracks: list[BoneTrack] = field(default_factory=list)
     planting: Planting | None = None
     feet: list[Foot] = field(default_factory=list)
+    #: How far an earlier planting lowered the hips on each frame: they start from where they were before it.
+    earlier: FloatArray | None = None
 
     def __call__(self, inputs: list[Inputs], frames: NDArray[np.int64]) -> Adjusted:
-        self.feet = [_foot(prepared_reach(self.legs, k, i), i, self.marks[k]) for k, i in enumerate(inputs)]
+        earlier = np.zeros(len(frames)) if self.earlier is None else self.earlier
+        raised = []
+        for leg in inputs:
+            root_frames = leg.root_frames.copy()
+            root_frames[:, 2, 3] += earlier  # every leg where it hung before an earlier planting lowered the hips
+            raised.append(replace(leg, root_frames=root_frames))
+        self.feet = [_foot(prepared_reach(self.legs, k, i), i, self.marks[k]) for k, i in enumerate(raised)]
         planted = plant(self.feet, self.settings.rules, fps=self.fps, lower_hips=bool(self.settings.hips_bone))
         self.planting = planted
         adjusted = []
-        for k, leg in enumerate(inputs):
+        for k, leg in enumerate(raised):
             root_frames = leg.root_frames.copy()
             root_frames[:, 2, 3] -= planted.drop  # the hips went down, and every leg with them
             adjusted.append(replace(leg, targets=np.ascontiguousarray(planted.goals[:, k]), root_frames=root_frames))
-        if not self.tracks or not planted.drop.any():
+        if not self.tracks or not (planted.drop.any() or earlier.any()):
             return Adjusted(adjusted)
         hips = self.tracks[0]
-        return Adjusted(adjusted, _HipsKeys(hips, planted.drop), {self.settings.armature: {hips.bone}})
+        keys = _HipsKeys(hips, planted.drop, earlier)
+        return Adjusted(adjusted, keys, {self.settings.armature: {hips.bone}})
 
 
 @dataclass(frozen=True)
 class _HipsKeys:
-    """The hips' Location keys that lower them by ``drop`` (F,) in world space on every frame."""
+    """The hips' Location keys that lower them by ``drop`` (F,) in world space on every frame from where they
+    were before an ``earlier`` planting lowered them (F,), and the keys that record the drop."""
 
     hips: BoneTrack
     drop: FloatArray
+    earlier: FloatArray
 
     def __call__(
         self, writers: Mapping[bpy.types.Object, KeyWriter], frames: NDArray[np.int64], span: tuple[float, float]
     ) -> None:
         moves = np.zeros((len(frames), 3))
-        moves[:, 2] = -self.drop
+        moves[:, 2] = self.earlier - self.drop
         locations = self.hips.locations_moving(moves, _rest_turn(self.hips.armature, self.hips.bone))
         writer = writers[self.hips.armature]
         for index in range(3):
             path = f"{bone_path(self.hips.bone)}.location"
             writer.replace(path, index, self.hips.bone, frames, locations[:, index], span)
+        write_hips_drop(writer, self.hips.bone, frames, self.drop, span)
 
 
 def _rest_turn(armature: bpy.types.Object, name: str) -> FloatArray | None:

@@ -63,7 +63,8 @@ def leg_warning(scene: bpy.types.Scene, armature: bpy.types.Object, leg_length: 
         return None
     return (
         f"the legs of '{armature.name}' are {length_text(scene, leg_length)} long in this scene's units (Unit Scale "
-        f"{units.scale_length:g}): is it a clip in centimetres imported at Scale 1? Lengths are reported in "
-        "those units; import it with Scale 0.01, or set the scene's Unit Scale (Scene Properties, Units) to "
-        "0.01 (Plant Feet's own settings are in leg lengths and work either way)"
+        f"{units.scale_length:g}): is it a clip in a unit smaller than the scene's (centimetres; CMU's 5.6 cm) "
+        "imported at Scale 1? Lengths are reported in the scene's units; import it with the Scale that makes its "
+        "unit the scene's (0.01 for centimetres in metres), or set the scene's Unit Scale (Scene Properties, "
+        "Units) to its unit (Plant Feet's own settings are in leg lengths and work either way)"
     )
