@@ -20,6 +20,7 @@ from .contacts import (
     skate,
     split_at,
 )
+from .feet import TOUCH, FootBones, check_foot, foot_bones, side
 from .pins import PIN_AT, PinnedPath, pinned_path, smooth_step
 from .plan import Foot, Planting, PlantRules, plant
 from .reach import HipsDrop, eased_heads, hips_drop, lowered, needed_drop, rate_limited, smooth_drop
@@ -29,19 +30,23 @@ __all__ = [
     "CUT_JUMP",
     "PIN_AT",
     "PLANT_KEYWORDS",
+    "TOUCH",
     "Contact",
     "ContactRules",
     "Foot",
+    "FootBones",
     "HipsDrop",
     "PinnedPath",
     "PlantRules",
     "PlantSettings",
     "Planting",
+    "check_foot",
     "contact_flags",
     "cut_frames",
     "eased_heads",
     "find_contacts",
     "floor_height",
+    "foot_bones",
     "hips_drop",
     "horizontal_speeds",
     "lowered",
@@ -50,6 +55,7 @@ __all__ = [
     "plant",
     "rate_limited",
     "runs",
+    "side",
     "skate",
     "smooth_drop",
     "smooth_step",

@@ -391,3 +391,25 @@ def test_planting_again_lowers_the_hips_from_where_they_were_and_says_so() -> No
     np.testing.assert_allclose(before - twice, again.hips_drop, atol=1e-4)
     assert again.max_hips_drop == pytest.approx(first.max_hips_drop, rel=0.02)
     assert any("an earlier Plant Feet lowered hips 'Hips' by up to" in warning for warning in again.warnings)
+
+
+@pytest.mark.parametrize(
+    ("feet", "message"),
+    [
+        (
+            ["LeftKnee", "RightAnkle"],
+            r"bone 'LeftKnee' is as long as half the leg above it or longer: a shin, .* the foot is probably "
+            r"'LeftAnkle', the bone below it",
+        ),
+        (["LeftAnkle", "RightToe"], r"bone 'RightToe' hangs from a bone .* the foot is probably 'RightAnkle'"),
+        (["LeftAnkle", "LeftWrist"], r"bone 'LeftWrist' never comes near the floor"),
+    ],
+)
+def test_a_bone_that_is_not_the_foot_of_its_leg_is_refused_naming_the_bone_it_probably_meant(
+    feet: list[str], message: str
+) -> None:
+    legs = plant_scenes.import_legs("walk")
+    before = file_digest()
+    with pytest.raises(ValueError, match=message):
+        api.plant_feet(legs.armature, feet)
+    assert file_digest() == before

@@ -14,7 +14,7 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ...planting import Contact, Foot, Planting, PlantSettings, plant, skate
+from ...planting import Contact, Foot, Planting, PlantSettings, check_foot, plant, skate
 from ...solver import FloatArray
 from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, carry_out, read_frames
 from ..rig import KeyWriter, armature_data, bone_path
@@ -143,6 +143,11 @@ class _Planter:
             raised.append(replace(leg, root_frames=root_frames))
         self.feet = [_foot(prepared_reach(self.legs, k, i), i, self.marks[k]) for k, i in enumerate(raised)]
         planted = plant(self.feet, self.settings.rules, fps=self.fps, lower_hips=bool(self.settings.hips_bone))
+        for k, (name, foot) in enumerate(zip(self.settings.feet, self.feet, strict=True)):
+            child, parent = _neighbours(self.settings.armature, name)
+            above = self.legs.chains[k].chain.rest.lengths[:-1]
+            above = above[above > 0] * (foot.reach / float(above.sum()))  # in world units, as the paths
+            check_foot(name, foot.ball, foot.ankle, above, planted.floor, child=child, parent=parent)
         self.planting = planted
         adjusted = []
         for k, leg in enumerate(raised):
@@ -176,6 +181,13 @@ class _HipsKeys:
             path = f"{bone_path(self.hips.bone)}.location"
             writer.replace(path, index, self.hips.bone, frames, locations[:, index], span)
         write_hips_drop(writer, self.hips.bone, frames, self.drop, span)
+
+
+def _neighbours(armature: bpy.types.Object, name: str) -> tuple[str | None, str | None]:
+    """The bone below ``name`` (its child with the most bones below it) and the one above, by name, or None."""
+    bone = armature_data(armature).bones[name]
+    child = max(bone.children, key=lambda c: len(c.children_recursive), default=None)
+    return (None if child is None else child.name), (None if bone.parent is None else bone.parent.name)
 
 
 def _rest_turn(armature: bpy.types.Object, name: str) -> FloatArray | None:
