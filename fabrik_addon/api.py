@@ -226,7 +226,7 @@ def clear(
 
 def plant_feet(
     armature: bpy.types.Object,
-    feet: Sequence[str],
+    feet: Sequence[str] | None = None,
     *,
     chain_length: int = 3,
     frame_start: int | None = None,
@@ -257,8 +257,11 @@ def plant_feet(
     Parameters
     ----------
     armature : bpy.types.Object
-    feet : sequence of str
-        The foot bones: each is the tip of its leg's chain, and its tail (the ball of the foot) is planted.
+    feet : sequence of str, optional
+        The foot bones: each is the tip of its leg's chain, and its tail (the ball of the foot) is planted. By
+        default they are found in the animation: on each leg the highest bone whose tail touches down, left
+        then right (``report.feet`` names them, ``report.found_feet`` is True). A bone that is not a foot (a
+        shin, the toes, a bone that never comes near the floor) is refused, naming the one it probably meant.
     chain_length : int
         Bones in each leg, counted from the foot up as Blender's IK constraint counts them (>= 2; 3 is foot,
         shin and thigh).
@@ -313,7 +316,7 @@ def plant_feet(
 
 def detect_contacts(
     armature: bpy.types.Object,
-    feet: Sequence[str],
+    feet: Sequence[str] | None = None,
     *,
     mark: bool = True,
     chain_length: int = 3,

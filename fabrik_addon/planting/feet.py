@@ -1,8 +1,10 @@
-"""Compute which bones are the feet of a rig given where its bones go: on each leg, the highest bone whose tail
-touches down (its tail the ball of the foot, its head the ankle), left and right.
+"""Compute which bones are the feet of a rig given where its bones go: each leg ends in a bone whose tail rests
+on the floor (the toes, or the foot where it has none), and its foot is the bone below its two long bones (thigh
+and shin), its tail the ball of the foot; left then right. And check that a bone named as a foot is one.
 
 A BVH bone is named after the joint at its head, so a clip's foot is "LeftAnkle", "LeftFoot" or "Foot_L" by
-clip; what a foot does, not its name, finds it. Heights are world heights (+Z up) in scene units.
+clip; what the rig does and how it is built, not its names, find it (names only say which side). Heights are
+world heights (+Z up) in scene units.
 """
 
 from __future__ import annotations
@@ -14,51 +16,81 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-#: A bone's tail touches down where its low height (the 10th percentile of its heights: where it rests, but for
-#: noise) is within this share of the rig's standing height of the floor: 5 cm on a 1.7 m figure, between the
-#: ball of a foot (0-3 cm) and its ankle (7-10 cm).
+#: A leg's last bone rests on the floor: its tail's low height (the 10th percentile of its heights: where it
+#: rests, but for noise) within this share of the rig's standing height of the lowest one's (5 cm on 1.7 m).
 TOUCH = 0.03
+#: On a leg, from where it leaves the other legs, a segment at least this share of its longest is a long bone
+#: (thigh, shin); a foot is a third of a shin.
+_LONG = 0.5
 
 
 @dataclass(frozen=True)
 class FootBones:
-    """The feet found, and what each bone does, for naming the bone a wrong foot probably meant.
+    """The feet found.
 
     Attributes
     ----------
     feet : list of int
-        The feet's bones (indices), left first: on each leg the highest bone whose tail touches down.
-    touches : ndarray of bool, shape (B,)
-        Whether each bone's tail touches down.
-    above_floor : ndarray, shape (B,)
-        How high each bone's tail rests above the floor (scene units).
+        The feet's bones (indices into the bones), left first.
     """
 
     feet: list[int]
-    touches: npt.NDArray[np.bool_]
-    above_floor: npt.NDArray[np.float64]
 
 
-def foot_bones(tails: npt.ArrayLike, heights: npt.ArrayLike, parents: Sequence[int], names: Sequence[str]) -> FootBones:
-    """Compute the feet given each bone's tail on sampled frames (F, B, 3), the rig's top on each of them (F,),
-    each bone's parent (an index, -1 for a root) and name (for its side, ``side``).
+def foot_bones(
+    tails: npt.ArrayLike,
+    heights: npt.ArrayLike,
+    heads_at_rest: npt.ArrayLike,
+    parents: Sequence[int],
+    names: Sequence[str],
+) -> FootBones:
+    """Compute the feet given each bone's tail on sampled frames (F, B, 3), the rig's top on each (F,), each
+    bone's head at rest (B, 3; any space: only distances between heads count), its parent (an index, -1 for a
+    root) and its name (for its side, ``side``; else the side of the rest head's X, Blender's left being +X).
 
-    A bone touches down where its tail rests within ``TOUCH`` of the rig's standing height above the floor (the
-    lowest any tail rests); a foot touches down and its parent does not. Feet on the same side as another foot
-    of lower rest are left out (hands on the floor, a second toe), so a biped gets one each side.
+    The legs end in bones without children whose tails rest on the floor (within ``TOUCH`` of the rig's
+    standing height of the lowest); up each such leg from where it leaves the others, the segments from head to
+    head that are at least half its longest are its long bones, and the foot is the bone whose head ends the
+    last of them. Per side, the foot whose leg rests lowest.
     """
     points = np.asarray(tails, dtype=np.float64)
     rest = np.percentile(points[:, :, 2], 10.0, axis=0)  # (B,)
-    floor = float(rest.min())
+    heads = np.asarray(heads_at_rest, dtype=np.float64)
+    has_children = np.zeros(len(names), dtype=bool)
+    has_children[[p for p in parents if p >= 0]] = True
+    leaves = np.flatnonzero(~has_children)
+    floor = float(rest[leaves].min())
     height = float(np.median(np.asarray(heights, dtype=np.float64))) - floor
-    above = rest - floor
-    touches = above <= TOUCH * max(height, 1e-12)
-    feet = [b for b in range(len(names)) if touches[b] and not (parents[b] >= 0 and touches[parents[b]])]
-    by_side: dict[str, int] = {}
-    for b in sorted(feet, key=lambda b: above[b]):
-        by_side.setdefault(side(names[b]) or f"#{b}", b)
-    ordered = sorted(by_side.items(), key=lambda item: {"left": 0, "right": 1}.get(item[0], 2))
-    return FootBones([b for _, b in ordered], touches, above)
+    down = [int(b) for b in leaves if rest[b] - floor <= TOUCH * max(height, 1e-12)]
+    paths = {b: _path(b, parents) for b in down}
+    shared = set.intersection(*(set(path) for path in paths.values())) if len(paths) > 1 else set()
+    lowest: dict[str, tuple[float, int]] = {}
+    for leaf, path in paths.items():
+        leg = [b for b in path if b not in shared] if shared else path[1:]
+        foot = _below_long_bones(leg, heads, parents)
+        if foot is None:
+            continue
+        where = side(names[foot]) or ("left" if heads[foot, 0] > 0 else "right")
+        if where not in lowest or rest[leaf] < lowest[where][0]:
+            lowest[where] = (float(rest[leaf]), foot)
+    return FootBones([lowest[where][1] for where in ("left", "right") if where in lowest])
+
+
+def _path(bone: int, parents: Sequence[int]) -> list[int]:
+    """The bones from the root down to ``bone``."""
+    path = [bone]
+    while parents[path[-1]] >= 0:
+        path.append(parents[path[-1]])
+    return path[::-1]
+
+
+def _below_long_bones(leg: list[int], heads: npt.NDArray[np.float64], parents: Sequence[int]) -> int | None:
+    """The bone of ``leg`` (bones from its top down) whose head ends its last long segment (head to head)."""
+    segments = [(float(np.linalg.norm(heads[b] - heads[parents[b]])), b) for b in leg if parents[b] >= 0]
+    if not segments:
+        return None
+    longest = max(length for length, _ in segments)
+    return [b for length, b in segments if length >= _LONG * longest][-1]
 
 
 #: Limb words that a one-letter side may lead, as CMU's skeleton names them (``lfoot``, ``rfemur``).

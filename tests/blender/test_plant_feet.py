@@ -413,3 +413,17 @@ def test_a_bone_that_is_not_the_foot_of_its_leg_is_refused_naming_the_bone_it_pr
     with pytest.raises(ValueError, match=message):
         api.plant_feet(legs.armature, feet)
     assert file_digest() == before
+
+
+@pytest.mark.parametrize(("clip", "scale"), [("walk", 1.0), ("hop", 1.0), ("walk_30fps_m", 100.0)])
+def test_feet_left_out_are_found_left_then_right_and_planted_as_if_named(clip: str, scale: float) -> None:
+    armature = mocap.import_clip(clip, scale=scale)
+    found = api.plant_feet(armature)
+    assert found.found_feet
+    assert [foot.foot for foot in found.feet] == ["LeftAnkle", "RightAnkle"]
+    new_file(range(1, 2))
+    armature = mocap.import_clip(clip, scale=scale)
+    assert api.detect_contacts(armature, mark=False) == found.contacts  # feet left out, as planted
+    named = api.plant_feet(armature, ["LeftAnkle", "RightAnkle"])
+    assert not named.found_feet
+    assert found.contacts == named.contacts

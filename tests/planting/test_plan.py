@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabrik_addon.planting import PLANT_KEYWORDS, ContactRules, Foot, PlantRules, PlantSettings, plant
+from fabrik_addon.planting import PLANT_KEYWORDS, ContactRules, Foot, PlantRules, PlantSettings, foot_bones, plant, side
+from fabrik_addon.solver import FloatArray
 
 FPS = 30.0
 
@@ -76,8 +77,9 @@ def test_settings_from_keywords_check_what_they_are_given() -> None:
     assert "contact_height" in PLANT_KEYWORDS
     with pytest.raises(TypeError, match="unknown plant_feet option 'contact_hieght'"):
         PlantSettings.from_keywords("Walk", ["LeftAnkle"], contact_hieght=0.05)
-    with pytest.raises(ValueError, match="feet must name at least one foot bone"):
+    with pytest.raises(ValueError, match=r"feet must name the foot bones \(a list of names; none to find them\)"):
         PlantSettings.from_keywords("Walk", "LeftAnkle")
+    assert PlantSettings.from_keywords("Walk").feet == ()  # found in the animation
     with pytest.raises(ValueError, match="named twice"):
         PlantSettings.from_keywords("Walk", ["LeftAnkle", "LeftAnkle"])
     with pytest.raises(ValueError, match="chain_length"):
@@ -116,3 +118,43 @@ def test_a_cut_in_the_animation_is_never_blended_across() -> None:
     np.testing.assert_allclose(planted.goals[cut:, 0], ball[cut:], atol=1e-12)  # the second take's own pin
     np.testing.assert_allclose(planted.goals[:cut, 0], ball[:cut], atol=1e-12)
     np.testing.assert_array_equal(planted.drop, 0.0)
+
+
+def _biped(toes: bool = True) -> tuple[FloatArray, list[int], list[str], FloatArray]:
+    """A standing biped's bones (heads at rest, parents, names) and its tails on two frames: hips, a spine, and
+    each leg a hip joint, thigh, shin, foot (and toes)."""
+    Point = tuple[float, float, float]
+    heads: dict[str, Point] = {"Hips": (0.0, 0.0, 1.0), "Spine": (0.0, 0.0, 1.0), "Head": (0.0, 0.0, 1.5)}
+    parents: dict[str, str] = {"Hips": "", "Spine": "Hips", "Head": "Spine"}
+    for letter, x in (("L", 0.1), ("R", -0.1)):
+        leg: list[tuple[str, Point]] = [("HipJoint", (0.0, 0.0, 1.0)), ("Thigh", (x, 0.0, 0.95))]
+        leg += [("Shin", (x, 0.0, 0.5)), ("Foot", (x, 0.0, 0.08))] + ([("Toes", (x, -0.12, 0.02))] if toes else [])
+        parent = "Hips"
+        for part, head in leg:
+            heads[f"{part}.{letter}"], parents[f"{part}.{letter}"] = head, parent
+            parent = f"{part}.{letter}"
+    names = list(heads)
+    children = {name: [n for n in names if parents[n] == name] for name in names}
+    tips = {"Head": (0, 0, 1.7), "Toes.L": (0.1, -0.2, 0.0), "Toes.R": (-0.1, -0.2, 0.0)}
+    if not toes:
+        tips = {"Head": (0, 0, 1.7), "Foot.L": (0.1, -0.15, 0.0), "Foot.R": (-0.1, -0.15, 0.0)}
+    tails = [tips.get(n, heads[children[n][-1]] if children[n] else (0, 0, 0)) for n in names]
+    at_rest = np.array([heads[n] for n in names], dtype=float)
+    index = [names.index(parents[n]) if parents[n] else -1 for n in names]  # '' for the root
+    return at_rest, index, names, np.array([tails, tails], dtype=float)
+
+
+@pytest.mark.parametrize("toes", [True, False])
+def test_the_feet_of_a_biped_are_the_bones_below_the_thigh_and_shin_left_then_right(toes: bool) -> None:
+    heads, parents, names, tails = _biped(toes)
+    found = foot_bones(tails, [1.7, 1.7], heads, parents, names)
+    assert [names[b] for b in found.feet] == ["Foot.L", "Foot.R"]
+
+
+def test_a_side_is_read_from_a_bones_name_as_clips_spell_it() -> None:
+    for name in ("LeftAnkle", "foot.L", "CC_Base_L_Foot", "lfoot", "Foot_L", "LeftToeBase", "mixamorig:LeftFoot"):
+        assert side(name) == "left", name
+    for name in ("RightAnkle", "foot.R", "CC_Base_R_Foot", "rtibia", "Foot_R"):
+        assert side(name) == "right", name
+    for name in ("Hips", "lowerback", "Root", "Spine1"):
+        assert side(name) is None, name

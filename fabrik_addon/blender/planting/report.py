@@ -111,6 +111,9 @@ class PlantReport:
     length_unit : (str, float)
         The scene's unit for lengths this small (its Length unit; millimetres or inches where that is Adaptive)
         as its symbol and the scene units in one.
+    found_feet : bool
+        Whether the feet were found in the animation (none were named): on each leg the highest bone whose
+        tail touches down, left then right (``feet`` says which).
     goals : ndarray, shape (F, L, 3)
         Per frame and foot, where its ball should be (world space): on its pin through a contact, its
         animation outside contacts and their blends, between them in the blends; ``off_target`` counts the
@@ -127,6 +130,7 @@ class PlantReport:
     warnings: tuple[str, ...] = ()
     length_unit: tuple[str, float] = ("m", 1.0)
     goals: FloatArray = field(default_factory=lambda: np.empty((0, 0, 3)))
+    found_feet: bool = False
 
     @property
     def contacts(self) -> dict[str, list[tuple[int, int]]]:

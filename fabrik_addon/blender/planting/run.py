@@ -19,6 +19,7 @@ from ...solver import FloatArray
 from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, carry_out, read_frames
 from ..rig import KeyWriter, armature_data, bone_path
 from .feet import plan_legs
+from .find import with_feet
 from .marks import read_hips_drop, read_marks, write_hips_drop, write_marks
 from .report import FootReport, PlantReport, off_target_causes
 from .units import leg_warning, length_text, named_unit
@@ -36,6 +37,7 @@ def plant_feet(
         For settings the scene cannot honour, naming what is wrong; nothing is written then.
     """
     started = time.perf_counter()
+    settings, found_feet = with_feet(settings)
     legs = plan_legs(settings)
     frames = list(legs.frame_range)
     marks = [read_marks(settings.armature, foot, frames) if settings.use_marks else None for foot in settings.feet]
@@ -90,6 +92,7 @@ def plant_feet(
         tuple(warning for warning in warnings if warning is not None),
         named_unit(legs.scene),
         planted.pinned,
+        found_feet,
     )
 
 
@@ -107,6 +110,7 @@ def detect_contacts(
     dict of str to list of (first, last)
         Per foot, its contacts as frames, both included.
     """
+    settings = with_feet(settings)[0]
     legs = plan_legs(settings)
     frames = list(legs.frame_range)
     inputs = read_frames(legs, progress)

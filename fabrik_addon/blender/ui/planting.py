@@ -35,9 +35,7 @@ def _planting_problem(context: bpy.types.Context) -> str | None:
     obj = context.active_object
     if problem is not None or obj is None:
         return problem
-    feet = settings_of(obj).planting.feet
-    if not feet:
-        return "Add the feet to plant in the Plant Feet panel"
+    feet = settings_of(obj).planting.feet  # none: found in the animation
     if any(not foot.bone for foot in feet):
         return "Pick a bone for every foot in the Plant Feet panel (or remove the empty one)"
     return None
@@ -113,6 +111,8 @@ class FABRIK_OT_plant_feet(_PlantOperator):
             f"to {length_text(scene, before)} in a contact, now {length_text(scene, after)}; max error "
             f"{length_text(scene, report.max_error)}"
         ]
+        if report.found_feet:
+            lines.append(f"Found the feet: {', '.join(foot.foot for foot in report.feet)} (add them to name others)")
         if settings.hips_bone:
             bob = " -> ".join(length_text(scene, value) for value in report.hips_bob)
             lines.append(
@@ -194,6 +194,8 @@ class FABRIK_PT_planting(ArmatureSubpanel):
             row = column.row(align=True)
             row.prop_search(foot, "bone", armature.data, "bones", text=f"Foot {index + 1}", icon="BONE_DATA")
             row.operator("fabrik.foot_remove", text="", icon="X").index = index
+        if not planting.feet:
+            column.label(text="Feet: found in the animation", icon="INFO")
         column.operator("fabrik.foot_add", icon="ADD")
         layout.prop(planting, "chain_length")
         layout.prop_search(planting, "hips_bone", armature.data, "bones", icon="BONE_DATA")
