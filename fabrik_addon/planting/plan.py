@@ -40,9 +40,11 @@ class PlantRules:
     hips_speed : float
         Leg lengths per second (> 0): how fast the hips may go down or up when lowered.
     hips_seconds : float
-        Seconds (>= 0): how slowly the hips' drop changes (``reach.smooth_drop``): over about this long it eases
-        in and out, and within it the hips keep their own motion (a walk's bob) rather than going down with each
-        step; 0: the least drop on each frame.
+        Seconds (>= 0): how slowly the hips' drop changes (``reach.smooth_drop``): over about this long, and no
+        less than a stride of the feet (their contacts' median spacing), it eases in and out, and within it the
+        hips keep their own motion (a walk's bob) rather than going down with each step; slower still where
+        that would make the hips bob more than ``MOST_BOB`` times as much as animated. 0: the least drop on each
+        frame.
     soft_reach : float
         Leg lengths (0 to 0.25): a pinned leg eases straight over this distance short of full reach instead of
         snapping straight; with the hips lowered, they go down far enough that no pin comes this near.
@@ -160,6 +162,17 @@ class Planting:
         return float(np.ptp(self.hips_height - self.drop)) if len(self.hips_height) else 0.0
 
 
+#: The most the hips' bob may grow by lowering them (their height's peak to peak, planted over animated): a drop
+#: that changes faster than that allows is made slower (``hips_seconds`` doubled until it is within).
+MOST_BOB = 1.25
+
+
+def _stride(contacts: Sequence[Sequence[Contact]]) -> float:
+    """The feet's stride in frames: the median spacing of each foot's contacts' starts (0 without two)."""
+    spacings = [b[0] - a[0] for found in contacts for a, b in zip(found, found[1:], strict=False)]
+    return float(np.median(spacings)) if spacings else 0.0
+
+
 def plant(feet: Sequence[Foot], rules: PlantRules, *, fps: float, lower_hips: bool) -> Planting:
     """Compute the goals of every foot (see the module's notes) given the feet as animated, the rules, the
     frame rate and whether the hips go down to bring pins within reach."""
@@ -197,8 +210,12 @@ def plant(feet: Sequence[Foot], rules: PlantRules, *, fps: float, lower_hips: bo
     drop = np.zeros(len(ball))
     if lower_hips:
         step = rules.hips_speed * float(reach.mean()) / fps
-        span = rules.hips_seconds * fps
+        span = max(rules.hips_seconds * fps, _stride(contacts)) if rules.hips_seconds > 0 else 0.0
         drop = hips_drop(hips, heads, reach, weights=weights, margin=margin, max_step=step, span_frames=span).drop
+        bob = float(np.ptp(hips[:, :, 2].mean(axis=1)))
+        while span and np.ptp(hips[:, :, 2].mean(axis=1) - drop) > MOST_BOB * bob and span < 2 * len(drop):
+            span *= 2.0  # slower still: a steadier drop keeps the hips' own bob
+            drop = hips_drop(hips, heads, reach, weights=weights, margin=margin, max_step=step, span_frames=span).drop
     height = hips[:, :, 2].mean(axis=1)
     hips = lowered(hips, drop)
     out_of_reach = (weights > 0.0) & (np.linalg.norm(heads - hips, axis=-1) > reach)

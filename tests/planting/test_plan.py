@@ -158,3 +158,21 @@ def test_a_side_is_read_from_a_bones_name_as_clips_spell_it() -> None:
         assert side(name) == "right", name
     for name in ("Hips", "lowerback", "Root", "Spine1"):
         assert side(name) is None, name
+
+
+def test_the_hips_bob_at_most_a_quarter_more_than_animated_however_short_the_need() -> None:
+    """Hips bobbing 2 cm, one pin in the middle of the clip a leg can reach only with them 5 cm lower: the least
+    drop makes them bob 7 cm; the smooth drop, slowed where it must be, at most 2.5 cm, every pin reached."""
+    fps, frames = 30.0, 300
+    t = np.arange(frames) / fps
+    hip = np.column_stack([np.zeros(frames), np.zeros(frames), 0.9 + 0.01 * np.sin(2 * np.pi * t)])
+    ball = np.column_stack([np.zeros(frames), np.zeros(frames), np.zeros(frames)])
+    ball[140:160, 0] = 0.42  # out sideways: needs the hips about 5 cm lower there
+    ankle = ball + [0.0, 0.0, 0.05]
+    foot = Foot(ball, ankle, hip, 0.9, [(140, 159)])
+    least = plant([foot], PlantRules(hips_seconds=0.0, soft_reach=0.0), fps=fps, lower_hips=True)
+    smooth = plant([foot], PlantRules(soft_reach=0.0), fps=fps, lower_hips=True)
+    assert least.bob_after > 2.5 * least.bob_before
+    assert smooth.bob_after <= 1.25 * smooth.bob_before
+    np.testing.assert_array_less(least.drop - 1e-12, smooth.drop)  # at least the need on every frame
+    assert not smooth.out_of_reach.any()
