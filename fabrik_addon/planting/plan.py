@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 from numpy.typing import NDArray
@@ -169,7 +170,7 @@ MOST_BOB = 1.25
 
 def _stride(contacts: Sequence[Sequence[Contact]]) -> float:
     """The feet's stride in frames: the median spacing of each foot's contacts' starts (0 without two)."""
-    spacings = [b[0] - a[0] for found in contacts for a, b in zip(found, found[1:], strict=False)]
+    spacings = [b[0] - a[0] for found in contacts for a, b in pairwise(found)]
     return float(np.median(spacings)) if spacings else 0.0
 
 

@@ -168,7 +168,7 @@ def test_the_hips_bob_at_most_a_quarter_more_than_animated_however_short_the_nee
     hip = np.column_stack([np.zeros(frames), np.zeros(frames), 0.9 + 0.01 * np.sin(2 * np.pi * t)])
     ball = np.column_stack([np.zeros(frames), np.zeros(frames), np.zeros(frames)])
     ball[140:160, 0] = 0.42  # out sideways: needs the hips about 5 cm lower there
-    ankle = ball + [0.0, 0.0, 0.05]
+    ankle = ball + np.array([0.0, 0.0, 0.05])
     foot = Foot(ball, ankle, hip, 0.9, [(140, 159)])
     least = plant([foot], PlantRules(hips_seconds=0.0, soft_reach=0.0), fps=fps, lower_hips=True)
     smooth = plant([foot], PlantRules(soft_reach=0.0), fps=fps, lower_hips=True)
