@@ -77,3 +77,20 @@ def test_a_start_pose_straightening_by_tiny_steps_through_the_old_edge_moves_the
     goals = np.repeat((0.9 * total * aim)[None], len(starts), axis=0)
     moves = _knee_moves(starts, goals)
     assert moves.max() < 1e-3, (moves.max(), int(np.argmax(moves)))
+
+
+def test_a_leg_captured_locked_straight_bends_the_way_it_bent_before_and_after_not_the_way_its_noise_points() -> None:
+    """Frames 10-14 of a leg straight but for float noise (its knee off its line by 1e-5 of its length, in random
+    directions), bent forward before and after, the goal held nearer: every frame's knee goes forward, as Blender's
+    IK keeps the bend a leg had (the noise's direction flipped knees on a Character Creator export of CMU 07_12)."""
+    rng = np.random.default_rng(3)
+    lengths = (0.45, 0.42)
+    poses = [_leg(0.98, lengths) for _ in range(25)]
+    for f in range(10, 15):
+        turn = rng.uniform(0.0, 2.0 * np.pi)  # the noise's side, about the leg's line (-Z)
+        about_z = np.array([[np.cos(turn), -np.sin(turn), 0.0], [np.sin(turn), np.cos(turn), 0.0], [0.0, 0.0, 1.0]])
+        poses[f] = _pose(2e-5, lengths) @ about_z.T
+    starts = np.stack(poses)
+    goals = np.repeat((0.9 * sum(lengths) * np.array([0.0, 0.0, -1.0]))[None], len(starts), axis=0)
+    knees = solve_frames(starts, goals, tolerance=1e-9).joints[:, 1]
+    assert (knees[:, 1] > 0.05).all(), knees[:, 1]  # forward (+Y), the way the leg bends on the other frames

@@ -40,6 +40,9 @@ _UNSTRAIGHTEN_RAD = 0.5
 #: where Blender's IK, deepening the bend they had, flipped none; a rule that switched on at 0.99 (bending into a
 #: whole new arc) made knees jump 2.3-2.6 cm on the frames where it toggled.
 _NEARLY_STRAIGHT = (0.95, 0.99)
+#: A chain's own bend side is sure where its joint farthest off its line is off it by this share of its length
+#: (a knee bent about 2 degrees); less is noise on a limb captured locked straight.
+_SIDE_SURE = 0.01
 
 
 def unbend_starts(starts: FloatArray, goals: FloatArray, lengths: FloatArray, unsolved: NDArray[np.bool_]) -> None:
@@ -142,30 +145,34 @@ def _smooth_step(x: FloatArray) -> FloatArray:
 
 
 def _bend_sides(P: FloatArray) -> FloatArray:
-    """Per frame, the side the chain ``P`` (n+1, 3, m; frames in order) bends to, (3, m): the offset from its
-    line (root to end) of its joint farthest off it; for a chain on its line, the sides of the nearest frames
-    before and after that have one, as unit vectors blended by how near each is (the nearer, the more: a run of
-    straight frames turns from one to the other), made square to its own line; zero where no frame has one."""
+    """Per frame, the side the chain ``P`` (n+1, 3, m; frames in order) bends to, a unit vector (3, m): the
+    direction from its line (root to end) of its joint farthest off it, where that joint is off it by
+    ``_SIDE_SURE`` of the chain's length or more; where it is less (a leg captured locked straight, off its line
+    by float noise in any direction), blended toward the sides of the nearest frames before and after that have
+    a sure one (blended by how near each is: a run of straight frames turns from one to the other), made square
+    to its own line; zero where no frame has a side."""
     root = P[0]
     axis = unit_or(P[-1] - root, FALLBACK_DIRECTION[:, None])
     inner = P[1:-1] - root  # (n-1, 3, m)
     off = inner - dots(inner, axis[None])[:, None] * axis[None]
     frames = np.arange(P.shape[2])
     sides = np.asarray(off[np.argmax(norms(off), axis=0), :, frames].T)  # (3, m)
-    own = ~_collinear(P)
-    if own.all() or not own.any():
-        return np.where(own[None], sides, 0.0)
-    having = np.flatnonzero(own)
-    units = sides[:, having] / norms(sides[:, having])
-    count = np.searchsorted(having, frames)  # frames with a side before each frame
+    size = norms(sides)
+    own = sides / np.where(size > 0.0, size, 1.0)
+    sure = _smooth_step(size / (_SIDE_SURE * norms(np.diff(P, axis=0)).sum(axis=0)))
+    having = np.flatnonzero(sure >= 1.0)
+    if having.size in (0, len(frames)):
+        return np.asarray(own)
+    count = np.searchsorted(having, frames)  # frames with a sure side before each frame
     before, after = np.clip(count - 1, 0, len(having) - 1), np.clip(count, 0, len(having) - 1)
-    # Before the first frame with a side, its side; after the last, the last's; between two, a blend.
+    # Before the first frame with a sure side, its side; after the last, the last's; between two, a blend.
     gap_before, gap_after = np.abs(frames - having[before]), np.abs(having[after] - frames)
     apart = np.maximum(gap_before + gap_after, 1)
     toward_after = np.where(before == after, 0.0, gap_before / apart)
-    borrowed = (1.0 - toward_after) * units[:, before] + toward_after * units[:, after]
+    borrowed = (1.0 - toward_after) * own[:, having[before]] + toward_after * own[:, having[after]]
     borrowed = borrowed - dots(borrowed, axis) * axis  # square to each frame's own line
-    return np.where(own[None], sides, borrowed)
+    mixed = sure * own + (1.0 - sure) * unit_or(borrowed, own)
+    return np.asarray(unit_or(mixed, own))
 
 
 def _bent_toward(P: FloatArray, targets: FloatArray, lengths: FloatArray) -> FloatArray:
