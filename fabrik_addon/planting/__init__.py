@@ -1,7 +1,7 @@
-"""Planting feet, in numpy: when each foot is planted (``contacts``), where its ball goes through each contact
-and its blends (``pins``), how far the hips go down so every pin is within reach and where a leg eases rather
-than snaps straight (``reach``), all of it for a bake's feet at once (``plan``), and the settings value every
-entry point makes (``settings``).
+"""Planting feet, in numpy: when each foot is planted and where the animation cuts (``contacts``), where its ball
+goes through each contact and its blends (``pins``), how far the hips go down so every pin is within reach and
+where a leg eases rather than snaps straight (``reach``), which bones are the feet (``feet``), all of it for a
+bake's feet at once (``plan``), and the settings value every entry point makes (``settings``).
 
 Imports nothing of Blender; positions are world positions in scene units with +Z up, times in seconds,
 thresholds in leg lengths.

@@ -220,6 +220,8 @@ def plant(feet: Sequence[Foot], rules: PlantRules, *, fps: float, lower_hips: bo
     height = hips[:, :, 2].mean(axis=1)
     hips = lowered(hips, drop)
     out_of_reach = (weights > 0.0) & (np.linalg.norm(heads - hips, axis=-1) > reach)
-    eased = eased_heads(hips, heads, reach, margin * weights)
+    # The soft reach fades with the square of the pin's weight: a leg eased short of full reach is bent by about
+    # the square root of the soft distance, so it then straightens in step with the blend, not in its last frame.
+    eased = eased_heads(hips, heads, reach, margin * weights**2)
     goals = np.where((eased != heads).any(axis=-1, keepdims=True), eased + hang, pinned)  # the pins exactly
     return Planting(contacts, goals, pinned, weights, drop, out_of_reach, floor, height)

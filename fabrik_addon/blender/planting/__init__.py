@@ -1,6 +1,7 @@
-"""Planting feet on an armature's animation: the legs checked and their bake planned (``feet``), contacts as keys
-an animator edits (``marks``), Plant Feet and Detect Contacts (``run``) and what they report (``report``), and
-the settings an armature stores for them (``properties``).
+"""Planting feet on an armature's animation: the feet found where none are named (``find``), the frames planted
+(``frames``), the legs checked and their bake planned (``feet``), contacts and the hips' drop as keys (``marks``),
+Plant Feet and Detect Contacts (``run``) and what they report (``report``, lengths in the scene's units:
+``units``), and the settings an armature stores for them (``properties``).
 
 Imports ``bake``, ``rig``, ``compat``, and the planting core's and settings' public names; the operators and
 the API import only the names below.
