@@ -269,10 +269,9 @@ def plant_feet(
         The frames planted, both included; by default the frames the rig's animation has keys on (its Action's
         and NLA strips'), within the scene's frame range (the scene's where its F-curves cycle).
     hips_bone : str, optional
-        A bone above the legs (the pelvis) lowered, with keys on its Location, by the least amount that brings
-        every pin within reach, changing slowly (``hips_seconds``) and by at most ``hips_speed``; by default the
-        hips are left alone and
-        the frames whose pins are out of reach are reported.
+        A bone above the legs (the pelvis) lowered, with keys on its Location, far enough that every pin is
+        within reach, changing slowly (``hips_seconds``) and by at most ``hips_speed``; by default the hips are
+        left alone and the frames whose pins are out of reach are reported.
     use_marks : bool
         Plant the contacts a foot's contact marks say (``detect_contacts``, edited by hand) where it has them.
     contact_height, contact_speed, contact_seconds, contact_gap

@@ -44,8 +44,8 @@ class PlantSettings(Generic[ObjectT]):
         Bones in each leg chain, counted from the foot up as Blender's IK constraint counts them (>= 2: the
         foot and the bones that move it).
     hips_bone : str
-        A bone above every leg that goes down (keyed Location) by the least amount that brings every pin
-        within reach; "" leaves the hips alone.
+        A bone above every leg that goes down (keyed Location) far enough that every pin is within reach,
+        along a slowly changing curve (``PlantRules.hips_seconds``); "" leaves the hips alone.
     frames : FrameRange
         The frames planted (every frame: ``step`` is 1).
     rules : PlantRules

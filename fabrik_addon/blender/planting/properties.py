@@ -39,8 +39,8 @@ class FABRIK_PG_planting(bpy.types.PropertyGroup):
     hips_bone: StringProperty(  # type: ignore[valid-type]
         name="Hips",
         description=(
-            "A bone above every leg (the pelvis), lowered with keys on its Location by the least amount that "
-            "brings every pin within reach; empty: the hips are left alone"
+            "A bone above every leg (the pelvis), lowered with keys on its Location far enough that every pin is "
+            "within reach, along a slowly changing curve; empty: the hips are left alone"
         ),
         override=_OVERRIDABLE,
     )
