@@ -49,6 +49,7 @@ PLANT_LABELS: Mapping[str, str] = {
     "blend_seconds": "Blend",
     "pin_at": "Pin At",
     "hips_speed": "Hips Speed",
+    "hips_seconds": "Hips Smoothing",
     "soft_reach": "Soft Reach",
     "floor": "Floor",
 }

@@ -11,6 +11,8 @@ contacts, the bake, the check) against Blender's constraints and Bake Action.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import time
 from dataclasses import dataclass
@@ -46,21 +48,67 @@ class Legs:
         return [leg.foot for leg in self.legs]
 
     @property
+    def lengths(self) -> FloatArray:
+        """Each leg's length, hip to knee to ankle (scene units), as Plant Feet measures it (head to head)."""
+        return np.asarray(np.linalg.norm(np.diff(self.joints[0, :, :3], axis=1), axis=-1).sum(axis=1))
+
+    @property
     def leg_length(self) -> float:
-        return float(np.mean([mocap.leg_length(self.armature, leg) for leg in self.legs]))
+        return float(self.lengths.mean())
 
     @property
     def tolerance(self) -> float:
         """Plant Feet's tolerance in scene units: ``TOLERANCE`` of the shorter leg."""
-        return TOLERANCE * min(mocap.leg_length(self.armature, leg) for leg in self.legs)
+        return TOLERANCE * float(self.lengths.min())
 
 
 def import_legs(clip: str) -> Legs:
-    """Import ``clip`` and read its legs as animated."""
-    armature = mocap.import_clip(clip)
-    frames = mocap.scene_frames()
-    legs = tuple(mocap.legs(armature)[side] for side in mocap.SIDES)
+    """Import ``clip`` and read its legs as animated: one of ``mocap.CLIPS`` at its frame rate over its frames, or
+    any BVH file as a user imports it, with Blender's default settings (Scale 1, the scene's frame rate kept, one
+    key a frame) into a scene of frames 1-250 at 24 fps, read over the frames Plant Feet plants by default."""
+    if clip in mocap.CLIPS:
+        return import_legs_of(mocap.import_clip(clip))
+    scene().frame_start, scene().frame_end = 1, 250
+    with contextlib.redirect_stdout(io.StringIO()):  # the importer prints its progress
+        bpy.ops.import_anim.bvh(filepath=clip)
+    armature = bpy.context.object
+    assert armature is not None
+    anim = armature.animation_data
+    assert anim is not None
+    assert anim.action is not None
+    keys = anim.action.frame_range
+    return import_legs_of(armature, range(max(1, round(keys[0])), min(250, round(keys[1])) + 1))
+
+
+def import_legs_of(armature: bpy.types.Object, frames: range | None = None) -> Legs:
+    """Read the legs of an imported clip's armature as animated over ``frames`` (the scene's by default): the
+    legs of a known joint naming (``mocap.legs``), or those of the feet Plant Feet finds."""
+    frames = frames or mocap.scene_frames()
+    legs = tuple(_legs(armature))
     return Legs(armature, legs, leg_joints(armature, legs, frames), foot_matrices(armature, legs, frames), frames)
+
+
+def _legs(armature: bpy.types.Object) -> list[mocap.Leg]:
+    """Left and right legs by a known naming, or up from the feet Plant Feet finds (thigh and shin the two bones
+    above the foot, as on a Character Creator rig: CC_Base_L_Thigh, CC_Base_L_Calf, CC_Base_L_Foot)."""
+    try:
+        return [mocap.legs(armature)[side] for side in mocap.SIDES]
+    except ValueError:
+        pass
+    data = armature.data
+    assert isinstance(data, bpy.types.Armature)
+    bones = data.bones
+    feet = list(api.detect_contacts(armature, mark=False))
+    if len(feet) != len(mocap.SIDES):
+        raise ValueError(f"armature '{armature.name}': Plant Feet finds the feet {feet}, not a left and a right one")
+    legs = []
+    for side, foot in zip(mocap.SIDES, feet, strict=True):
+        shin = bones[foot].parent
+        assert shin is not None
+        assert shin.parent is not None
+        toe = max(bones[foot].children, key=lambda c: len(c.children_recursive), default=bones[foot])
+        legs.append(mocap.Leg(side, shin.parent.name, shin.name, foot, toe.name))
+    return legs
 
 
 def leg_joints(armature: bpy.types.Object, legs: tuple[mocap.Leg, ...], frames: range) -> FloatArray:

@@ -14,7 +14,7 @@ from ..solver import DEFAULT_MAX_ITERATIONS
 
 def plant_feet(
     armature: bpy.types.Object,
-    feet: Sequence[str],
+    feet: Sequence[str] | None = None,
     *,
     chain_length: int = 3,
     frame_start: int | None = None,
@@ -28,6 +28,7 @@ def plant_feet(
     blend_seconds: float = 0.15,
     pin_at: str = "middle",
     hips_speed: float = 0.3,
+    hips_seconds: float = 1.0,
     soft_reach: float = 0.01,
     floor: float | None = None,
     tolerance: float = 2e-4,
@@ -45,17 +46,21 @@ def plant_feet(
     Parameters
     ----------
     armature : bpy.types.Object
-    feet : sequence of str
-        The foot bones: each is the tip of its leg's chain, and its tail (the ball of the foot) is planted.
+    feet : sequence of str, optional
+        The foot bones: each is the tip of its leg's chain, and its tail (the ball of the foot) is planted. By
+        default they are found in the animation: on each leg the highest bone whose tail touches down, left
+        then right (``report.feet`` names them, ``report.found_feet`` is True). A bone that is not a foot (a
+        shin, the toes, a bone that never comes near the floor) is refused, naming the one it probably meant.
     chain_length : int
         Bones in each leg, counted from the foot up as Blender's IK constraint counts them (>= 2; 3 is foot,
         shin and thigh).
     frame_start, frame_end : int, optional
-        The frames planted, both included; the scene's frame range by default.
+        The frames planted, both included; by default the frames the rig's animation has keys on (its Action's
+        and NLA strips'), within the scene's frame range (the scene's where its F-curves cycle).
     hips_bone : str, optional
-        A bone above the legs (the pelvis) lowered, with keys on its Location, by the least amount that brings
-        every pin within reach, changing by at most ``hips_speed``; by default the hips are left alone and
-        the frames whose pins are out of reach are reported.
+        A bone above the legs (the pelvis) lowered, with keys on its Location, far enough that every pin is
+        within reach, changing slowly (``hips_seconds``) and by at most ``hips_speed``; by default the hips are
+        left alone and the frames whose pins are out of reach are reported.
     use_marks : bool
         Plant the contacts a foot's contact marks say (``detect_contacts``, edited by hand) where it has them.
     contact_height, contact_speed, contact_seconds, contact_gap
@@ -67,6 +72,9 @@ def plant_feet(
         Where in a contact the ball is pinned: where it is on the contact's middle frame, or its first.
     hips_speed : float
         Per second, the fastest the hips go down or up.
+    hips_seconds : float
+        How slowly the hips' drop changes: over about this long it eases in and out, and within it the hips
+        keep their own motion (a walk's bob); 0: the least drop on each frame.
     soft_reach : float
         A pinned leg eases straight over this distance short of full reach instead of snapping straight;
         lowered hips keep every pin this far inside the reach.
@@ -96,7 +104,7 @@ def plant_feet(
 
 def detect_contacts(
     armature: bpy.types.Object,
-    feet: Sequence[str],
+    feet: Sequence[str] | None = None,
     *,
     mark: bool = True,
     chain_length: int = 3,

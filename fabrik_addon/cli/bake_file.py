@@ -166,9 +166,10 @@ def _plant_job(job: PlantJob, file_name: str) -> PlantResult:
             skate_before=tuple(float(s) for s in foot.skate_before),
             skate_after=tuple(float(s) for s in foot.skate_after),
             out_of_reach_frames=tuple(int(f) for f in foot.out_of_reach_frames),
-            off_target_frames=tuple(int(f) for f in leg.off_target_frames),
+            off_target_frames=foot.off_target_frames,
+            why=tuple(foot.off_target.items()),
         )
-        for foot, leg in zip(report.feet, legs, strict=True)
+        for foot in report.feet
     )
     scene = bpy.context.scene
     assert scene is not None
@@ -180,6 +181,8 @@ def _plant_job(job: PlantJob, file_name: str) -> PlantResult:
         max_hips_drop=report.max_hips_drop,
         metres_per_unit=float(scene.unit_settings.scale_length),
         seconds=float(report.seconds),
+        length_unit=report.length_unit,
+        warnings=report.warnings,
     )
 
 

@@ -82,7 +82,9 @@ KINDS: Mapping[str, Kind] = {
     # planting feet
     "plant_feet": _BONES,
     **dict.fromkeys(("hips_bone", "pin_at"), _TEXT),
-    **dict.fromkeys(("contact_height", "contact_speed", "contact_seconds", "blend_seconds", "hips_speed"), _NUMBER),
+    **dict.fromkeys(
+        ("contact_height", "contact_speed", "contact_seconds", "blend_seconds", "hips_speed", "hips_seconds"), _NUMBER
+    ),
     "floor": _NUMBER,
     "contact_gap": _WHOLE,
     "use_marks": _FLAG,

@@ -11,7 +11,8 @@ The report's schema::
                                "feet": [{"foot": name, "contacts": [[first, last], ...],
                                          "skate_before": [number, ...], "skate_after": [number, ...],
                                          "out_of_reach_frames": [frame, ...],
-                                         "off_target_frames": [frame, ...]}]}],
+                                         "off_target_frames": [frame, ...],
+                                         "off_target": {cause: [frame, ...]}}]}],
                 "targets": [{"armature": name, "targets": {chain: object}, "poles": {chain: object},
                              "frames": [first, last], "seconds": number}]}]}
 
@@ -19,8 +20,9 @@ The report's schema::
 since none of them was saved. ``off_target_frames`` are the frames where Blender's evaluation of the keys puts
 the tip farther from the target than the tolerance, whatever the cause (``unreachable_frames`` among them).
 A planting's lengths are in scene units (``metres_per_unit``, the scene's Unit Scale, turns them into metres);
-its ``off_target_frames`` are those where a ball is farther from its goal than the tolerance, its
-``out_of_reach_frames`` those whose pin the leg could not reach.
+its ``off_target_frames`` are those where a ball is farther from its goal than the tolerance, ``off_target``
+the same by cause ("out of reach", "soft reach", "IK limits", "the scene"), its ``out_of_reach_frames`` those
+whose pin the leg could not reach.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ class ChainResult:
 @dataclass(frozen=True)
 class FootResult:
     """One foot of a planting: its contacts (first and last frames), how far its ball slid in each before and
-    after (scene units), and the frames its pin was out of reach or its ball off its goal."""
+    after (scene units), and the frames its pin was out of reach or its ball off its goal, and why (``why``:
+    (cause, frames) pairs, as ``api.FootReport.off_target``)."""
 
     foot: str
     contacts: tuple[tuple[int, int], ...]
@@ -61,12 +64,14 @@ class FootResult:
     skate_after: tuple[float, ...]
     out_of_reach_frames: tuple[int, ...]
     off_target_frames: tuple[int, ...]
+    why: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
 class PlantResult:
     """Feet planted on one armature; ``frames`` the first and last keyed, lengths in scene units
-    (``metres_per_unit`` of them make a metre, as Blender shows lengths)."""
+    (``metres_per_unit`` of them make a metre, as Blender shows lengths); ``length_unit`` the unit the line
+    gives them in, (symbol, scene units per it), the scene's own; ``warnings`` what may not be what was meant."""
 
     armature: str
     feet: tuple[FootResult, ...]
@@ -75,6 +80,8 @@ class PlantResult:
     max_hips_drop: float
     metres_per_unit: float
     seconds: float
+    length_unit: tuple[str, float] = ("mm", 0.001)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -152,11 +159,13 @@ def _planting_json(planting: PlantResult) -> dict[str, Any]:
             "skate_after": list(f.skate_after),
             "out_of_reach_frames": list(f.out_of_reach_frames),
             "off_target_frames": list(f.off_target_frames),
+            "off_target": {cause: list(frames) for cause, frames in f.why},
         }
         for f in planting.feet
     ]
     entry = {"armature": planting.armature, "frames": list(planting.frames), "max_error": planting.max_error}
     entry |= {"max_hips_drop": planting.max_hips_drop, "metres_per_unit": planting.metres_per_unit}
+    entry |= {"length_unit": list(planting.length_unit), "warnings": list(planting.warnings)}
     return entry | {"seconds": planting.seconds, "feet": feet}
 
 
@@ -169,6 +178,7 @@ def _planting(data: dict[str, Any]) -> PlantResult:
             tuple(float(x) for x in f["skate_after"]),
             tuple(int(x) for x in f["out_of_reach_frames"]),
             tuple(int(x) for x in f["off_target_frames"]),
+            tuple((str(cause), tuple(int(x) for x in frames)) for cause, frames in f["off_target"].items()),
         )
         for f in data["feet"]
     )
@@ -180,6 +190,8 @@ def _planting(data: dict[str, Any]) -> PlantResult:
         max_hips_drop=float(data["max_hips_drop"]),
         metres_per_unit=float(data["metres_per_unit"]),
         seconds=float(data["seconds"]),
+        length_unit=(str(data["length_unit"][0]), float(data["length_unit"][1])),
+        warnings=tuple(str(w) for w in data["warnings"]),
     )
 
 
@@ -257,15 +269,16 @@ def _planted(planting: PlantResult) -> str:
     """What a planting did, in a few words: ``planted LeftFoot, RightFoot: 8 contacts, skate up to 27 -> 0.07
     mm, max error 9.9e-04, hips lowered up to 21 mm, 12 frames out of reach``."""
     feet = planting.feet
-    mm = 1000 * planting.metres_per_unit
-    before = max((s for f in feet for s in f.skate_before), default=0.0) * mm
-    after = max((s for f in feet for s in f.skate_after), default=0.0) * mm
+    unit, per = planting.length_unit
+    before = max((s for f in feet for s in f.skate_before), default=0.0) / per
+    after = max((s for f in feet for s in f.skate_after), default=0.0) / per
     line = f"planted {', '.join(f.foot for f in feet)}: {_count(sum(len(f.contacts) for f in feet), 'contact')}"
-    line += f", skate up to {_mm(before)} -> {_mm(after)} mm, max error {planting.max_error:.1e}"
+    line += f", skate up to {_digits(before)} -> {_digits(after)} {unit}, max error {planting.max_error:.1e}"
     if planting.max_hips_drop > 0:
-        line += f", hips lowered up to {_mm(planting.max_hips_drop * mm)} mm"
+        line += f", hips lowered up to {_digits(planting.max_hips_drop / per)} {unit}"
     line += _missed(sum(len(f.out_of_reach_frames) for f in feet), "out of reach")
-    return line + _missed(sum(len(f.off_target_frames) for f in feet), "off target")
+    line += _missed(sum(len(f.off_target_frames) for f in feet), "off target")
+    return line + "".join(f"; warning: {warning}" for warning in planting.warnings)
 
 
 def _made(made: TargetsResult) -> str:
@@ -275,8 +288,8 @@ def _made(made: TargetsResult) -> str:
     return f"made targets for {_count(len(made.targets), 'chain')} of {made.armature}{poles}, frames {first}-{last}"
 
 
-def _mm(millimetres: float) -> str:
-    return f"{millimetres:.1f}" if millimetres >= 1 else f"{millimetres:.2g}"
+def _digits(value: float) -> str:
+    return f"{value:.1f}" if value >= 1 else f"{value:.2g}"
 
 
 def _count(number: int, thing: str) -> str:

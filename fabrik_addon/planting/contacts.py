@@ -115,6 +115,38 @@ def runs(flags: NDArray[np.bool_], gap: int, shortest: int) -> list[Contact]:
     return [(first, last) for first, last in joined if last - first + 1 >= shortest]
 
 
+#: A point of the body moving farther than this in one frame (leg lengths, and leg lengths a second times the
+#: frame time, the larger) is a cut in the animation: two takes spliced, a loop starting over. A sprint covers
+#: about 11 leg lengths a second.
+CUT_JUMP = (0.5, 15.0)
+
+
+def cut_frames(paths: Sequence[npt.ArrayLike], *, leg_length: float, fps: float) -> list[int]:
+    """Compute the frames where the animation cuts given paths of points of the body (each (F, 3): the hip
+    joints, the balls), the leg's length and the frame rate: the indices ``i`` where some point jumps farther
+    than ``CUT_JUMP`` allows from frame ``i - 1`` to frame ``i``. No contact, blend or pin spans a cut."""
+    most = max(CUT_JUMP[0], CUT_JUMP[1] / fps) * leg_length
+    jumps = np.zeros(0, dtype=bool)
+    for path in paths:
+        points = np.asarray(path, dtype=np.float64)
+        moved = np.linalg.norm(np.diff(points, axis=0), axis=-1) > most
+        jumps = moved if not jumps.size else jumps | moved
+    return [int(i) + 1 for i in np.flatnonzero(jumps)]
+
+
+def split_at(contacts: Sequence[Contact], cuts: Sequence[int]) -> list[Contact]:
+    """``contacts`` (first, last) split where a cut (a frame index starting a new take) falls inside one."""
+    split: list[Contact] = []
+    for first, last in contacts:
+        start = first
+        for cut in cuts:
+            if start < cut <= last:
+                split.append((start, cut - 1))
+                start = cut
+        split.append((start, last))
+    return split
+
+
 def contact_flags(contacts: Sequence[Contact], frames: int) -> NDArray[np.bool_]:
     """Per frame (``frames`` of them), whether it is in one of ``contacts``."""
     flags = np.zeros(frames, dtype=bool)

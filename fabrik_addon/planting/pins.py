@@ -37,10 +37,16 @@ class PinnedPath:
 
 
 def pinned_path(
-    ball: npt.ArrayLike, contacts: Sequence[Contact], *, blend_frames: int, pin_at: str = "middle"
+    ball: npt.ArrayLike,
+    contacts: Sequence[Contact],
+    *,
+    blend_frames: int,
+    pin_at: str = "middle",
+    cuts: Sequence[int] = (),
 ) -> PinnedPath:
     """Compute the ball's goals given its animated positions (F, 3), its contacts (first, last; indices into
-    the rows, in order and apart) and the longest blend in frames (>= 0).
+    the rows, in order and apart, none spanning a cut) and the longest blend in frames (>= 0); ``cuts`` are
+    the frames that start a new take (``contacts.cut_frames``): no blend reaches across one.
 
     Each contact's pin is the animated ball on its middle frame (``pin_at="middle"``) or its first. Before and
     after a contact the goal eases between the animation and the pin over ``blend_frames`` frames at most (and
@@ -60,6 +66,8 @@ def pinned_path(
         pins[c] = animated[(first + last) // 2 if pin_at == "middle" else first]
         before = first if c == 0 else (first - contacts[c - 1][1] - 1) // 2
         after = frames - 1 - last if c == len(contacts) - 1 else (contacts[c + 1][0] - last - 1) // 2
+        before = min([before, *(first - cut for cut in cuts if cut <= first)])
+        after = min([after, *(cut - 1 - last for cut in cuts if cut > last)])
         span_in, span_out = min(blend_frames, before), min(blend_frames, after)
         rows = np.arange(first - span_in, last + span_out + 1)
         ramp = np.ones(len(rows))

@@ -26,8 +26,8 @@ class HipsDrop:
     Attributes
     ----------
     drop : ndarray, shape (F,)
-        Scene units, >= 0: the least lowering that brings every leg's ankle goal within its reach less its
-        soft margin, changing by at most the rate given from one frame to the next.
+        Scene units, >= 0: a lowering that brings every leg's ankle goal within its reach less its soft margin,
+        changing slowly (``smooth_drop``) and by at most the rate given from one frame to the next.
     out_of_reach : ndarray of bool, shape (F, L)
         Where no lowering brings the goal within reach: it is too far out sideways.
     """
@@ -59,6 +59,28 @@ def rate_limited(needed: npt.ArrayLike, max_step: float) -> FloatArray:
     return values
 
 
+def smooth_drop(needed: npt.ArrayLike, span_frames: float) -> FloatArray:
+    """Compute a drop (F,) at or above ``needed`` (F,, >= 0) on every frame that changes slowly: the most any frame
+    within half ``span_frames`` either side needs, averaged with a raised cosine over that half span either side.
+
+    The average of a frame's neighbours within half the span each needing at least what any frame within half the
+    span of them needs is at least what the frame itself needs; the raised cosine makes the curve's slope change
+    gradually, so a walk's drop, which comes and goes with its steps, becomes a steady one that eases in and out
+    over about ``span_frames``. A span under two frames leaves the need as it is.
+    """
+    need = np.asarray(needed, dtype=np.float64)
+    half = int(span_frames // 2)
+    if half < 1 or len(need) < 2:
+        return need.copy()
+    padded = np.concatenate([np.zeros(half), need, np.zeros(half)])
+    most = np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1).max(axis=1)  # (F,)
+    kernel = 0.5 + 0.5 * np.cos(np.pi * np.arange(-half, half + 1) / (half + 1))
+    # At the ends, the frames beyond are the end frame's own: the curve neither falls nor rises past the clip.
+    edged = np.concatenate([np.full(half, most[0]), most, np.full(half, most[-1])])
+    smooth = np.convolve(edged, kernel / kernel.sum(), mode="valid")
+    return np.asarray(np.maximum(smooth, need))  # equal or above already, but for rounding
+
+
 def hips_drop(
     hips: npt.ArrayLike,
     heads: npt.ArrayLike,
@@ -67,6 +89,7 @@ def hips_drop(
     weights: npt.ArrayLike,
     margin: npt.ArrayLike = 0.0,
     max_step: float,
+    span_frames: float = 0.0,
 ) -> HipsDrop:
     """Compute how far to lower the hips on each frame.
 
@@ -85,10 +108,12 @@ def hips_drop(
         Each leg's soft reach: the goal must come this much within reach (times the weight).
     max_step : float
         The largest change of the drop from one frame to the next (scene units, >= 0).
+    span_frames : float
+        How slowly the drop changes (``smooth_drop``): 0 for the least drop each frame needs.
     """
     limit = np.asarray(reach, dtype=np.float64) - np.asarray(margin, dtype=np.float64) * np.asarray(weights)
     needed, out_of_reach = needed_drop(np.asarray(hips, dtype=np.float64), np.asarray(heads, dtype=np.float64), limit)
-    return HipsDrop(rate_limited(needed.max(axis=1), max_step), out_of_reach)
+    return HipsDrop(rate_limited(smooth_drop(needed.max(axis=1), span_frames), max_step), out_of_reach)
 
 
 def lowered(points: npt.ArrayLike, drop: npt.ArrayLike) -> FloatArray:

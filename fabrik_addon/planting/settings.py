@@ -38,14 +38,15 @@ class PlantSettings(Generic[ObjectT]):
     armature : object
         The armature object.
     feet : tuple of str
-        The foot bones (at least one, each once): each is the tip of a leg chain, its tail (the ball of the
-        foot) is what is planted, and it keeps its animated world orientation.
+        The foot bones (each once): each is the tip of a leg chain, its tail (the ball of the foot) is what is
+        planted, and it keeps its animated world orientation; none: found in the animation (on each leg the
+        highest bone whose tail touches down).
     chain_length : int
         Bones in each leg chain, counted from the foot up as Blender's IK constraint counts them (>= 2: the
         foot and the bones that move it).
     hips_bone : str
-        A bone above every leg that goes down (keyed Location) by the least amount that brings every pin
-        within reach; "" leaves the hips alone.
+        A bone above every leg that goes down (keyed Location) far enough that every pin is within reach,
+        along a slowly changing curve (``PlantRules.hips_seconds``); "" leaves the hips alone.
     frames : FrameRange
         The frames planted (every frame: ``step`` is 1).
     rules : PlantRules
@@ -63,7 +64,7 @@ class PlantSettings(Generic[ObjectT]):
     """
 
     armature: ObjectT
-    feet: tuple[str, ...]
+    feet: tuple[str, ...] = ()
     chain_length: int = 3
     hips_bone: str = ""
     frames: FrameRange = field(default_factory=FrameRange)
@@ -75,8 +76,8 @@ class PlantSettings(Generic[ObjectT]):
 
     def __post_init__(self) -> None:
         feet: object = self.feet
-        if not isinstance(feet, tuple) or not feet:
-            raise ValueError(f"feet must name at least one foot bone (a list of names), got {feet!r}")
+        if not isinstance(feet, tuple):
+            raise ValueError(f"feet must name the foot bones (a list of names; none to find them), got {feet!r}")
         if not all(isinstance(foot, str) and foot for foot in feet):
             raise TypeError(f"feet must be bone names (strings), got {list(feet)!r}")
         twice = sorted({foot for foot in feet if feet.count(foot) > 1})
@@ -101,7 +102,9 @@ class PlantSettings(Generic[ObjectT]):
         check_output(self.output, self.action_name)
 
     @classmethod
-    def from_keywords(cls, armature: ObjectT, feet: Sequence[str], **keywords: Any) -> PlantSettings[ObjectT]:
+    def from_keywords(
+        cls, armature: ObjectT, feet: Sequence[str] | None = None, **keywords: Any
+    ) -> PlantSettings[ObjectT]:
         """The settings that ``api.plant_feet(armature, feet, **keywords)`` means (see ``PLANT_KEYWORDS``).
 
         Raises
@@ -119,7 +122,7 @@ class PlantSettings(Generic[ObjectT]):
         hips = keywords.get("hips_bone")
         return cls(
             armature,
-            feet if isinstance(feet, str) else tuple(feet),  # type: ignore[arg-type]  # a string is refused, named
+            () if feet is None else feet if isinstance(feet, str) else tuple(feet),  # type: ignore[arg-type]
             chain_length=keywords.get("chain_length", 3),
             hips_bone="" if hips is None else hips,
             frames=FrameRange(**{name: keywords[k] for k, name in _FRAME_KEYWORDS.items() if k in keywords}),

@@ -190,6 +190,12 @@ function bakeOptions(settings) {
         if (settings.armature === undefined) {
             throw "give the armature whose feet plant_feet names";
         }
+        if (settings.step !== undefined && settings.step !== 1) {
+            throw "plant_feet plants every frame: leave step at 0 (every frame)";
+        }
+        if (settings.method === "ccd") {
+            throw "plant_feet plants with FABRIK: leave method at default (or fabrik)";
+        }
         args.push("--armature", settings.armature, "--plant-feet", settings.plant_feet);
         if (settings.hips !== undefined) {
             args.push("--hips", settings.hips);

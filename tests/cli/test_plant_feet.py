@@ -192,15 +192,22 @@ def test_every_planting_keyword_has_a_kind_a_config_checks() -> None:
 
 
 def foot(name: str, *, out: tuple[int, ...] = (), off: tuple[int, ...] = ()) -> FootResult:
-    return FootResult(name, ((1, 20), (40, 60)), (0.02, 0.03), (0.00007, 0.0001), out, off)
+    why = (("IK limits", off),) if off else ()
+    return FootResult(name, ((1, 20), (40, 60)), (0.02, 0.03), (0.00007, 0.0001), out, off, why)
 
 
-def planting(*feet: FootResult, drop: float = 0.0, metres_per_unit: float = 1.0) -> PlantResult:
-    return PlantResult("Walk", feet, (1, 120), 9.9e-4, drop, metres_per_unit, 0.4)
+def planting(
+    *feet: FootResult,
+    drop: float = 0.0,
+    metres_per_unit: float = 1.0,
+    unit: tuple[str, float] = ("mm", 0.001),
+    warnings: tuple[str, ...] = (),
+) -> PlantResult:
+    return PlantResult("Walk", feet, (1, 120), 9.9e-4, drop, metres_per_unit, 0.4, unit, warnings)
 
 
 def test_a_planting_is_reported_in_json_and_reads_back() -> None:
-    planted = planting(foot("LeftFoot", out=(7, 8)), foot("RightFoot", off=(9,)), drop=0.02)
+    planted = planting(foot("LeftFoot", out=(7, 8)), foot("RightFoot", off=(9,)), drop=0.02, warnings=("long",))
     results = [FileResult("/w.blend", "/w_baked.blend", "ok", None, (), (planted,))]
     data = json.loads(json.dumps(to_json(results)))
     assert data["files"][0]["chains"] == []
@@ -211,6 +218,8 @@ def test_a_planting_is_reported_in_json_and_reads_back() -> None:
         "max_error": 9.9e-4,
         "max_hips_drop": 0.02,
         "metres_per_unit": 1.0,
+        "length_unit": ["mm", 0.001],
+        "warnings": ["long"],
         "seconds": 0.4,
         "feet": [
             {
@@ -220,6 +229,7 @@ def test_a_planting_is_reported_in_json_and_reads_back() -> None:
                 "skate_after": [0.00007, 0.0001],
                 "out_of_reach_frames": [7, 8],
                 "off_target_frames": [],
+                "off_target": {},
             },
             {
                 "foot": "RightFoot",
@@ -228,6 +238,7 @@ def test_a_planting_is_reported_in_json_and_reads_back() -> None:
                 "skate_after": [0.00007, 0.0001],
                 "out_of_reach_frames": [],
                 "off_target_frames": [9],
+                "off_target": {"IK limits": [9]},
             },
         ],
     }
@@ -241,13 +252,18 @@ def test_a_planted_files_line_says_contacts_skate_error_hips_and_frames_missed()
         "[1/2] walk.blend: ok (0.52 s): planted LeftFoot, RightFoot: 4 contacts, skate up to 30.0 -> 0.1 mm, "
         "max error 9.9e-04, hips lowered up to 21.8 mm -> /w/walk_baked.blend"
     )
-    # Lengths as Blender shows them, in the scene's units (a Unit Scale of 0.01: centimetres); frames missed.
-    missed = planting(foot("LeftFoot", out=(3, 4, 5)), foot("RightFoot", off=(8,)), metres_per_unit=0.01)
+    # Lengths in the scene's unit with its name (a Unit Scale of 0.01 and centimetres: one unit is one cm),
+    # frames missed, and what may not be meant.
+    unit = ("cm", 1.0)
+    missed = planting(
+        foot("LeftFoot", out=(3, 4, 5)), foot("RightFoot", off=(8,)), metres_per_unit=0.01, unit=unit, warnings=("w",)
+    )
     chain = ChainResult("Walk", "hand.L", (1, 120), 2e-4, (), (), 0.1)
     both = FileResult("/w/walk.blend", "/w/walk_baked.blend", "ok", None, (chain,), (missed,))
     assert file_done(both, 1.0) == (
         "walk.blend: ok (1.00 s): 1 chain, max error 2.0e-04; planted LeftFoot, RightFoot: 4 contacts, skate up "
-        "to 0.3 -> 0.001 mm, max error 9.9e-04, 3 frames out of reach, 1 frames off target -> /w/walk_baked.blend"
+        "to 0.03 -> 0.0001 cm, max error 9.9e-04, 3 frames out of reach, 1 frames off target; warning: w "
+        "-> /w/walk_baked.blend"
     )
 
 

@@ -188,8 +188,12 @@ test("plant_feet with a chain's or a config's settings, or hips without it, fail
         [{ ...feet, config: "/c.toml" }, /leave out config/],
         [{ folder: "/mocap", plant_feet: "LeftFoot" }, /give the armature whose feet plant_feet names/],
         [{ folder: "/mocap", hips: "Hips", ...chain }, /hips applies to plant_feet/],
+        [{ ...feet, step: 2 }, /plant_feet plants every frame: leave step at 0 \(every frame\)/],
+        [{ ...feet, method: "ccd" }, /plant_feet plants with FABRIK: leave method at default \(or fabrik\)/],
     ];
     for (const [given, message] of cases) throwsMessage(() => compile(given), message);
+    const every = args(compile({ ...feet, step: 1, method: "fabrik" })[0]);  // what the command takes
+    assert.deepEqual(every.slice(-4), ["--step", "1", "--method", "fabrik"]);
 });
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabrik_addon.planting import eased_heads, hips_drop, lowered, needed_drop, rate_limited
+from fabrik_addon.planting import eased_heads, hips_drop, lowered, needed_drop, rate_limited, smooth_drop
 
 
 def test_the_drop_needed_brings_the_goal_exactly_to_the_reach() -> None:
@@ -67,3 +67,30 @@ def test_eased_heads_pull_in_only_near_full_reach_and_only_where_soft() -> None:
     assert -1.0 < eased[1, 0, 2] < -0.9
     assert -1.0 < eased[2, 0, 2] < eased[1, 0, 2] + 1e-12 or eased[2, 0, 2] < eased[1, 0, 2]
     np.testing.assert_array_equal(eased_heads(hips, heads, np.array([1.0]), np.zeros((3, 1))), heads)
+
+
+def test_a_smooth_drop_is_never_short_of_the_need_and_holds_steady_through_steps() -> None:
+    """A walk needs the hips lower twice a stride (0.5 s apart at 30 fps): the smooth drop is at or above the
+    need on every frame, steady through the steps (where the least drop came and went with them) and eases in
+    and out at the walk's ends over about its span."""
+    fps, seconds = 30.0, 10.0
+    t = np.arange(int(seconds * fps)) / fps
+    walking = (t > 2.0) & (t < 8.0)
+    need = np.where(walking, 0.04 * np.maximum(np.sin(2 * np.pi * t / 0.5), 0.0) ** 4, 0.0)
+    drop = smooth_drop(need, fps)  # over a second
+    assert (drop >= need).all()
+    steady = (t > 3.0) & (t < 7.0)
+    assert np.ptp(drop[steady]) < 0.02 * np.ptp(need[steady])
+    assert np.abs(np.diff(drop)).max() < 0.15 * need.max()  # eased: the least drop rises the whole way in a frame
+    assert drop[:20].max() == 0.0
+    assert drop[-20:].max() == 0.0
+    np.testing.assert_array_equal(smooth_drop(need, 1.0), need)  # no span: the need itself
+
+
+def test_a_smooth_drop_covers_any_need() -> None:
+    rng = np.random.default_rng(39)
+    for span in (2.0, 7.0, 30.0, 121.0):
+        need = np.maximum(rng.normal(0, 1, 400), 0.0) * (rng.random(400) < 0.05)
+        drop = smooth_drop(need, span)
+        assert (drop >= need).all()
+        assert drop.max() <= need.max() + 1e-12

@@ -118,3 +118,24 @@ def test_frames_left_at_work_are_laid_out_frames_last() -> None:
     taken = iterate._frames(joints, np.array([1, 4, 5, 9]))
     assert taken.flags.c_contiguous
     np.testing.assert_array_equal(taken, joints[:, :, [1, 4, 5, 9]])
+
+
+def test_two_segments_each_from_its_own_pose_end_where_fabriks_iterations_end() -> None:
+    """Frames of a two-segment chain each from its own pose (an animated leg's) are put in one step where FABRIK
+    iterating from that pose ends: the same knee, to the tolerance of the iterations, and the end on the goal."""
+    rng = np.random.default_rng(39)
+    frames = 200
+    lengths = np.array([0.45, 0.42])
+    directions = rng.normal(size=(frames, 2, 3))
+    directions /= np.linalg.norm(directions, axis=-1, keepdims=True)
+    poses = np.concatenate([np.zeros((frames, 1, 3)), np.cumsum(directions * lengths[None, :, None], axis=1)], axis=1)
+    aims = rng.normal(size=(frames, 3))
+    aims /= np.linalg.norm(aims, axis=1, keepdims=True)
+    goals = aims * rng.uniform(0.04, 0.86, size=(frames, 1))
+    exact = solve_frames(poses, goals, tolerance=1e-6)
+    assert (exact.iterations == 1).all()
+    np.testing.assert_allclose(exact.joints[:, -1], goals, atol=1e-14)
+    for f in range(frames):
+        iterated = solve(poses[f], goals[f], tolerance=1e-12, max_iterations=100_000)
+        np.testing.assert_allclose(exact.joints[f], iterated.joints, atol=1e-9)
+        np.testing.assert_allclose(np.linalg.norm(np.diff(exact.joints[f], axis=0), axis=1), lengths, rtol=1e-12)

@@ -11,6 +11,7 @@ import difflib
 from collections.abc import Collection, Iterable
 
 import bpy
+import numpy as np
 
 from ...setting_names import named
 from ...settings import ChainSettings
@@ -266,3 +267,18 @@ def _other_channels(fcurves: Iterable[bpy.types.FCurve], chain_bones: Collection
     chain = {f"{bone_path(b)}.{p}" for b in chain_bones for p in _CHAIN_CHANNELS}
     others = sorted({fcurve.data_path for fcurve in fcurves if fcurve.data_path not in chain})
     return ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+
+
+def check_soft_reach(settings: ChainSettings[bpy.types.Object], chain: ArmatureChain) -> None:
+    """A soft reach as long as the chain's reach (world units, at rest) or longer cannot be meant: the chain would
+    stop short of every target."""
+    if settings.soft_reach <= 0.0 or settings.use_stretch:
+        return
+    scale = float(np.cbrt(abs(np.linalg.det(np.array(chain.armature.matrix_world.to_3x3())))))
+    reach = float(chain.rest.lengths.sum()) * scale
+    if settings.soft_reach >= reach:
+        raise ValueError(
+            f"{named('soft_reach')} {settings.soft_reach:g} is as long as the chain of '{settings.tip_bone}' reaches "
+            f"({reach:.4g}) or longer: it would stop short of its target on every frame; give the distance short of "
+            f"full reach over which it eases straight, a few percent of its reach ({0.05 * reach:.3g} is 5%)"
+        )

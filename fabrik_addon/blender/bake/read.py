@@ -58,12 +58,16 @@ class BoneTrack:
         the columns (with the bone's and its parents' scale)."""
         return np.asarray(matrices(self.world) @ matrices(self.matrix), dtype=np.float64)
 
-    def locations_moving(self, moves: FloatArray) -> FloatArray:
+    def locations_moving(self, moves: FloatArray, rest_turn: FloatArray | None = None) -> FloatArray:
         """Per frame, the bone's Location (F, 3) that moves its head by ``moves`` (F, 3) in world space from
         where it is: through the linear map from Location to world, what the head hangs from (the armature's
-        world matrix and the bone's posed matrix without its own ``matrix_basis``)."""
+        world matrix and the bone's posed matrix without its own ``matrix_basis``); for a bone whose Location is
+        in its parent's space (Local Location off), without its ``rest_turn`` (3, 3) too, its rest orientation
+        in its parent's (in the armature's, for a root bone)."""
         linear = matrices(self.world)[:, :3, :3] @ matrices(self.matrix)[:, :3, :3]
         hangs = linear @ inverse(matrices(self.basis)[:, :3, :3])
+        if rest_turn is not None:
+            hangs = hangs @ np.linalg.inv(rest_turn)
         location = matrices(self.basis)[:, :3, 3]
         return np.asarray(location + np.einsum("fij,fj->fi", inverse(hangs), moves), dtype=np.float64)
 

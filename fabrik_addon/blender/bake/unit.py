@@ -48,6 +48,7 @@ from .checks import (
     check_chain_bones,
     check_fabrik,
     check_goals,
+    check_soft_reach,
     check_stretch_inheritance,
 )
 from .conflicts import check_chain_alone, check_goal_independent
@@ -129,6 +130,7 @@ def prepare_chain(
         target, pole = check_goals(settings, armature)
     chain = read_chain(armature, settings.tip_bone, settings.chain_length)
     check_chain_bones(chain)
+    check_soft_reach(settings, chain)
     check_chain_alone(chain, settings.use_stretch, replaced)
     if target is not None:
         check_goal_independent(target, chain, "target", settings.target_bone)

@@ -11,9 +11,11 @@ import bpy
 import numpy as np
 
 from ...planting import PlantSettings
-from ...settings import BakeSettings, ChainSettings, SolverSettings
+from ...setting_names import plant_named
+from ...settings import BakeSettings, ChainSettings, FrameRange, SolverSettings
 from ..bake import BakePlan, check_keys_play, plan
-from ..rig import armature_data, bone_path, chain_bone_names
+from ..rig import animated_paths, armature_data, bone_path, chain_bone_names
+from .frames import keyed_frames
 
 
 def plan_legs(settings: PlantSettings[bpy.types.Object]) -> BakePlan:
@@ -29,8 +31,9 @@ def plan_legs(settings: PlantSettings[bpy.types.Object]) -> BakePlan:
     """
     armature = settings.armature
     armature_data(armature)
-    legs = [chain_bone_names(armature, foot, settings.chain_length) for foot in settings.feet]
-    _check_apart(settings.feet, legs)
+    for foot in settings.feet:
+        chain_bone_names(armature, foot, 1)  # the foot is a bone (or the bones it may mean are named)
+    legs = [_leg(armature, foot, settings.chain_length, settings.feet) for foot in settings.feet]
     for foot, names in zip(settings.feet, legs, strict=True):
         _check_unconstrained(armature, foot, names)
     if settings.hips_bone:
@@ -43,29 +46,57 @@ def plan_legs(settings: PlantSettings[bpy.types.Object]) -> BakePlan:
     scale = float(np.cbrt(abs(np.linalg.det(np.array(armature.matrix_world.to_3x3())))))
     shortest = min(sum(bones[name].length for name in names[:-1]) for names in legs) * scale
     solver = replace(settings.solver, tolerance=settings.rules.tolerance * shortest)
-    return plan(_bake_settings(settings, chains, solver), tips_as_goals=True)
+    frames = keyed_frames(armature, settings.frames)
+    return plan(_bake_settings(settings, chains, solver, frames), tips_as_goals=True)
 
 
 def _bake_settings(
     settings: PlantSettings[bpy.types.Object],
     chains: tuple[ChainSettings[bpy.types.Object], ...] = (),
     solver: SolverSettings | None = None,
+    frames: FrameRange | None = None,
 ) -> BakeSettings[bpy.types.Object]:
     """The bake a planting makes: its legs (``chains``), frames, solver and where the keys go."""
     legs = chains or (ChainSettings(settings.armature, None, settings.feet[0]),)
-    return BakeSettings(legs, settings.frames, solver or settings.solver, settings.action_name, settings.output)
+    solved = solver or settings.solver
+    return BakeSettings(legs, frames or settings.frames, solved, settings.action_name, settings.output)
 
 
-def _check_apart(feet: tuple[str, ...], legs: list[tuple[str, ...]]) -> None:
-    """No two legs share a bone: each is solved alone, its foot turning with its animation."""
-    for i, first in enumerate(legs):
-        for j in range(i + 1, len(legs)):
-            shared = [name for name in first if name in legs[j]]
-            if shared:
-                raise ValueError(
-                    f"the legs of '{feet[i]}' and '{feet[j]}' share bone '{shared[-1]}': make Chain Length short "
-                    "enough that each leg stops below where they meet (3 for a foot, shin and thigh)"
-                )
+def _leg(armature: bpy.types.Object, foot: str, length: int, feet: tuple[str, ...]) -> tuple[str, ...]:
+    """The bones of the leg of ``foot``, ``length`` of them from the foot up (root first), checked: no longer than
+    the bones above the foot, stopping below where it meets another foot's leg, with two bones above the foot
+    that move it (one would keep the ankle on a sphere around its head).
+
+    Raises
+    ------
+    ValueError
+        Naming Leg Length, the longest it may be for this leg, and why.
+    """
+    bones = armature_data(armature).bones
+    up = [bones[foot], *bones[foot].parent_recursive]  # the foot, then up to the root
+    others = {b.name for other in feet if other != foot for b in (bones[other], *bones[other].parent_recursive)}
+    meet = next((k for k, bone in enumerate(up) if bone.name in others), None)
+    longest = len(up) if meet is None else meet
+    why = (
+        f"the bones from '{foot}' up to its root bone '{up[-1].name}'"
+        if meet is None
+        else f"the bones from '{foot}' up to '{up[meet].name}', where its leg meets another foot's"
+    )
+    if length > longest:
+        raise ValueError(
+            f"{plant_named('chain_length')} {length} is longer than the leg of '{foot}' can be: set it to "
+            f"{longest} or less ({why}; 3 is a foot, shin and thigh)"
+        )
+    names = tuple(bone.name for bone in reversed(up[:length]))
+    moving = [name for name in names[:-1] if bones[name].length > 0.0]
+    if len(moving) < 2:
+        have = f"only '{moving[0]}' moves" if moving else "no bone moves"
+        raise ValueError(
+            f"{plant_named('chain_length')} {length} leaves the leg of '{foot}' one bone to bend with: {have} its "
+            "ankle, which keeps it on a sphere and cannot hold the ball on its pins; set it so that the thigh "
+            f"and shin are in the leg (3 for a foot, shin and thigh; at most {longest})"
+        )
+    return names
 
 
 def _check_unconstrained(armature: bpy.types.Object, foot: str, names: tuple[str, ...]) -> None:
@@ -101,8 +132,27 @@ def _check_hips(
                 f"hips bone '{hips}' is not above the leg of '{names[-1]}' (from '{names[0]}'): lowering it would "
                 "not move that leg; name a bone every leg hangs from, as the pelvis"
             )
+    parent = bones[hips].parent
+    if bones[hips].use_connect and parent is not None:
+        raise ValueError(
+            f"hips bone '{hips}' is connected to its parent '{parent.name}' (Bone Properties, Relations: "
+            "Connected), so Blender ignores its Location and keys could not lower it: turn Connected off in Edit "
+            "Mode, or name a bone above it that can move"
+        )
     pose = armature.pose
     assert pose is not None
+    animated = animated_paths(armature)
+    switched = [
+        c.name
+        for c in pose.bones[hips].constraints
+        if any(f"{c.path_from_id()}.{switch}" in animated for switch in ("influence", "mute", "enabled"))
+    ]
+    if switched:
+        raise ValueError(
+            f"hips bone '{hips}' has constraint '{switched[0]}' whose influence or mute is animated or driven: on the "
+            "frames it is on it would override the keys that lower the hips; remove it or its animation, or leave "
+            "the hips out"
+        )
     constraints = [c.name for c in pose.bones[hips].constraints if c.enabled and c.influence > 0.0]
     if constraints:
         raise ValueError(

@@ -2,6 +2,9 @@
 Editor. Each foot's pose bone gets a custom property ``fabrik_contact`` (0 or 1), keyed with constant
 interpolation: 1 from a contact's first frame, 0 from the frame after its last. Detect Contacts writes them;
 Plant Feet plants what they say where a foot has them.
+
+And the hips' drop: Plant Feet keys how far it lowered the hips on the hips' pose bone (``fabrik_hips_drop``,
+scene units), so that planting again starts from the hips as they were before (the drops do not add up).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...planting import Contact, runs
+from ...setting_names import plant_named
 from .. import compat
 from ..rig import KeyWriter
 
@@ -20,14 +24,19 @@ from ..rig import KeyWriter
 MARK = "fabrik_contact"
 
 
-def mark_path(foot: str) -> str:
-    """The data path of a foot's contact marks."""
-    return f'pose.bones["{bpy.utils.escape_identifier(foot)}"]["{MARK}"]'
+#: The custom property of the hips' pose bone whose keys say how far Plant Feet lowered them.
+HIPS_DROP = "fabrik_hips_drop"
 
 
-def marks_fcurve(armature: bpy.types.Object, foot: str) -> bpy.types.FCurve | None:
-    """The F-curve of a foot's contact marks in the armature's active Action, if it has one."""
-    path = mark_path(foot)
+def mark_path(foot: str, name: str = MARK) -> str:
+    """The data path of a foot's contact marks (or of another of these properties of a bone)."""
+    return f'pose.bones["{bpy.utils.escape_identifier(foot)}"]["{name}"]'
+
+
+def marks_fcurve(armature: bpy.types.Object, foot: str, name: str = MARK) -> bpy.types.FCurve | None:
+    """The F-curve of a foot's contact marks (or of ``name`` of the bone) in the armature's active Action, if it
+    has one."""
+    path = mark_path(foot, name)
     return next((f for f in compat.assigned_fcurves(armature) if f.data_path == path and f.array_index == 0), None)
 
 
@@ -36,10 +45,32 @@ def read_marks(armature: bpy.types.Object, foot: str, frames: Sequence[int]) -> 
     the marks are above one half, joined where they touch); None where the foot has no marks (or they are
     muted)."""
     fcurve = marks_fcurve(armature, foot)
+    if fcurve is None:
+        _check_not_in_strips(armature, foot)
     if fcurve is None or fcurve.mute:
         return None
     down = np.array([fcurve.evaluate(frame) > 0.5 for frame in frames], dtype=bool)
     return runs(down, 0, 1)
+
+
+def _check_not_in_strips(armature: bpy.types.Object, foot: str) -> None:
+    """Marks keyed in an NLA strip's Action (pushed down with the clip) are not read: refuse rather than find
+    contacts again without a word.
+
+    Raises
+    ------
+    ValueError
+        Naming the strip and what to do.
+    """
+    anim, path = armature.animation_data, mark_path(foot)
+    for track in anim.nla_tracks if anim is not None else ():
+        for strip in track.strips:
+            if strip.action is not None and any(f.data_path == path for f in compat.action_fcurves(strip.action)):
+                raise ValueError(
+                    f"the contact marks of '{foot}' are keyed in NLA strip '{strip.name}' (track '{track.name}'), "
+                    "which Plant Feet does not read: edit the strip (Tab in the NLA editor) so its Action is the "
+                    f"active one, or turn off {plant_named('use_marks')} to find the contacts again"
+                )
 
 
 def write_marks(writer: KeyWriter, foot: str, frames: Sequence[int], contacts: Sequence[Contact]) -> None:
@@ -61,3 +92,25 @@ def write_marks(writer: KeyWriter, foot: str, frames: Sequence[int], contacts: S
     values = np.array([keyed[frame] for frame in at.tolist()])
     span = (float(frames[0]), float(frames[-1]))
     writer.replace(mark_path(foot), 0, foot, at, values, span, interpolation="CONSTANT")
+
+
+def read_hips_drop(armature: bpy.types.Object, hips: str, frames: Sequence[int]) -> NDArray[np.float64]:
+    """How far an earlier Plant Feet lowered the hips on each of ``frames`` (scene units), as its keys say;
+    zeros where there are none (or they are muted)."""
+    fcurve = marks_fcurve(armature, hips, HIPS_DROP)
+    if fcurve is None or fcurve.mute:
+        return np.zeros(len(frames))
+    return np.array([fcurve.evaluate(frame) for frame in frames])
+
+
+def write_hips_drop(
+    writer: KeyWriter, hips: str, frames: NDArray[np.int64], drop: NDArray[np.float64], span: tuple[float, float]
+) -> None:
+    """Key how far the hips are lowered on ``frames`` (replacing the keys within ``span``)."""
+    pose = writer.obj.pose
+    assert pose is not None
+    bone = pose.bones[hips]
+    if bone.get(HIPS_DROP) is None:
+        bone[HIPS_DROP] = 0.0
+        writer.on_undo(lambda: bone.pop(HIPS_DROP, None))
+    writer.replace(mark_path(hips, HIPS_DROP), 0, hips, frames, drop, span)

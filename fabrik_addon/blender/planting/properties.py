@@ -39,8 +39,8 @@ class FABRIK_PG_planting(bpy.types.PropertyGroup):
     hips_bone: StringProperty(  # type: ignore[valid-type]
         name="Hips",
         description=(
-            "A bone above every leg (the pelvis), lowered with keys on its Location by the least amount that "
-            "brings every pin within reach; empty: the hips are left alone"
+            "A bone above every leg (the pelvis), lowered with keys on its Location far enough that every pin is "
+            "within reach, along a slowly changing curve; empty: the hips are left alone"
         ),
         override=_OVERRIDABLE,
     )
@@ -112,6 +112,19 @@ class FABRIK_PG_planting(bpy.types.PropertyGroup):
         precision=2,
         override=_OVERRIDABLE,
     )
+    hips_seconds: FloatProperty(  # type: ignore[valid-type]
+        name="Hips Smoothing",
+        description=(
+            "How slowly the hips' drop changes, in seconds: it eases in and out over about this long, and the hips "
+            "keep their own motion (a walk's bob) within it; 0: the least drop on each frame"
+        ),
+        default=_RULES.hips_seconds,
+        min=0.0,
+        soft_max=4.0,
+        precision=2,
+        subtype="TIME_ABSOLUTE",
+        override=_OVERRIDABLE,
+    )
     soft_reach: FloatProperty(  # type: ignore[valid-type]
         name="Soft Reach",
         description=(
@@ -120,6 +133,7 @@ class FABRIK_PG_planting(bpy.types.PropertyGroup):
         ),
         default=_RULES.soft_reach,
         min=0.0,
+        max=0.25,
         soft_max=0.1,
         precision=3,
         override=_OVERRIDABLE,
@@ -153,6 +167,7 @@ def plant_settings(
         blend_seconds=planting.blend_seconds,
         pin_at=planting.pin_at.lower(),
         hips_speed=planting.hips_speed,
+        hips_seconds=planting.hips_seconds,
         soft_reach=planting.soft_reach,
         floor=planting.floor if planting.use_floor else None,
     )

@@ -4,9 +4,11 @@ the time."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...solver import FloatArray
 from ..bake import RigBakeReport
@@ -29,6 +31,15 @@ class FootReport:
         two frames of it), in the animation and as Blender evaluates the keys; scene units.
     out_of_reach_frames : tuple of int
         Frames whose pin the leg could not reach (with the hips lowered, where that was asked).
+    leg_length : float
+        How far the leg's bones above the foot reach, hip to ankle (scene units): the length Plant Feet's
+        settings are measured in.
+    off_target : dict of str to tuple of int
+        Frames where the ball, as Blender evaluates the keys, is farther from its pin (or its animation) than
+        the tolerance, by cause: ``"out of reach"`` (the pin beyond the leg's reach, the hips lowered where
+        asked), ``"soft reach"`` (eased short of a pin near full reach), ``"IK limits"`` (the leg's limits keep
+        it from the pin), ``"the scene"`` (something the bake does not own moves the leg: a constraint, a
+        driver). Empty where the ball is on its goal on every frame.
     """
 
     foot: str
@@ -37,6 +48,41 @@ class FootReport:
     skate_before: tuple[float, ...]
     skate_after: tuple[float, ...]
     out_of_reach_frames: tuple[int, ...]
+    leg_length: float
+    off_target: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    @property
+    def off_target_frames(self) -> tuple[int, ...]:
+        """Every frame where the ball is off its goal, whatever the cause, in order."""
+        return tuple(sorted({frame for frames in self.off_target.values() for frame in frames}))
+
+
+def off_target_causes(
+    frames: Sequence[int],
+    balls: FloatArray,
+    pinned: FloatArray,
+    eased: NDArray[np.bool_],
+    out_of_reach: NDArray[np.bool_],
+    unreachable: Collection[int],
+    *,
+    tolerance: float,
+    limited: bool,
+) -> dict[str, tuple[int, ...]]:
+    """Compute the frames where a ball (F, 3), as Blender evaluates the keys, is farther than ``tolerance`` from
+    where it should be without easing (``pinned``, (F, 3)), by cause (``FootReport.off_target``): the pin out of
+    reach (``out_of_reach``, (F,)), eased by soft reach (``eased``, (F,)), kept from it by the leg's IK limits
+    (frames the solve could not reach, ``unreachable``, where the leg is ``limited``), or the scene."""
+    missed = np.linalg.norm(np.asarray(balls) - np.asarray(pinned), axis=-1) > tolerance * (1.0 + 1e-6)
+    left = missed & ~out_of_reach & ~eased
+    short = left & np.isin(np.asarray(frames), list(unreachable))  # the solve could not reach the goal
+    causes = {
+        "out of reach": (missed & out_of_reach) | (short if not limited else np.zeros_like(short)),
+        "soft reach": missed & eased & ~out_of_reach,
+        "IK limits": short if limited else np.zeros_like(short),
+        "the scene": left & ~short,
+    }
+    found = {cause: tuple(frames[i] for i in np.flatnonzero(where).tolist()) for cause, where in causes.items()}
+    return {cause: where for cause, where in found.items() if where}
 
 
 @dataclass(frozen=True)
@@ -53,18 +99,38 @@ class PlantReport:
         How far the hips went down on each frame planted (scene units; zeros when they were left alone).
     floor : float
         The floor's height the contacts were found against.
+    hips_bob : (float, float)
+        The hips' vertical bob, the peak to peak of their height over the frames planted (the mean of the hip
+        joints'), as animated and once lowered (scene units; the same where the hips were left alone).
     seconds : float
         Wall time of the whole planting.
     bake : RigBakeReport
         The bake of the legs: per leg the frames, the error on each and the evaluated balls (``tips``).
+    warnings : tuple of str
+        What was planted but may not be what was meant (legs implausibly long for the scene's units, say).
+    length_unit : (str, float)
+        The scene's unit for lengths this small (its Length unit; millimetres or inches where that is Adaptive)
+        as its symbol and the scene units in one.
+    found_feet : bool
+        Whether the feet were found in the animation (none were named): on each leg the highest bone whose
+        tail touches down, left then right (``feet`` says which).
+    goals : ndarray, shape (F, L, 3)
+        Per frame and foot, where its ball should be (world space): on its pin through a contact, its
+        animation outside contacts and their blends, between them in the blends; ``off_target`` counts the
+        frames where Blender's evaluation of the keys puts it farther than the tolerance.
     """
 
     feet: tuple[FootReport, ...]
     max_error: float
     hips_drop: FloatArray
     floor: float
+    hips_bob: tuple[float, float]
     seconds: float
     bake: RigBakeReport
+    warnings: tuple[str, ...] = ()
+    length_unit: tuple[str, float] = ("m", 1.0)
+    goals: FloatArray = field(default_factory=lambda: np.empty((0, 0, 3)))
+    found_feet: bool = False
 
     @property
     def contacts(self) -> dict[str, list[tuple[int, int]]]:
@@ -85,6 +151,12 @@ class PlantReport:
     def frames_out_of_reach(self) -> dict[str, tuple[int, ...]]:
         """Per foot, the frames whose pin its leg could not reach."""
         return {foot.foot: foot.out_of_reach_frames for foot in self.feet}
+
+    @property
+    def frames(self) -> tuple[int, int]:
+        """The first and last frame planted."""
+        keyed = self.bake.chains[0].frames
+        return int(keyed[0]), int(keyed[-1])
 
     @property
     def max_hips_drop(self) -> float:

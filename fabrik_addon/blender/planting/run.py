@@ -14,13 +14,15 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ...planting import Contact, Foot, Planting, PlantSettings, plant, skate
+from ...planting import Contact, Foot, Planting, PlantSettings, check_foot, plant, skate
 from ...solver import FloatArray
 from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, carry_out, read_frames
-from ..rig import KeyWriter, bone_path
+from ..rig import KeyWriter, armature_data, bone_path
 from .feet import plan_legs
-from .marks import read_marks, write_marks
-from .report import FootReport, PlantReport
+from .find import with_feet
+from .marks import read_hips_drop, read_marks, write_hips_drop, write_marks
+from .report import FootReport, PlantReport, off_target_causes
+from .units import leg_warning, length_text, named_unit
 
 
 def plant_feet(
@@ -35,6 +37,7 @@ def plant_feet(
         For settings the scene cannot honour, naming what is wrong; nothing is written then.
     """
     started = time.perf_counter()
+    settings, found_feet = with_feet(settings)
     legs = plan_legs(settings)
     frames = list(legs.frame_range)
     marks = [read_marks(settings.armature, foot, frames) if settings.use_marks else None for foot in settings.feet]
@@ -43,6 +46,7 @@ def plant_feet(
         planter.tracks.append(BoneTrack.empty(settings.armature, settings.hips_bone, len(frames)))
         location = f"{bone_path(settings.hips_bone)}.location"
         planter.channels[settings.armature] = {(location, index) for index in range(3)}
+        planter.earlier = read_hips_drop(settings.armature, settings.hips_bone, frames)
     baked = carry_out(legs, progress, adjust=planter)
     assert planter.planting is not None, "the bake calls the planter between reading and solving"
     planted, feet = planter.planting, planter.feet
@@ -57,10 +61,40 @@ def plant_feet(
                 skate_before=tuple(skate(foot.ball, contact) for contact in found),
                 skate_after=tuple(skate(chain.tips, contact) for contact in found),
                 out_of_reach_frames=tuple(frames[i] for i in np.flatnonzero(planted.out_of_reach[:, k]).tolist()),
+                leg_length=foot.reach,
+                off_target=off_target_causes(
+                    frames,
+                    chain.tips,
+                    planted.pinned[:, k],
+                    (planted.goals[:, k] != planted.pinned[:, k]).any(axis=-1),
+                    planted.out_of_reach[:, k],
+                    chain.unreachable_frames,
+                    tolerance=legs.settings.solver.tolerance,
+                    limited=legs.chains[k].chain.limits.any,
+                ),
             )
         )
+    warnings = [leg_warning(legs.scene, settings.armature, float(np.mean([foot.reach for foot in feet])))]
+    if planter.earlier is not None and planter.earlier.any():
+        warnings.append(
+            f"an earlier Plant Feet lowered hips '{settings.hips_bone}' by up to "
+            f"{length_text(legs.scene, float(planter.earlier.max()))}: this one lowered them from where they were "
+            "before it (the drops do not add up), but started from the legs as that one planted them, so the balls' "
+            "blends into and out of contacts eased again (nearer their pins, the hips lower to reach them); to plant "
+            "the animation as captured, undo the earlier planting first"
+        )
     return PlantReport(
-        tuple(reports), baked.max_error, planted.drop, planted.floor, time.perf_counter() - started, baked
+        tuple(reports),
+        baked.max_error,
+        planted.drop,
+        planted.floor,
+        (planted.bob_before, planted.bob_after),
+        time.perf_counter() - started,
+        baked,
+        tuple(warning for warning in warnings if warning is not None),
+        named_unit(legs.scene),
+        planted.pinned,
+        found_feet,
     )
 
 
@@ -78,6 +112,7 @@ def detect_contacts(
     dict of str to list of (first, last)
         Per foot, its contacts as frames, both included.
     """
+    settings = with_feet(settings)[0]
     legs = plan_legs(settings)
     frames = list(legs.frame_range)
     inputs = read_frames(legs, progress)
@@ -103,37 +138,72 @@ class _Planter:
     channels: dict[bpy.types.Object, set[tuple[str, int]]] = field(default_factory=dict)
     planting: Planting | None = None
     feet: list[Foot] = field(default_factory=list)
+    #: How far an earlier planting lowered the hips on each frame: they start from where they were before it.
+    earlier: FloatArray | None = None
 
     def __call__(self, inputs: list[Inputs], frames: NDArray[np.int64]) -> Adjusted:
-        self.feet = [_foot(prepared_reach(self.legs, k, i), i, self.marks[k]) for k, i in enumerate(inputs)]
+        earlier = np.zeros(len(frames)) if self.earlier is None else self.earlier
+        raised = []
+        for leg in inputs:
+            root_frames = leg.root_frames.copy()
+            root_frames[:, 2, 3] += earlier  # every leg where it hung before an earlier planting lowered the hips
+            raised.append(replace(leg, root_frames=root_frames))
+        self.feet = [_foot(prepared_reach(self.legs, k, i), i, self.marks[k]) for k, i in enumerate(raised)]
         planted = plant(self.feet, self.settings.rules, fps=self.fps, lower_hips=bool(self.settings.hips_bone))
+        for k, (name, foot) in enumerate(zip(self.settings.feet, self.feet, strict=True)):
+            child, parent = _neighbours(self.settings.armature, name)
+            above = self.legs.chains[k].chain.rest.lengths[:-1]
+            above = above[above > 0] * (foot.reach / float(above.sum()))  # in world units, as the paths
+            check_foot(name, foot.ball, foot.ankle, above, planted.floor, child=child, parent=parent)
         self.planting = planted
         adjusted = []
-        for k, leg in enumerate(inputs):
+        for k, leg in enumerate(raised):
             root_frames = leg.root_frames.copy()
             root_frames[:, 2, 3] -= planted.drop  # the hips went down, and every leg with them
             adjusted.append(replace(leg, targets=np.ascontiguousarray(planted.goals[:, k]), root_frames=root_frames))
-        if not self.tracks or not planted.drop.any():
+        if not self.tracks or not (planted.drop.any() or earlier.any()):
             return Adjusted(adjusted)
         hips = self.tracks[0]
-        return Adjusted(adjusted, _HipsKeys(hips, planted.drop), {self.settings.armature: {hips.bone}})
+        keys = _HipsKeys(hips, planted.drop, earlier)
+        return Adjusted(adjusted, keys, {self.settings.armature: {hips.bone}})
 
 
 @dataclass(frozen=True)
 class _HipsKeys:
-    """The hips' Location keys that lower them by ``drop`` (F,) in world space on every frame."""
+    """The hips' Location keys that lower them by ``drop`` (F,) in world space on every frame from where they
+    were before an ``earlier`` planting lowered them (F,), and the keys that record the drop."""
 
     hips: BoneTrack
     drop: FloatArray
+    earlier: FloatArray
 
     def __call__(
         self, writers: Mapping[bpy.types.Object, KeyWriter], frames: NDArray[np.int64], span: tuple[float, float]
     ) -> None:
         moves = np.zeros((len(frames), 3))
-        moves[:, 2] = -self.drop
-        locations = self.hips.locations_moving(moves)
+        moves[:, 2] = self.earlier - self.drop
+        locations = self.hips.locations_moving(moves, _rest_turn(self.hips.armature, self.hips.bone))
+        writer = writers[self.hips.armature]
         path = f"{bone_path(self.hips.bone)}.location"
-        writers[self.hips.armature].replace_channels(path, range(3), self.hips.bone, frames, locations, span)
+        writer.replace_channels(path, range(3), self.hips.bone, frames, locations, span)
+        write_hips_drop(writer, self.hips.bone, frames, self.drop, span)
+
+
+def _neighbours(armature: bpy.types.Object, name: str) -> tuple[str | None, str | None]:
+    """The bone below ``name`` (its child with the most bones below it) and the one above, by name, or None."""
+    bone = armature_data(armature).bones[name]
+    child = max(bone.children, key=lambda c: len(c.children_recursive), default=None)
+    return (None if child is None else child.name), (None if bone.parent is None else bone.parent.name)
+
+
+def _rest_turn(armature: bpy.types.Object, name: str) -> FloatArray | None:
+    """For a bone whose Location is in its parent's space (Local Location off), its rest orientation in its
+    parent's (3, 3); None for one whose Location is in its own (``BoneTrack.locations_moving``)."""
+    bone = armature_data(armature).bones[name]
+    if bone.use_local_location:
+        return None
+    rest = np.array(bone.matrix_local.to_3x3())
+    return rest if bone.parent is None else np.linalg.inv(np.array(bone.parent.matrix_local.to_3x3())) @ rest
 
 
 def prepared_reach(legs: BakePlan, k: int, inputs: Inputs) -> float:

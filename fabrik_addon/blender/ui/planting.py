@@ -1,6 +1,7 @@
 """Plant Feet in the sidebar: the feet to plant (each a bone), the hips, when a foot counts as planted and how it
 is held; Detect Contacts (marks each foot's contacts as keys to check and edit) and Plant Feet, each one undo
-step, over the armature's frames (the Frames panel's range, every frame)."""
+step, over the armature's frames (the Frames panel's custom range, else the frames the rig has keys on within
+the scene's), every frame."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ import bpy
 from bpy.props import IntProperty
 
 from ...planting import PlantSettings
+from ...settings import FrameRange
 from ..live import LEAVE_FIRST, LIVE
-from ..planting import detect_contacts, plant_feet, plant_settings
+from ..planting import detect_contacts, length_text, plant_feet, plant_settings
 from ..properties import frame_range, output_of, settings_of, solver_settings
-from .messages import length_text, sentence
+from .messages import sentence
 from .operators import ArmatureOperator, armature_problem, progress_bar
 from .panel import ArmatureSubpanel
 
@@ -34,9 +36,7 @@ def _planting_problem(context: bpy.types.Context) -> str | None:
     obj = context.active_object
     if problem is not None or obj is None:
         return problem
-    feet = settings_of(obj).planting.feet
-    if not feet:
-        return "Add the feet to plant in the Plant Feet panel"
+    feet = settings_of(obj).planting.feet  # none: found in the animation
     if any(not foot.bone for foot in feet):
         return "Pick a bone for every foot in the Plant Feet panel (or remove the empty one)"
     return None
@@ -55,15 +55,11 @@ class _PlantOperator(ArmatureOperator):
         assert armature is not None
         assert context.scene is not None
         try:
-            settings = replace(
-                plant_settings(
-                    armature,
-                    settings_of(armature).planting,
-                    frame_range(armature, context.scene),
-                    solver_settings(armature),
-                ),
-                output=output_of(armature),
-            )
+            # The Frames panel's custom range, else the frames the rig has keys on (within the scene's).
+            custom = settings_of(armature).use_custom_range
+            frames = frame_range(armature, context.scene) if custom else FrameRange()
+            planting = plant_settings(armature, settings_of(armature).planting, frames, solver_settings(armature))
+            settings = replace(planting, output=output_of(armature))
             with progress_bar(context) as progress:
                 message = self.act(context, settings, progress)
         except (TypeError, ValueError) as error:
@@ -117,15 +113,36 @@ class FABRIK_OT_plant_feet(_PlantOperator):
             f"to {length_text(scene, before)} in a contact, now {length_text(scene, after)}; max error "
             f"{length_text(scene, report.max_error)}"
         ]
+        if report.found_feet:
+            lines.append(f"Found the feet: {', '.join(foot.foot for foot in report.feet)} (add them to name others)")
         if settings.hips_bone:
-            lines.append(f"Hips '{settings.hips_bone}' lowered by up to {length_text(scene, report.max_hips_drop)}")
+            bob = " -> ".join(length_text(scene, value) for value in report.hips_bob)
+            lines.append(
+                f"Hips '{settings.hips_bone}' lowered by up to {length_text(scene, report.max_hips_drop)} "
+                f"(their bob {bob})"
+            )
         for foot in report.feet:
             source = "marked" if foot.marked else "found"
-            missed = f"; out of reach on {len(foot.out_of_reach_frames)} frames" if foot.out_of_reach_frames else ""
+            missed = "; ".join(f"{cause} on {_frames_text(frames)}" for cause, frames in foot.off_target.items())
+            missed = f"; off its goal: {missed}" if missed else ""
             lines.append(f"{foot.foot}: {len(foot.contacts)} contacts ({source}){missed}")
         if any(foot.out_of_reach_frames for foot in report.feet) and not settings.hips_bone:
             lines.append("Name the Hips bone to lower them where a pin is out of reach")
+        for warning in report.warnings:
+            self.report({"WARNING"}, sentence(warning))
         return "\n".join(lines)
+
+
+def _frames_text(frames: tuple[int, ...]) -> str:
+    """Frames as runs, ``3 frames (20-22)``, the first few runs named."""
+    runs: list[list[int]] = []
+    for frame in frames:
+        if runs and frame == runs[-1][1] + 1:
+            runs[-1][1] = frame
+        else:
+            runs.append([frame, frame])
+    named = ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:4]) + (", ..." if len(runs) > 4 else "")
+    return f"{len(frames)} frame{'s' if len(frames) != 1 else ''} ({named})"
 
 
 class FABRIK_OT_foot_add(ArmatureOperator):
@@ -179,6 +196,8 @@ class FABRIK_PT_planting(ArmatureSubpanel):
             row = column.row(align=True)
             row.prop_search(foot, "bone", armature.data, "bones", text=f"Foot {index + 1}", icon="BONE_DATA")
             row.operator("fabrik.foot_remove", text="", icon="X").index = index
+        if not planting.feet:
+            column.label(text="Feet: found in the animation", icon="INFO")
         column.operator("fabrik.foot_add", icon="ADD")
         layout.prop(planting, "chain_length")
         layout.prop_search(planting, "hips_bone", armature.data, "bones", icon="BONE_DATA")
@@ -200,6 +219,9 @@ class FABRIK_PT_planting(ArmatureSubpanel):
         hips = held.row()
         hips.active = bool(planting.hips_bone)
         hips.prop(planting, "hips_speed")
+        hips = held.row()
+        hips.active = bool(planting.hips_bone)
+        hips.prop(planting, "hips_seconds")
         row = layout.row(align=True)
         row.operator("fabrik.detect_contacts", icon="KEYFRAME")
         row.operator("fabrik.plant_feet", icon="PINNED")

@@ -153,12 +153,13 @@ class _Solve:
             )
             scales = solution.scales if self.stretch else None
             return BonesSolution(solution.rotations, scales, solution.iterations, solution.error)
-        # Each frame from its own pose where there is one per frame, else the one pose (warm starting, if
-        # asked). A bone whose offset is zero adds a joint on top of the one before: left out of the points.
+        # Each frame from its own pose where there is one per frame (or one frame), else the one pose (warm
+        # starting, if asked). A bone whose offset is zero adds a joint on top of the one before: left out of the
+        # points.
         joints = forward_kinematics(rest, start)[0]
         kept = np.concatenate([[True], rest.lengths > 0])
         points = solve_frames(
-            joints[0, kept] if len(start) == 1 else joints[:, kept],
+            joints[0, kept] if len(start) == 1 < len(targets) else joints[:, kept],
             targets,
             tolerance=self.tolerance,
             max_iterations=self.max_iterations,

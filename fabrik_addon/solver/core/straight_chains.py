@@ -31,12 +31,18 @@ from .validate import FloatArray
 _NEAR_FULL_REACH = 0.95
 #: How far a straight chain whose target lies on its own line is bent before solving (radians, whole chain).
 _UNSTRAIGHTEN_RAD = 0.5
-#: A chain this nearly straight (its end this share of its length from its root, or farther) whose target is
-#: nearer is bent first toward the side it bends to; one exactly straight, toward the side the nearest frame's
-#: start pose bends to. FABRIK from a (nearly) straight chain bends it toward wherever the target lies off its
-#: line: captured legs locked straight at a landing (CMU 131_03), the hips lowered, flipped their knees'
-#: bend planes on 3 frames where Blender's IK, deepening the bend they had, flipped none.
-_NEARLY_STRAIGHT = 0.99
+#: Straightness (the end's distance from the root over the chain's length) over which a chain whose target is
+#: nearer than its end is bent deeper toward the side it bends to, by a share of the turn that rises from none at
+#: the first to all of it at the second with a smooth step; the turn itself grows from nothing as the target comes
+#: nearer than the end. So the start (and where FABRIK takes the knee) moves continuously with the goal and the
+#: animation. FABRIK from a (nearly) straight chain bends it toward wherever the target lies off its line: captured
+#: legs locked straight at a landing (CMU 131_03), the hips lowered, flipped their knees' bend planes on 3 frames
+#: where Blender's IK, deepening the bend they had, flipped none; a rule that switched on at 0.99 (bending into a
+#: whole new arc) made knees jump 2.3-2.6 cm on the frames where it toggled.
+_NEARLY_STRAIGHT = (0.95, 0.99)
+#: A chain's own bend side is sure where its joint farthest off its line is off it by this share of its length
+#: (a knee bent about 2 degrees); less is noise on a limb captured locked straight.
+_SIDE_SURE = 0.01
 
 
 def unbend_starts(starts: FloatArray, goals: FloatArray, lengths: FloatArray, unsolved: NDArray[np.bool_]) -> None:
@@ -70,7 +76,7 @@ def may_bend(start: FloatArray, goal: FloatArray, lengths: FloatArray) -> bool:
     tx, ty, tz = gx - rx, gy - ry, gz - rz
     distance = math.sqrt(tx * tx + ty * ty + tz * tz)
     margin = 1.0 - 1e-9
-    if not (reach < _NEARLY_STRAIGHT * length * margin and distance < _NEAR_FULL_REACH * length * margin):
+    if not (reach < _NEARLY_STRAIGHT[0] * length * margin and distance < _NEAR_FULL_REACH * length * margin):
         return True
     if not reach > 1e-200:  # no line from the root to the end to measure from
         return True
@@ -91,45 +97,82 @@ def _deepened(
     P: FloatArray, targets: FloatArray, lengths: FloatArray, unsolved: NDArray[np.bool_]
 ) -> NDArray[np.bool_]:
     """Bend in place the ``unsolved`` chains of ``P`` (n+1, 3, m; frames in order) that are nearly straight
-    (see ``_NEARLY_STRAIGHT``) with their targets (3, m) nearer their roots than their ends, toward the side
-    they bend to (``_bend_sides``), into the arc whose chord is the distance to the target; return which."""
+    (``_NEARLY_STRAIGHT``) with their targets (3, m) nearer their roots than their ends, deeper toward the side
+    they bend to (``_bend_sides``): segment ``i`` of ``n`` turned toward it by ``(i + 1) / n`` of the turn that
+    takes an arc of the chain's length from a chord as long as the chain's reach to one as long as the distance
+    to the target (``bend``'s arc), times the share the straightness gives; return which frames moved."""
     chosen = np.zeros(P.shape[2], dtype=bool)
     if lengths.size < 2 or not unsolved.any():
         return chosen
-    root = P[0]
+    root, total = P[0], float(lengths.sum())
     reach = norms(P[-1] - root)
-    chosen = unsolved & (reach >= _NEARLY_STRAIGHT * float(lengths.sum())) & (norms(targets - root) < reach)
+    distance = norms(targets - root)
+    low, high = _NEARLY_STRAIGHT
+    share = _smooth_step((reach / total - low) / (high - low))
+    chosen = unsolved & (share > 0.0) & (distance < reach)
     if not chosen.any():
         return chosen
     sides = _bend_sides(P)
     chosen &= norms(sides) > 0.0
     picked = np.flatnonzero(chosen)
     if picked.size:
-        ratio = norms(targets[:, picked] - root[:, picked]) / float(lengths.sum())
-        P[:, :, picked] = bend(P[:, :, picked], arc_angle(ratio), unit_or(sides[:, picked], sides[:, picked]))
+        ratio = np.minimum(reach[picked] / total, 1.0)
+        turn = share[picked] * (arc_angle(distance[picked] / total) - arc_angle(ratio))
+        P[:, :, picked] = _turned_toward(P[:, :, picked], np.maximum(turn, 0.0), sides[:, picked])
     return chosen
 
 
+def _turned_toward(P: FloatArray, turn: FloatArray, sides: FloatArray) -> FloatArray:
+    """Chains ``P`` (n+1, 3, k) with segment ``i`` of ``n`` turned by ``turn * (i + 1) / n`` (radians, (k,)) about
+    the axis square to their line (root to end) and to ``sides`` (3, k), the way that takes the line toward the
+    side: each chain bent further the way it bends, as ``bend`` bends a straight one."""
+    root = P[0]
+    line = unit_or(P[-1] - root, FALLBACK_DIRECTION[:, None])
+    side = sides - dots(sides, line) * line
+    axis = unit_or(cross(line, side, axis=0), perpendicular(line))
+    segments = np.diff(P, axis=0)  # (n, 3, k)
+    angles = turn[None] * (np.arange(1, len(segments) + 1) / len(segments))[:, None]  # (n, k)
+    cos, sin = np.cos(angles)[:, None], np.sin(angles)[:, None]
+    along = dots(segments, axis[None])[:, None] * axis[None]
+    turned = segments * cos + cross(axis[None], segments, axis=1) * sin + along * (1 - cos)
+    return np.concatenate([P[:1], root[None] + np.cumsum(turned, axis=0)])
+
+
+def _smooth_step(x: FloatArray) -> FloatArray:
+    """3 x^2 - 2 x^3 of ``x`` clipped to [0, 1]: from 0 to 1 with a slope of 0 at both ends."""
+    t = np.clip(x, 0.0, 1.0)
+    return np.asarray(t * t * (3.0 - 2.0 * t))
+
+
 def _bend_sides(P: FloatArray) -> FloatArray:
-    """Per frame, the side the chain ``P`` (n+1, 3, m; frames in order) bends to, (3, m): the offset from its
-    line (root to end) of its joint farthest off it; for a chain on its line, the nearest frame's side made
-    square to its own line; zero where no frame has one."""
+    """Per frame, the side the chain ``P`` (n+1, 3, m; frames in order) bends to, a unit vector (3, m): the
+    direction from its line (root to end) of its joint farthest off it, where that joint is off it by
+    ``_SIDE_SURE`` of the chain's length or more; where it is less (a leg captured locked straight, off its line
+    by float noise in any direction), blended toward the sides of the nearest frames before and after that have
+    a sure one (blended by how near each is: a run of straight frames turns from one to the other), made square
+    to its own line; zero where no frame has a side."""
     root = P[0]
     axis = unit_or(P[-1] - root, FALLBACK_DIRECTION[:, None])
     inner = P[1:-1] - root  # (n-1, 3, m)
     off = inner - dots(inner, axis[None])[:, None] * axis[None]
     frames = np.arange(P.shape[2])
     sides = np.asarray(off[np.argmax(norms(off), axis=0), :, frames].T)  # (3, m)
-    own = ~_collinear(P)
-    if own.all() or not own.any():
-        return np.where(own[None], sides, 0.0)
-    having = np.flatnonzero(own)
-    after = np.clip(np.searchsorted(having, frames), 0, len(having) - 1)
-    before = np.clip(after - 1, 0, len(having) - 1)
-    nearer_before = np.abs(having[before] - frames) <= np.abs(having[after] - frames)
-    borrowed = sides[:, np.where(nearer_before, having[before], having[after])]
+    size = norms(sides)
+    own = sides / np.where(size > 0.0, size, 1.0)
+    sure = _smooth_step(size / (_SIDE_SURE * norms(np.diff(P, axis=0)).sum(axis=0)))
+    having = np.flatnonzero(sure >= 1.0)
+    if having.size in (0, len(frames)):
+        return np.asarray(own)
+    count = np.searchsorted(having, frames)  # frames with a sure side before each frame
+    before, after = np.clip(count - 1, 0, len(having) - 1), np.clip(count, 0, len(having) - 1)
+    # Before the first frame with a sure side, its side; after the last, the last's; between two, a blend.
+    gap_before, gap_after = np.abs(frames - having[before]), np.abs(having[after] - frames)
+    apart = np.maximum(gap_before + gap_after, 1)
+    toward_after = np.where(before == after, 0.0, gap_before / apart)
+    borrowed = (1.0 - toward_after) * own[:, having[before]] + toward_after * own[:, having[after]]
     borrowed = borrowed - dots(borrowed, axis) * axis  # square to each frame's own line
-    return np.where(own[None], sides, borrowed)
+    mixed = sure * own + (1.0 - sure) * unit_or(borrowed, own)
+    return np.asarray(unit_or(mixed, own))
 
 
 def _bent_toward(P: FloatArray, targets: FloatArray, lengths: FloatArray) -> FloatArray:

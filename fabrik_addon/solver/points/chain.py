@@ -31,6 +31,7 @@ from .ccd import ccd_iteration
 from .fabrik import fabrik_iteration, plain_iteration
 from .history import START, Recorder, point_stages
 from .iterate import Iteration, iterate
+from .two_bones import two_bone_step
 from .warm_start import solve_warm
 
 #: The algorithms on points, by name: each is one iteration the loop (``iterate``) repeats.
@@ -177,7 +178,8 @@ def solve_frames(
     joints : array-like, shape (n+1, 3) or (F, n+1, 3)
         The chain's start pose, root first, the root staying there on every frame; or each frame's own start
         pose (its root staying where that pose has it), every frame then solved from its own, as with
-        ``warm_start=False``. Not modified.
+        ``warm_start=False``, and a chain of two segments solved with FABRIK put where its iterations end in
+        one step (``two_bones``: an animated leg's or arm's frames). Not modified.
     targets : array-like, shape (F, 3)
         The end effector's target on each frame.
     tolerance, max_iterations, min_improvement, method
@@ -206,8 +208,9 @@ def solve_frames(
     def solve_block(P: FloatArray, aims: FloatArray) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
         return _solve_block(P, lengths, aims, iteration, stopping, accelerate)
 
-    if starts.shape[2] > 1:  # each frame from its own pose
-        P, iterations, error = solve_block(starts, goals)
+    if np.ndim(joints) == 3:  # each frame from its own pose: two segments where FABRIK ends, in one step
+        exact = method == "fabrik" and lengths.size == 2
+        P, iterations, error = _solve_block(starts, lengths, goals, iteration, stopping, accelerate, exact)
     elif warm_start:
         P, iterations, error = solve_warm(starts[:, :, 0], goals, solve_block, stopping.tolerance)
     else:
@@ -294,9 +297,11 @@ def _solve_block(
     iteration: Iteration,
     stopping: Stopping,
     accelerate: bool,
+    two_bones: bool = False,
 ) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
     """Solve frames from the start poses ``P`` (n+1, 3, m): targets out of reach in one step, the rest by
-    iterating (slow frames accelerated if ``accelerate``: FABRIK's, see ``iterate``).
+    iterating (slow frames accelerated if ``accelerate``: FABRIK's, see ``iterate``), or with ``two_bones`` (a
+    chain of two segments solved with FABRIK) put where the iterations end in one step (``two_bone_step``).
     Returns (joints (n+1, 3, m), iterations (m,), error (m,))."""
     root = P[0]
     offsets = targets - root
@@ -321,11 +326,34 @@ def _solve_block(
         if starts.shape[2] > 1 or may_bend(starts, goals, lengths):  # one frame: worked out on plain floats
             unbend_starts(starts, goals, lengths, norms(starts[-1] - goals) > stopping.tolerance)
         plain = plain_iteration if iteration is fabrik_iteration else None
-        solved, solved_iterations, _ = iterate(
-            starts, lengths, goals, iteration, stopping, accelerate=accelerate, plain=plain
-        )
+        if two_bones:
+            solved, solved_iterations = _two_bones(starts, lengths, goals, stopping)
+        else:
+            solved, solved_iterations, _ = iterate(
+                starts, lengths, goals, iteration, stopping, accelerate=accelerate, plain=plain
+            )
         if every:
             result, iterations = solved, solved_iterations
         else:
             result[:, :, free], iterations[free] = solved, solved_iterations
     return result, iterations, norms(result[-1] - targets)
+
+
+def _two_bones(
+    P: FloatArray, lengths: FloatArray, goals: FloatArray, stopping: Stopping
+) -> tuple[FloatArray, NDArray[np.int64]]:
+    """FABRIK on two segments from ``P`` (3, 3, m) toward ``goals`` (3, m) within reach: frames already within the
+    tolerance kept (no iteration), the rest where FABRIK's iterations end in one step (``two_bone_step``), and
+    any whose knee lies on the line to its goal iterated."""
+    waiting = norms(P[-1] - goals) > stopping.tolerance
+    solved, done = two_bone_step(P, lengths, goals)
+    done &= waiting
+    result = np.where(done, solved, P)
+    iterations = np.where(done, 1, 0).astype(np.int64)
+    rest = np.flatnonzero(waiting & ~done)
+    if rest.size:
+        iterated, counts, _ = iterate(
+            np.take(P, rest, axis=2), lengths, goals[:, rest], fabrik_iteration, stopping, accelerate=True
+        )
+        result[:, :, rest], iterations[rest] = iterated, counts
+    return result, iterations

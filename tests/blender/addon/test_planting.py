@@ -62,11 +62,14 @@ def test_a_planting_that_cannot_be_done_is_reported_and_changes_nothing(capsys: 
     assert file_summary() == before
 
 
-def test_without_feet_the_operators_say_what_to_do() -> None:
+def test_without_feet_plant_feet_finds_them_and_says_which_and_a_foot_with_no_bone_is_named() -> None:
     armature = mocap.import_clip("walk")
     activate(armature)
-    with pytest.raises(RuntimeError, match="Add the feet to plant in the Plant Feet panel"):
-        bpy.ops.fabrik.plant_feet()
+    assert (
+        "Feet: found in the animation" in draw_panels(bpy.context, (planting.FABRIK_PT_planting,))["FABRIK_PT_planting"]
+    )
+    assert bpy.ops.fabrik.plant_feet() == {"FINISHED"}
+    assert marks_fcurve(armature, "LeftAnkle") is None  # planted, not marked
     settings_of(armature).planting.feet.add()
     with pytest.raises(RuntimeError, match="Pick a bone for every foot"):
         bpy.ops.fabrik.detect_contacts()
