@@ -22,10 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 
 import bpy
 
 from ...settings import IK_AFTER, BakeSettings, ChainSettings, FrameRange, SolverSettings
+from ..interrupts import put_back
 from ..rig import animated_paths, bone_path
 from .checks import check_armature, joined
 from .conflicts import applies
@@ -289,12 +291,15 @@ def _switched_off(armature: bpy.types.Object, sources: list[IKSource]) -> Iterat
     influences = [c.influence for c in constraints]
     finished = [False]
 
-    def give_back() -> None:
-        for source, constraint, influence in zip(sources, constraints, influences, strict=True):
-            if source.driven_mute:
-                constraint.influence = influence
-            else:
-                constraint.mute = False  # it was on
+    def give_back() -> None:  # all of them, even if Ctrl+C lands meanwhile
+        put_back(
+            [
+                partial(setattr, constraint, "influence", influence)
+                if source.driven_mute
+                else partial(setattr, constraint, "mute", False)  # it was on
+                for source, constraint, influence in zip(sources, constraints, influences, strict=True)
+            ]
+        )
 
     def finish(after: str) -> None:
         finished[0] = True

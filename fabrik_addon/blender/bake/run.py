@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from ...layer import base_values, channel_kind
 from ...settings import BakeSettings
 from ...solver import FloatArray
+from ..interrupts import put_back
 from ..layer import LayerWriter, animated_below, below_the_layer, find_layer
 from ..rig import KeyWriter, Node, PoseSnapshot, animated_paths, bone_path, rotation_property
 from .checks import current_scene
@@ -179,10 +180,13 @@ def carry_out(
                 tips = sample_tips(evaluation, frames, [chain.chain for chain in prepared], checking)
                 timings["check keys"] = time.perf_counter() - clock
         succeeded = True
-    finally:
-        if mode != "sandbox":
-            scene.frame_set(original_frame[0], subframe=original_frame[1])
-        _settle(snapshots, keyed if succeeded else {})
+    finally:  # even if Ctrl+C lands meanwhile
+        put_back(
+            [
+                lambda: _settle(snapshots, keyed if succeeded else {}),
+                lambda: None if mode == "sandbox" else scene.frame_set(original_frame[0], subframe=original_frame[1]),
+            ]
+        )
 
     seconds = time.perf_counter() - started
     actions = {armature: writer.action for armature, writer in writers.items()}

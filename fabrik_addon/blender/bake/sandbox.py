@@ -17,13 +17,15 @@ While a walk reads an armature, Blender evaluates only the animation of the bone
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import bpy
 
 from .. import compat
+from ..interrupts import put_back
 from ..rig import Node, bone_in_path, bone_path, closure
 
 #: The sandbox scene's name (Blender adds a number if a scene of this name exists).
@@ -85,8 +87,10 @@ def evaluating(
     if reason is not None:
         yield Evaluation(scene, f"scene: {reason}")
         return
-    box = bpy.data.scenes.new(SANDBOX_NAME)
+    made: list[Callable[[], None]] = []
     try:
+        box = bpy.data.scenes.new(SANDBOX_NAME)
+        made.append(lambda: bpy.data.scenes.remove(box))
         for name in _TIMING:
             setattr(box.render, name, getattr(scene.render, name))
         for obj in dict.fromkeys(objects):
@@ -94,7 +98,7 @@ def evaluating(
         box.frame_set(scene.frame_current)  # gives the sandbox's view layer its depsgraph
         yield Evaluation(box, "sandbox")
     finally:
-        bpy.data.scenes.remove(box)
+        put_back(made)
 
 
 def why_not_sandboxed(objects: Iterable[bpy.types.Object]) -> str | None:
@@ -139,7 +143,7 @@ def only_what_is_read(evaluation: Evaluation, reads: Iterable[Node]) -> Iterator
     needed: dict[bpy.types.Object, set[str]] = {}
     for node in followed:
         needed.setdefault(node.obj, set()).add(node.bone)
-    muted: list[bpy.types.FCurve] = []
+    unmute: list[Callable[[], None]] = []
     try:
         for armature in dict.fromkeys(node.obj for node in starts if node.bone):
             pose = armature.pose
@@ -150,12 +154,11 @@ def only_what_is_read(evaluation: Evaluation, reads: Iterable[Node]) -> Iterator
                 owner, _, channel = fcurve.data_path.rpartition(".")
                 moving = bone != "" and channel in _MOVING and owner == bone_path(bone)
                 if moving and bone not in needed[armature] and not fcurve.mute:
+                    unmute.append(partial(setattr, fcurve, "mute", False))
                     fcurve.mute = True
-                    muted.append(fcurve)
         yield
     finally:
-        for fcurve in muted:
-            fcurve.mute = False
+        put_back(unmute)
 
 
 def _own_fcurves(armature: bpy.types.Object) -> list[bpy.types.FCurve]:

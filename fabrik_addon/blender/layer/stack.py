@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import bpy
 
 from .. import compat
+from ..interrupts import put_back
 from ..rig import check_playing
 
 #: The layer's track, strip and (with the armature's name before it) Action are named so.
@@ -175,21 +177,20 @@ def below_the_layer(armature: bpy.types.Object, channels: Collection[tuple[str, 
     for them muted, its other channels playing), and nothing above the layer (the tracks above it muted):
     what a layer bake reads its chains from. Everything muted here is unmuted on leaving."""
     layer = find_layer(armature)
-    muted: list[bpy.types.FCurve | bpy.types.NlaTrack] = []
+    unmute: list[Callable[[], None]] = []
     try:
         if layer is not None:
             for fcurve in layer.fcurves():
                 if (fcurve.data_path, fcurve.array_index) in channels and not fcurve.mute:
+                    unmute.append(partial(setattr, fcurve, "mute", False))
                     fcurve.mute = True
-                    muted.append(fcurve)
             for track in layer.tracks_above():
                 if not track.mute:
+                    unmute.append(partial(setattr, track, "mute", False))
                     track.mute = True
-                    muted.append(track)
         yield
     finally:
-        for item in reversed(muted):
-            item.mute = False
+        put_back(unmute)
 
 
 def push_down(armature: bpy.types.Object, undo: Undo) -> bpy.types.Action:

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import compat
+from ..interrupts import put_back
 
 # Every writable keyframe property, by the number of values it has per key and its array type.
 _PAIRS = ("co", "handle_left", "handle_right")
@@ -258,9 +259,8 @@ class KeyWriter:
             self.rollback()
 
     def rollback(self) -> None:
-        """Undo every change this writer made, newest first."""
-        while self._undo:
-            self._undo.pop()()
+        """Undo every change this writer made, newest first (all of them, even if Ctrl+C lands meanwhile)."""
+        put_back(self._undo)
 
 
 def check_unlocked(obj: bpy.types.Object, fcurve: bpy.types.FCurve) -> None:

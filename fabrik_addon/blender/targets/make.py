@@ -23,6 +23,7 @@ from ...solver import FloatArray, matrix_to_quat, sign_continuous
 from ...targets import pole_angle, pole_places
 from ..bake import BoneTrack, check_armature, current_scene, read_bones
 from ..chain_list import chain_lists_read
+from ..interrupts import put_back
 from ..properties import FABRIK_PG_chain, chain_label, enabled_chains, settings_of
 from ..rig import KeyWriter, armature_data, chain_bone_names
 
@@ -233,9 +234,8 @@ class _Making:
     undo: list[Callable[[], None]] = field(default_factory=list)
 
     def rollback(self) -> None:
-        """Take back everything made, newest first."""
-        while self.undo:
-            self.undo.pop()()
+        """Take back everything made, newest first (all of it, even if Ctrl+C lands meanwhile)."""
+        put_back(self.undo)
 
     def make(
         self, chains: list[_Chain], goals: list[tuple[_Goal, ...]], frames: NDArray[np.int64]
