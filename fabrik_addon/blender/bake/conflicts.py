@@ -9,11 +9,14 @@ drivers, of objects and of bones, however indirectly; it would run away from the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
 
 import bpy
 
-from ..rig import ROTATION_PATHS, ArmatureChain, Node, animated_paths, enum_name, path_to
+from .. import compat
+from ..layer import animated_by_strips
+from ..rig import ROTATION_PATHS, ArmatureChain, Node, animated_paths, enum_name, nla_plays, path_to
 
 #: The constraint properties whose animation can switch a constraint on (on some frame).
 _SWITCHES = ("influence", "mute", "enabled")
@@ -121,13 +124,58 @@ def check_blending(armature: bpy.types.Object) -> None:
         If the Action is blended (not Replace, or influence below 1) over NLA strips that Blender plays.
     """
     anim = armature.animation_data
-    if anim is None or not anim.use_nla or not any(not t.mute and len(t.strips) for t in anim.nla_tracks):
+    if not nla_plays(anim):
         return  # without strips to blend with, Blender plays the Action as it is
     if anim.action_blend_type != "REPLACE" or anim.action_influence < 1.0:
         raise ValueError(
             f"armature '{armature.name}' blends its Action over its NLA strips ({anim.action_blend_type.title()}, "
             f"influence {anim.action_influence:g}): the baked keys would be mixed with the strips; set the "
             "Action's blending to Replace with influence 1 (NLA editor, Animated Influence off) to bake"
+        )
+
+
+def check_strips_kept(
+    armature: bpy.types.Object, action_name: str | None, channels: Collection[tuple[str, int]], frames: range
+) -> None:
+    """Keys of ``channels`` on ``frames`` written into the active Action change nothing that NLA strips beneath it
+    play on other frames: a channel the Action does not key yet would hold its first and last keys over the
+    strips wherever the Action plays (by its Extrapolation), and keys far from the Action's own would stretch
+    the frames it plays over those between. (A new active Action plays on its keys' frames only: ``KeyWriter``.)
+
+    Raises
+    ------
+    ValueError
+        Naming the channel or the frames, and the remedy.
+    """
+    anim = armature.animation_data
+    if not nla_plays(anim) or anim.action is None:
+        return
+    action = anim.action
+    if action_name is not None and bpy.data.actions.get(action_name) != action:
+        return  # a switch of Action: ``checks.check_action_switch``
+    first, last = frames.start, frames[-1]
+    start, end = float(action.frame_range[0]), float(action.frame_range[1])
+    extrapolation = anim.action_extrapolation
+    plays = (-math.inf if extrapolation == "HOLD" else start, end if extrapolation == "NOTHING" else math.inf)
+    where = (
+        f"armature '{armature.name}' plays NLA strips beneath its Action '{action.name}' (Extrapolation "
+        f"{enum_name(anim, 'action_extrapolation')}, keys on frames {start:g}-{end:g})"
+    )
+    remedy = "bake as a layer (Output 'layer') to keep what the strips play, or push the Action down first"
+    if (plays[0] > last + 1) or (plays[1] < first - 1):
+        gap = (last + 1, plays[0] - 1) if plays[0] > last + 1 else (plays[1] + 1, first - 1)
+        raise ValueError(
+            f"{where}: keys on frames {first}-{last} would make it play over the strips on frames "
+            f"{gap[0]:g}-{gap[1]:g} too; {remedy}, or bake frames that meet the Action's"
+        )
+    keyed = {(fcurve.data_path, fcurve.array_index) for fcurve in compat.assigned_fcurves(armature)}
+    below = animated_by_strips(armature)
+    new = sorted(channel for channel in channels if channel not in keyed and channel in below)
+    if new and (min(plays[0], first) < first or max(plays[1], last) > last):
+        path, index = new[0]
+        raise ValueError(
+            f"{where}: it has no keys for {path}[{index}], which the strips animate, and the baked ones would hold "
+            f"over the strips outside frames {first}-{last}; {remedy}"
         )
 
 

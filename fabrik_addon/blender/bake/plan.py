@@ -19,7 +19,7 @@ from .checks import (
     check_writable,
     current_scene,
 )
-from .conflicts import check_blending, check_goal_independent
+from .conflicts import check_blending, check_goal_independent, check_strips_kept
 from .order import Order, solve_order, units
 from .unit import PreparedChain, Unit, prepare_chain
 
@@ -134,11 +134,14 @@ def check_keys_play(
 ) -> None:
     """The F-curves the keys of ``channels`` go into take them and play them: the Action's
     (``checks.check_channel_fcurves``), or the armature's FABRIK layer (``layer.check_layer``), by the bake's
-    ``output``."""
+    ``output``; keys into the Action change no other frame that NLA strips play (``conflicts.check_strips_kept``)."""
     if settings.output == "layer":
         check_layer(armature, channels)
     else:
         check_channel_fcurves(armature, settings.action_name, channels)
+        scene = current_scene()
+        frames = settings.frames.resolved(scene.frame_start, scene.frame_end)
+        check_strips_kept(armature, settings.action_name, channels, frames)
 
 
 def check_goals_apart(chains: Sequence[PreparedChain]) -> None:

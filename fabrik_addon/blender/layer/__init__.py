@@ -8,7 +8,7 @@ the names below.
 """
 
 from .apply import AppliedLayer, apply_layer, clear_layer, remove_layer
-from .stack import LAYER_NAME, Layer, animated_below, below_the_layer, check_layer, find_layer
+from .stack import LAYER_NAME, Layer, animated_below, animated_by_strips, below_the_layer, check_layer, find_layer
 from .writer import LayerWriter
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "Layer",
     "LayerWriter",
     "animated_below",
+    "animated_by_strips",
     "apply_layer",
     "below_the_layer",
     "check_layer",

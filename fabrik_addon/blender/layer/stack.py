@@ -156,13 +156,21 @@ def _other_users(action: bpy.types.Action, armature: bpy.types.Object) -> list[s
 def animated_below(armature: bpy.types.Object, layer: Layer | None) -> set[tuple[str, int]]:
     """The channels (data path, index) that the animation below the layer (all of it, without a layer) plays:
     the F-curves, not muted, of the active Action (pushed down below a new layer) and of the strips of the
-    tracks below, not muted. Combine blends the layer's other channels over their base values."""
+    tracks below (``animated_by_strips``). Combine blends the layer's other channels over their base values."""
+    if armature.animation_data is None:
+        return set()
+    curves = {(f.data_path, f.array_index) for f in compat.assigned_fcurves(armature) if not f.mute}
+    return curves | animated_by_strips(armature, layer)
+
+
+def animated_by_strips(armature: bpy.types.Object, layer: Layer | None = None) -> set[tuple[str, int]]:
+    """The channels (data path, index) that the F-curves, not muted, of the NLA strips, not muted, animate: of the
+    tracks below the layer, or all of them."""
     anim = armature.animation_data
     if anim is None:
         return set()
-    curves = list(compat.assigned_fcurves(armature))
-    tracks = layer.tracks_below() if layer is not None else list(anim.nla_tracks)
-    for track in tracks:
+    curves = []
+    for track in layer.tracks_below() if layer is not None else anim.nla_tracks:
         if track.mute:
             continue
         for strip in track.strips:

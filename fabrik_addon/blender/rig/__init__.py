@@ -28,7 +28,7 @@ from .channels import (
     rotation_channels,
     rotation_property,
 )
-from .keys import Keys, KeyWriter, check_playing, check_unlocked, enum_name, keys_within, remove_keys
+from .keys import Keys, KeyWriter, check_playing, check_unlocked, enum_name, keys_within, nla_plays, remove_keys
 from .links import Node, bone_in_path, closure, path_to
 from .pose_snapshot import PoseSnapshot
 
@@ -54,6 +54,7 @@ __all__ = [
     "hang",
     "keyed_channels",
     "keys_within",
+    "nla_plays",
     "object_kind",
     "path_to",
     "read_chain",

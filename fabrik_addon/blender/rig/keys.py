@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from types import TracebackType
-from typing import cast
+from typing import TypeGuard, cast
 
 import bpy
 import numpy as np
@@ -130,10 +130,11 @@ class Keys:
 class KeyWriter:
     """Replace keys of ``obj``'s F-curves in a frame range; undo it all if the ``with`` block fails.
 
-    The keys go into ``obj``'s active Action (one is created if it has none), or with ``action_name`` into
-    that Action (created if missing), which becomes the active one; an Action this replaces as the active
-    one gets a fake user, so it is not lost when the file is saved. With ``into`` (an Action and the slot it
-    animates ``obj`` through, 4.4+) the keys go there, and the active Action stays as it is.
+        The keys go into ``obj``'s active Action (one is created if it has none, playing only on its keys' frames
+    where NLA strips play beneath it), or with ``action_name`` into
+        that Action (created if missing), which becomes the active one; an Action this replaces as the active
+        one gets a fake user, so it is not lost when the file is saved. With ``into`` (an Action and the slot it
+        animates ``obj`` through, 4.4+) the keys go there, and the active Action stays as it is.
     """
 
     obj: bpy.types.Object
@@ -148,6 +149,7 @@ class KeyWriter:
             self.write_into(*self.into)
             return self
         anim = self.obj.animation_data
+        over_strips = anim is not None and anim.action is None and nla_plays(anim)
         if anim is None:
             self._undo.append(self.obj.animation_data_clear)
         else:
@@ -161,8 +163,19 @@ class KeyWriter:
         slot = compat.ensure_action_slot(self.obj, action)
         if slot is not None:
             self._undo.append(lambda: compat.remove_slot(action, slot))
+        if over_strips:
+            self._play_strips_outside()
         self.write_into(action, compat.object_slot(self.obj))
         return self
+
+    def _play_strips_outside(self) -> None:
+        """A new active Action over NLA strips plays on its keys' frames only (Extrapolation Nothing): the strips
+        beneath play every other frame as before, where Hold would keep the first and last keys over them."""
+        anim = self.obj.animation_data
+        assert anim is not None, "over strips, it has animation data"
+        extrapolation = anim.action_extrapolation
+        anim.action_extrapolation = "NOTHING"
+        self._undo.append(lambda: setattr(anim, "action_extrapolation", extrapolation))
 
     def write_into(self, action: bpy.types.Action, slot: bpy.types.ActionSlot | None) -> None:
         """Key the F-curves of ``action`` that animate through ``slot`` (4.4+; None in 4.2) from now on."""
@@ -261,6 +274,11 @@ class KeyWriter:
     def rollback(self) -> None:
         """Undo every change this writer made, newest first (all of them, even if Ctrl+C lands meanwhile)."""
         put_back(self._undo)
+
+
+def nla_plays(anim: bpy.types.AnimData | None) -> TypeGuard[bpy.types.AnimData]:
+    """Whether Blender plays NLA strips of the animation data ``anim`` (beneath its active Action, if any)."""
+    return anim is not None and anim.use_nla and any(not t.mute and len(t.strips) for t in anim.nla_tracks)
 
 
 def check_unlocked(obj: bpy.types.Object, fcurve: bpy.types.FCurve) -> None:
