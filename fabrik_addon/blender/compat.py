@@ -43,29 +43,46 @@ def action_fcurves(action: bpy.types.Action) -> list[bpy.types.FCurve]:
 
 def fcurves_on_assignment(obj: bpy.types.Object, action: bpy.types.Action) -> list[bpy.types.FCurve]:
     """The F-curves of ``action`` that would animate ``obj`` once it is assigned (``ensure_action_slot``): in
-    4.2 all of them; from 4.4 on those of the slot Blender would pick for it (the one it had last, or one
-    named for it), none if it would get a new slot."""
+    4.2 all of them; from 4.4 on those of the slot Blender would pick for it (``slot_on_assignment``), none if
+    it would get a new slot."""
     if not SLOTTED_ACTIONS:
         return list(action.fcurves)  # type: ignore[attr-defined]
+    slot = slot_on_assignment(obj, action)
+    channelbag = _channelbag(action, slot, ensure=False) if slot is not None else None
+    return list(channelbag.fcurves) if channelbag is not None else []
+
+
+def slot_on_assignment(obj: bpy.types.Object, action: bpy.types.Action) -> bpy.types.ActionSlot | None:
+    """The slot of ``action`` that animates ``obj`` (4.4+): its own if ``action`` is its active Action, else the
+    one Blender would pick on assigning it (the one it had last, or one named for it); None if it would get a
+    new slot, and in 4.2."""
     anim = obj.animation_data
+    if not SLOTTED_ACTIONS:
+        return None
+    if anim is not None and anim.action == action:
+        return anim.action_slot  # type: ignore[no-any-return]
     wanted = {f"OB{obj.name}", *((anim.last_slot_identifier,) if anim is not None else ())}
-    for slot in action.slots:
-        if slot.identifier in wanted:
-            channelbag = _channelbag(action, slot, ensure=False)
-            return list(channelbag.fcurves) if channelbag is not None else []
-    return []
+    return next((slot for slot in action.slots if slot.identifier in wanted), None)
 
 
 def objects_sharing_channels(action: bpy.types.Action, obj: bpy.types.Object) -> list[str]:
     """Other objects that keys written for ``obj`` into ``action`` would also animate, and whose channels
-    would animate ``obj``: in 4.2 every object the Action is assigned to; from 4.4 on none (each has its slot)."""
-    if SLOTTED_ACTIONS:
-        return []
-    return [
-        other.name
-        for other in bpy.data.objects
-        if other != obj and other.animation_data is not None and other.animation_data.action == action
-    ]
+    would animate ``obj``: those that play ``action``, as their active Action or in an NLA strip, in 4.2 (an
+    Action animates every object it is assigned to with all its F-curves); from 4.4 on those that play it
+    through the slot ``obj`` keys (``slot_on_assignment``; ``Object.copy`` shares it)."""
+    slot = slot_on_assignment(obj, action)
+    if SLOTTED_ACTIONS and slot is None:
+        return []  # a new slot of its own
+    names = []
+    for other in bpy.data.objects:
+        anim = other.animation_data
+        if other == obj or anim is None:
+            continue
+        plays = [(anim.action, object_slot(other))]
+        plays += [(strip.action, strip_slot(strip)) for track in anim.nla_tracks for strip in track.strips]
+        if (action, slot) in plays:
+            names.append(other.name)
+    return names
 
 
 def action_assignment(obj: bpy.types.Object) -> tuple[bpy.types.Action | None, bpy.types.ActionSlot | None]:

@@ -466,3 +466,23 @@ def test_float32_rounding_beyond_a_tiny_tolerance_is_reported_off_target() -> No
     assert report.off_target_frames == tuple(int(f) for f in report.frames[report.error > 1e-9])
     assert report.off_target_frames
     assert not report.on_target
+
+
+def test_an_action_shared_with_a_copy_is_refused_and_a_layer_bakes_the_armature_alone(rig: Rig) -> None:
+    """``Object.copy`` shares the Action (from 4.4 on its slot too): keys for one would move both. Refused, the
+    remedy a bake that works: as a layer, the copy stays where it was."""
+    armature, names, target = rig
+    twin = armature.copy()
+    twin.location.x = 3.0
+    bpy.context.scene.collection.objects.link(twin)
+    how = "through the same slot 'OBRig'" if compat.SLOTTED_ACTIONS else "with all its channels"
+    refused(
+        rf"the action 'RigAction' also animates 'Rig.001' {how}, so keys for 'Rig' would move them too: make it "
+        r"single-user first \(Object > Relations > Make Single User > Object Animation\), or bake as a layer",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+    twins_before = evaluated(twin, FRAMES, names)["tails"]
+    report = api.bake(armature, target, tip_bone=names[-1], output="layer")
+    assert report.error.max() < 2e-3  # within a tolerance of 1 mm but on frame 9: the layer's float32 Combine
+    assert armature.animation_data.action is None  # pushed down into the armature's own track
+    np.testing.assert_array_equal(evaluated(twin, FRAMES, names)["tails"], twins_before)

@@ -191,7 +191,10 @@ def check_fabrik(method: str, needs: str) -> None:
 
 
 def check_writable(
-    armature: bpy.types.Object, action_name: str | None, remedy: str = "bake into another action (action_name)"
+    armature: bpy.types.Object,
+    action_name: str | None,
+    remedy: str = "make it single-user first (Object > Relations > Make Single User > Object Animation), or bake "
+    "as a layer (Output 'layer'), whose keys are the armature's own",
 ) -> None:
     """The keys can go into the action: not linked, not shared with other objects (``remedy`` says what to do
     then), the armature not in NLA tweak mode."""
@@ -209,10 +212,11 @@ def check_writable(
         )
     sharing = compat.objects_sharing_channels(action, armature)
     if sharing:
+        slot = compat.slot_on_assignment(armature, action)
+        how = f"through the same slot '{slot.identifier}'" if slot is not None else "with all its channels"
         raise ValueError(
-            f"the action '{action.name}' also animates {', '.join(repr(name) for name in sharing)}: in this "
-            "Blender version an Action moves every object it is assigned to with all its channels; "
-            f"{remedy}"
+            f"the action '{action.name}' also animates {', '.join(repr(name) for name in sharing)} {how}, so keys "
+            f"for '{armature.name}' would move them too: {remedy}"
         )
 
 
