@@ -157,6 +157,9 @@ class RigPlan:
         The pose bone properties read on every update.
     bone_count : int
         The pose's bones when the plan was made (the rows it knows the bones by).
+    bone_names : tuple of str
+        The bones the plan knows by name (its units' bones, the bones they hang from, those whose constraints
+        it reads): a bone renamed since makes it stale.
     """
 
     armature: bpy.types.Object
@@ -170,12 +173,17 @@ class RigPlan:
     watched: frozenset[int] = frozenset()
     reads: frozenset[str] = frozenset()
     bone_count: int = 0
+    bone_names: tuple[str, ...] = ()
 
     def holds(self, check_rig: bool) -> bool:
         """Whether the plan still stands for the armature: its settings are those it was made from, and (with
-        ``check_rig``, after an update that touched the armature) its rig too; and it has as many bones."""
+        ``check_rig``, after an update that touched the armature) its rig too; and it has as many bones, each it
+        knows by name still so named."""
         pose = self.armature.pose
         if pose is None or len(pose.bones) != self.bone_count or settings_key(self.armature) != self.settings_key:
+            return False
+        bones = pose.bones
+        if not all(name in bones for name in self.bone_names):
             return False
         return not check_rig or rig_key(self.armature, self.constrained) == self.rig_key
 
@@ -226,7 +234,17 @@ def make_plan(armature: bpy.types.Object) -> RigPlan:
     plan.constrained = _constrained(armature, {name for u in plan.units for name in u.unit.bone_names})
     plan.rig_key = rig_key(armature, plan.constrained)
     plan.bone_count = len(armature.pose.bones) if armature.pose is not None else 0
+    plan.bone_names = _named_bones(armature, plan)
     return plan
+
+
+def _named_bones(armature: bpy.types.Object, plan: RigPlan) -> tuple[str, ...]:
+    """The bones ``plan`` knows by name: its units' bones and their parents, and the bones it reads the
+    constraints of."""
+    bones = armature_data(armature).bones
+    own = {name for unit in plan.units for name in unit.unit.bone_names}
+    parents = {parent.name for name in own if (parent := bones[name].parent) is not None}
+    return tuple(sorted(own | parents | set(plan.constrained)))
 
 
 def _unit_plan(armature: bpy.types.Object, members: tuple[int, ...], unit: Unit) -> UnitPlan:
