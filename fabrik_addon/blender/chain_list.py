@@ -115,6 +115,7 @@ def summarise(summary: FABRIK_PG_bake_summary, report: BakeReport, frames: range
     summary.unreachable_frames = frame_runs(report.unreachable_frames, keyed)
     summary.off_target = len(report.off_target_frames)
     summary.off_target_frames = frame_runs(report.off_target_frames, keyed)
+    summary.off_target_causes = "; ".join(f"{why} on {frame_runs(on, keyed)}" for why, on in report.off_target.items())
     summary.seconds = report.seconds
 
 

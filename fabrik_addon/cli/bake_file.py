@@ -108,6 +108,7 @@ def _bake_job(job: Job | IKJob | ChainListJob, file_name: str) -> tuple[ChainRes
             unreachable_frames=tuple(int(f) for f in result.unreachable_frames),
             off_target_frames=tuple(int(f) for f in result.off_target_frames),
             seconds=float(result.seconds),
+            why=tuple(result.off_target.items()),
         )
         for report in reports
         for result in report.chains

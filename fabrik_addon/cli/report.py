@@ -5,7 +5,7 @@ The report's schema::
     {"files": [{"input": path, "output": path or null, "status": "ok" | "error", "error": message or null,
                 "chains": [{"armature": name, "tip_bone": name, "frames": [first, last], "max_error": number,
                             "unreachable_frames": [frame, ...], "off_target_frames": [frame, ...],
-                            "seconds": number}],
+                            "off_target": {cause: [frame, ...]}, "seconds": number}],
                 "plantings": [{"armature": name, "frames": [first, last], "max_error": number,
                                "max_hips_drop": number, "metres_per_unit": number, "seconds": number,
                                "feet": [{"foot": name, "contacts": [[first, last], ...],
@@ -18,11 +18,12 @@ The report's schema::
 
 ``output`` is null when nothing was written for the file; a failed file lists no chains and no plantings,
 since none of them was saved. ``off_target_frames`` are the frames where Blender's evaluation of the keys puts
-the tip farther from the target than the tolerance, whatever the cause (``unreachable_frames`` among them).
-A planting's lengths are in scene units (``metres_per_unit``, the scene's Unit Scale, turns them into metres);
-its ``off_target_frames`` are those where a ball is farther from its goal than the tolerance, ``off_target``
-the same by cause ("out of reach", "soft reach", "IK limits", "the scene"), its ``out_of_reach_frames`` those
-whose pin the leg could not reach.
+the tip farther from the target than the tolerance, whatever the cause (``unreachable_frames``, where the solve
+fell short, among them), and ``off_target`` the same by cause ("out of reach", "soft reach", "IK limits", "not
+converged", "the scene": ``fabrik_addon.off_target``). A planting's lengths are in scene units
+(``metres_per_unit``, the scene's Unit Scale, turns them into metres); its ``off_target_frames`` are those where
+a ball is farther from its goal than the tolerance, ``off_target`` the same by cause, its
+``out_of_reach_frames`` those whose pin the leg could not reach.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from .files import write_atomically
 
 @dataclass(frozen=True)
 class ChainResult:
-    """One baked chain; ``frames`` are the first and last keyed frames, errors in world units."""
+    """One baked chain; ``frames`` are the first and last keyed frames, errors in world units; ``why`` the
+    frames off target by cause, (cause, frames) pairs, as ``api.BakeReport.off_target``."""
 
     armature: str
     tip_bone: str
@@ -50,6 +52,7 @@ class ChainResult:
     unreachable_frames: tuple[int, ...]
     off_target_frames: tuple[int, ...]
     seconds: float
+    why: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,7 @@ def to_json(results: Sequence[FileResult]) -> dict[str, Any]:
                         "max_error": c.max_error,
                         "unreachable_frames": list(c.unreachable_frames),
                         "off_target_frames": list(c.off_target_frames),
+                        "off_target": _causes_json(c.why),
                         "seconds": c.seconds,
                     }
                     for c in r.chains
@@ -159,7 +163,7 @@ def _planting_json(planting: PlantResult) -> dict[str, Any]:
             "skate_after": list(f.skate_after),
             "out_of_reach_frames": list(f.out_of_reach_frames),
             "off_target_frames": list(f.off_target_frames),
-            "off_target": {cause: list(frames) for cause, frames in f.why},
+            "off_target": _causes_json(f.why),
         }
         for f in planting.feet
     ]
@@ -167,6 +171,14 @@ def _planting_json(planting: PlantResult) -> dict[str, Any]:
     entry |= {"max_hips_drop": planting.max_hips_drop, "metres_per_unit": planting.metres_per_unit}
     entry |= {"length_unit": list(planting.length_unit), "warnings": list(planting.warnings)}
     return entry | {"seconds": planting.seconds, "feet": feet}
+
+
+def _causes_json(why: tuple[tuple[str, tuple[int, ...]], ...]) -> dict[str, list[int]]:
+    return {cause: list(frames) for cause, frames in why}
+
+
+def _causes(data: dict[str, list[int]]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    return tuple((str(cause), tuple(int(x) for x in frames)) for cause, frames in data.items())
 
 
 def _planting(data: dict[str, Any]) -> PlantResult:
@@ -178,7 +190,7 @@ def _planting(data: dict[str, Any]) -> PlantResult:
             tuple(float(x) for x in f["skate_after"]),
             tuple(int(x) for x in f["out_of_reach_frames"]),
             tuple(int(x) for x in f["off_target_frames"]),
-            tuple((str(cause), tuple(int(x) for x in frames)) for cause, frames in f["off_target"].items()),
+            _causes(f["off_target"]),
         )
         for f in data["feet"]
     )
@@ -212,6 +224,7 @@ def from_json(data: dict[str, Any]) -> list[FileResult]:
                     tuple(int(x) for x in c["unreachable_frames"]),
                     tuple(int(x) for x in c["off_target_frames"]),
                     float(c["seconds"]),
+                    _causes(c["off_target"]),
                 )
                 for c in f["chains"]
             ),
@@ -259,8 +272,7 @@ def file_done(result: FileResult, seconds: float, counter: str = "") -> str:
     done = [_made(made) for made in result.targets] + [_planted(planting) for planting in result.plantings]
     if result.chains or not (result.plantings or result.targets):
         worst = max((c.max_error for c in result.chains), default=0.0)
-        missed = _missed(sum(len(c.unreachable_frames) for c in result.chains), "out of reach")
-        missed += _missed(sum(len(c.off_target_frames) for c in result.chains), "off target")
+        missed = _missed(sum(len(c.off_target_frames) for c in result.chains), "off target", _by_cause(result.chains))
         done.insert(0, f"{_count(len(result.chains), 'chain')}, max error {worst:.1e}{missed}")
     return f"{head}: ok ({seconds:.2f} s): {'; '.join(done)} -> {result.output}"
 
@@ -277,7 +289,7 @@ def _planted(planting: PlantResult) -> str:
     if planting.max_hips_drop > 0:
         line += f", hips lowered up to {_digits(planting.max_hips_drop / per)} {unit}"
     line += _missed(sum(len(f.out_of_reach_frames) for f in feet), "out of reach")
-    line += _missed(sum(len(f.off_target_frames) for f in feet), "off target")
+    line += _missed(sum(len(f.off_target_frames) for f in feet), "off target", _by_cause(feet))
     return line + "".join(f"; warning: {warning}" for warning in planting.warnings)
 
 
@@ -296,8 +308,17 @@ def _count(number: int, thing: str) -> str:
     return f"{number} {thing}{'' if number == 1 else 's'}"
 
 
-def _missed(frames: int, how: str) -> str:
-    return f", {frames} frames {how}" if frames else ""
+def _missed(frames: int, how: str, why: str = "") -> str:
+    return f", {frames} frames {how}{why}" if frames else ""
+
+
+def _by_cause(results: Sequence[ChainResult | FootResult]) -> str:
+    """How many frames missed for each cause, over ``results``: `` (3 out of reach, 1 the scene)``."""
+    counts: dict[str, int] = {}
+    for result in results:
+        for cause, frames in result.why:
+            counts[cause] = counts.get(cause, 0) + len(frames)
+    return f" ({', '.join(f'{count} {cause}' for cause, count in counts.items())})" if counts else ""
 
 
 #: How a ``-j N`` child tells its parent that it finished a file (the parent prints the line, numbered).
@@ -354,7 +375,7 @@ def summary(results: Sequence[FileResult], seconds: float, *, strict: bool = Fal
         frames = sum(len(set(c.off_target_frames) | set(o)) for c, o in zip(missed, out, strict=True))
         chains = sum(isinstance(c, ChainResult) for c in missed)
         where = [_count(n, word) for n, word in ((chains, "chain"), (len(missed) - chains, "leg")) if n]
-        line += f"; {frames} frames off target ({sum(map(len, out))} out of reach) in {' and '.join(where)}"
+        line += f"; {frames} frames off target{_by_cause(missed)} in {' and '.join(where)}"
         line += f" (--strict: exit status {STRICT_STATUS})" if strict and not failed else ""
     return line
 

@@ -318,3 +318,29 @@ def test_first_keys_continue_from_the_existing_animation() -> None:
     keys = {channel: points[0][1] for channel, points in fcurve_keys(armature).items()}
     assert keys[(f'pose.bones["{names[0]}"].rotation_quaternion', 0)] < 0
     assert abs(keys[(f'pose.bones["{names[1]}"].rotation_euler', 2)] - (2 * math.pi + 0.1)) < math.pi
+
+
+def test_the_report_says_why_each_frame_misses() -> None:
+    """A target that leaves the reach of a 4-bone chain on some frames: those are out of reach; soft reach
+    eases others short of it; IK limits keep a limited chain from the rest; one iteration leaves a free chain
+    short of targets within reach. Each frame off target has its cause, and the causes cover them all."""
+    armature, names = make_chain(4)
+    target = keyed_empty("Target", loop_path(FRAMES, (0.5, 0, 2.2), (3.0, 0.8, 0.6)))
+    free = api.bake(armature, target, tip_bone=names[-1])
+    far = free.off_target["out of reach"]
+    assert free.off_target == {"out of reach": far}
+    assert far == free.unreachable_frames
+    soft = api.bake(armature, target, tip_bone=names[-1], soft_reach=0.3)
+    assert soft.off_target["out of reach"] == far
+    assert soft.off_target["soft reach"]
+    hurried = api.bake(armature, target, tip_bone=names[-1], max_iterations=1)
+    assert hurried.off_target["not converged"]
+    for bone in armature.pose.bones:
+        bone.use_ik_limit_x = bone.use_ik_limit_z = bone.lock_ik_y = True
+        bone.ik_min_x = bone.ik_min_z = -0.2
+        bone.ik_max_x = bone.ik_max_z = 0.2
+    limited = api.bake(armature, target, tip_bone=names[-1])
+    assert limited.off_target["IK limits"]
+    for report in (free, soft, hurried, limited):
+        named = sorted(frame for frames in report.off_target.values() for frame in frames)
+        assert tuple(named) == report.off_target_frames

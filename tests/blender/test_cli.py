@@ -34,11 +34,13 @@ def test_a_bake_reopened_is_on_target_and_the_report_says_so(tmp_path: Path) -> 
         "max_error",
         "unreachable_frames",
         "off_target_frames",
+        "off_target",
         "seconds",
     }
     assert (chain["armature"], chain["tip_bone"], chain["frames"]) == ("Rig", "bone.002", [1, 12])
     assert chain["unreachable_frames"] == []
     assert chain["off_target_frames"] == []
+    assert chain["off_target"] == {}
     assert chain["seconds"] > 0
     assert digest(source) == before, "the input must not change"
     assert "shot.blend: Rig/bone.002: 100%" in run.stderr
@@ -222,6 +224,7 @@ def test_strict_exits_3_when_a_frame_is_off_target_after_saving_every_file(tmp_p
     assert (near_report["status"], near_report["chains"][0]["off_target_frames"]) == ("ok", [])
     assert far_report["status"] == "ok"
     assert far_report["chains"][0]["unreachable_frames"], "the far target is out of reach on some frames"
+    assert far_report["chains"][0]["off_target"] == {"out of reach": far_report["chains"][0]["off_target_frames"]}
     assert tip_errors(tmp_path / "near_baked.blend").max() <= TOLERANCE * 1.001, "every file is still saved"
     assert tip_errors(tmp_path / "far_baked.blend").max() > TOLERANCE
 

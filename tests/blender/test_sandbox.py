@@ -19,6 +19,7 @@ from fabrik_addon import api
 from fabrik_addon.blender import compat
 from fabrik_addon.blender.bake import SANDBOX_NAME, RigBakeReport, bake, run
 from fabrik_addon.blender.bake.sandbox import Evaluation, only_what_is_read
+from fabrik_addon.blender.layer import find_layer
 from fabrik_addon.blender.rig import Node
 from fabrik_addon.settings import BakeSettings
 
@@ -214,8 +215,8 @@ def _walk_with_a_target_on_the_right_hand() -> tuple[bpy.types.Object, bpy.types
 
 
 def _target_of_a_copy_sharing_the_action() -> tuple[bpy.types.Object, bpy.types.Object, str]:
-    if not compat.SLOTTED_ACTIONS:
-        pytest.skip("Blender 4.2 bakes into no Action another object uses (refused, naming action_name)")
+    """The copy plays the armature's Action (through its slot, 4.4+): keys into it would move the copy too
+    (refused), so this one bakes into a layer, and the Action pushed down still animates the copy's hand."""
     armature, _ = _walk_with_a_target_on_the_right_hand()
     other = armature.copy()  # the same Action (and slot)
     other.location.x += 0.3
@@ -334,13 +335,20 @@ def _baked_walk(
         monkeypatch.setattr(run, "only_what_is_read", lambda _evaluation, _reads: nullcontext())
     legs = mocap.legs(armature)
     foot = legs["Left"].foot
-    settings = BakeSettings.from_keywords(armature, target, tip_bone=foot, chain_length=3, target_bone=target_bone)
+    output = "layer" if setup is _target_of_a_copy_sharing_the_action else "action"
+    settings = BakeSettings.from_keywords(
+        armature, target, tip_bone=foot, chain_length=3, target_bone=target_bone, output=output
+    )
     bake(settings)
     if setup is _riding_the_hand:
         api.plant_feet(armature, [legs["Right"].foot], hips_bone="Hips")
     monkeypatch.undo()
-    assert not any(fcurve.mute for fcurve in compat.assigned_fcurves(armature)), "nothing is left muted"
-    return fcurve_keys(armature)
+    fcurves = [f for action in bpy.data.actions for f in compat.action_fcurves(action)]
+    assert not any(fcurve.mute for fcurve in fcurves), "nothing is left muted"
+    layer = find_layer(armature)
+    if layer is None:
+        return fcurve_keys(armature)
+    return {(f.data_path, f.array_index): [tuple(k.co) for k in f.keyframe_points] for f in layer.fcurves()}
 
 
 def _riding_the_hand() -> tuple[bpy.types.Object, bpy.types.Object, str]:

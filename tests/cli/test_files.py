@@ -183,7 +183,15 @@ def test_a_failed_atomic_write_leaves_the_old_file_and_no_temporary(tmp_path: Pa
 def test_the_report_has_the_documented_schema_and_reads_back() -> None:
     results = [
         FileResult(
-            "/a.blend", "/a_baked.blend", "ok", None, (ChainResult("Rig", "hand.L", (1, 250), 3e-4, (7,), (7, 9), 0.5),)
+            "/a.blend",
+            "/a_baked.blend",
+            "ok",
+            None,
+            (
+                ChainResult(
+                    "Rig", "hand.L", (1, 250), 3e-4, (7,), (7, 9), 0.5, (("out of reach", (7,)), ("the scene", (9,)))
+                ),
+            ),
         ),
         FileResult.failed("/b.blend", "armature 'Rig' not found"),
     ]
@@ -203,6 +211,7 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
                         "max_error": 3e-4,
                         "unreachable_frames": [7],
                         "off_target_frames": [7, 9],
+                        "off_target": {"out of reach": [7], "the scene": [9]},
                         "seconds": 0.5,
                     }
                 ],
@@ -225,13 +234,18 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
 
 def test_the_summary_counts_frames_off_target_and_says_why_strict_fails() -> None:
     def chain(off: tuple[int, ...], out: tuple[int, ...] = ()) -> ChainResult:
-        return ChainResult("Rig", "hand.L", (1, 9), 0.5 if off else 1e-4, out, off, 0.1)
+        why = (("out of reach", out), ("the scene", tuple(sorted(set(off) - set(out)))))
+        return ChainResult("Rig", "hand.L", (1, 9), 0.5 if off else 1e-4, out, off, 0.1, tuple(c for c in why if c[1]))
 
     ok = FileResult("/a.blend", "/a_baked.blend", "ok", None, (chain(()), chain((2, 3, 4), (3,))))
     other = FileResult("/b.blend", "/b_baked.blend", "ok", None, (chain((7,)),))
-    assert summary([ok], 1.0) == "baked 1 of 1 file(s) in 1.0 s; 3 frames off target (1 out of reach) in 1 chain"
+    assert (
+        summary([ok], 1.0)
+        == "baked 1 of 1 file(s) in 1.0 s; 3 frames off target (1 out of reach, 2 the scene) in 1 chain"
+    )
     assert summary([ok, other], 2.0, strict=True) == (
-        "baked 2 of 2 file(s) in 2.0 s; 4 frames off target (1 out of reach) in 2 chains (--strict: exit status 3)"
+        "baked 2 of 2 file(s) in 2.0 s; 4 frames off target (1 out of reach, 3 the scene) in 2 chains (--strict: exit "
+        "status 3)"
     )
     assert off_target([ok, other]) == [ok.chains[1], other.chains[0]]
     clean = FileResult("/c.blend", "/c_baked.blend", "ok", None, (chain(()),))
@@ -240,7 +254,7 @@ def test_the_summary_counts_frames_off_target_and_says_why_strict_fails() -> Non
     # A failed file is what the exit status (1) says first.
     failed = FileResult.failed("/d.blend", "armature 'Rig' not found")
     assert summary([ok, failed], 1.0, strict=True) == (
-        "baked 1 of 2 file(s) in 1.0 s; 1 failed; 3 frames off target (1 out of reach) in 1 chain"
+        "baked 1 of 2 file(s) in 1.0 s; 1 failed; 3 frames off target (1 out of reach, 2 the scene) in 1 chain"
     )
 
 

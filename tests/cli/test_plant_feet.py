@@ -192,8 +192,13 @@ def test_every_planting_keyword_has_a_kind_a_config_checks() -> None:
 
 
 def foot(name: str, *, out: tuple[int, ...] = (), off: tuple[int, ...] = ()) -> FootResult:
-    why = (("IK limits", off),) if off else ()
-    return FootResult(name, ((1, 20), (40, 60)), (0.02, 0.03), (0.00007, 0.0001), out, off, why)
+    """A foot whose pins were out of reach on ``out`` and its ball off its goal there, and for its IK limits on
+    ``off``."""
+    why = (("out of reach", out), ("IK limits", tuple(frame for frame in off if frame not in out)))
+    missed = tuple(sorted({*out, *off}))
+    return FootResult(
+        name, ((1, 20), (40, 60)), (0.02, 0.03), (0.00007, 0.0001), out, missed, tuple(c for c in why if c[1])
+    )
 
 
 def planting(
@@ -228,8 +233,8 @@ def test_a_planting_is_reported_in_json_and_reads_back() -> None:
                 "skate_before": [0.02, 0.03],
                 "skate_after": [0.00007, 0.0001],
                 "out_of_reach_frames": [7, 8],
-                "off_target_frames": [],
-                "off_target": {},
+                "off_target_frames": [7, 8],
+                "off_target": {"out of reach": [7, 8]},
             },
             {
                 "foot": "RightFoot",
@@ -262,7 +267,8 @@ def test_a_planted_files_line_says_contacts_skate_error_hips_and_frames_missed()
     both = FileResult("/w/walk.blend", "/w/walk_baked.blend", "ok", None, (chain,), (missed,))
     assert file_done(both, 1.0) == (
         "walk.blend: ok (1.00 s): 1 chain, max error 2.0e-04; planted LeftFoot, RightFoot: 4 contacts, skate up "
-        "to 0.03 -> 0.0001 cm, max error 9.9e-04, 3 frames out of reach, 1 frames off target; warning: w "
+        "to 0.03 -> 0.0001 cm, max error 9.9e-04, 3 frames out of reach, 4 frames off target (3 out of reach, 1 IK "
+        "limits); warning: w "
         "-> /w/walk_baked.blend"
     )
 
@@ -275,10 +281,12 @@ def test_strict_counts_pins_out_of_reach_and_balls_off_target() -> None:
     missed = FileResult("/b.blend", "/b_baked.blend", "ok", None, (), (planting(left, right),))
     assert off_target([clean, missed]) == [left, right]
     assert summary([clean, missed], 2.0, strict=True) == (
-        "baked 2 of 2 file(s) in 2.0 s; 4 frames off target (3 out of reach) in 2 legs (--strict: exit status 3)"
+        "baked 2 of 2 file(s) in 2.0 s; 4 frames off target (3 out of reach, 1 IK limits) in 2 legs (--strict: exit "
+        "status 3)"
     )
-    chain = ChainResult("Rig", "hand.L", (1, 9), 0.5, (), (2,), 0.1)
+    chain = ChainResult("Rig", "hand.L", (1, 9), 0.5, (), (2,), 0.1, (("the scene", (2,)),))
     with_chain = FileResult("/c.blend", "/c_baked.blend", "ok", None, (chain,), (planting(left),))
     assert summary([with_chain], 1.0) == (
-        "baked 1 of 1 file(s) in 1.0 s; 4 frames off target (2 out of reach) in 1 chain and 1 leg"
+        "baked 1 of 1 file(s) in 1.0 s; 4 frames off target (1 the scene, 2 out of reach, 1 IK limits) in 1 chain and "
+        "1 leg"
     )

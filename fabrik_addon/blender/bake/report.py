@@ -9,7 +9,9 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
+from ...off_target import beyond_reach, off_target_causes, reach_span
 from ...solver import FloatArray
+from .inputs import Inputs
 from .unit import PreparedChain
 
 
@@ -35,6 +37,12 @@ class BakeReport:
     off_target_frames : tuple of int
         Frames where ``error`` exceeds ``tolerance``, whatever the cause: the frames out of reach, and any
         frame where the scene undoes what the keys say. Empty when the tip is on target on every frame.
+    off_target : dict of str to tuple of int
+        The same frames by cause (``fabrik_addon.off_target``): ``"out of reach"`` (the target farther from
+        the chain's root than its bones reach, or nearer than they fold), ``"soft reach"`` (eased short of it,
+        as asked), ``"IK limits"`` (the solve could not get there within them), ``"not converged"`` (the
+        iterations ran out), ``"the scene"`` (solved, but something the bake does not own plays the keys
+        elsewhere). Only causes with frames.
     tolerance : float
         The tolerance the bake was given, in world units.
     max_error : float
@@ -63,6 +71,7 @@ class BakeReport:
     timings: dict[str, float]
     action: bpy.types.Action
     tips: FloatArray
+    off_target: dict[str, tuple[int, ...]]
 
     @property
     def on_target(self) -> bool:
@@ -101,16 +110,30 @@ def chain_report(
     iterations: NDArray[np.int64],
     reached: NDArray[np.bool_],
     tips: FloatArray,
-    targets: FloatArray,
+    inputs: Inputs,
     tolerance: float,
     seconds: float,
     timings: dict[str, float],
     action: bpy.types.Action,
 ) -> BakeReport:
     """The report of one chain of a bake: what it solved (``iterations``, ``reached``) and where Blender put
-    its tip (``tips``) against its target (``targets``), on every frame."""
+    its tip (``tips``) against its target (``inputs.targets``), on every frame, and why it missed where it did
+    (``off_target_causes``: the chain hangs from ``inputs.root_frames``)."""
+    targets = inputs.targets
     error = np.linalg.norm(tips - targets, axis=1)
     chain = prepared.chain
+    settings = prepared.settings
+    roots = inputs.root_frames[:, :3, 3]
+    scales = np.linalg.norm(inputs.root_frames[:, :3, :3], axis=1).mean(axis=1)  # uniform: checked
+    near, far = reach_span(chain.rest.lengths)
+    distance = np.linalg.norm(targets - roots, axis=1)
+    stretches = settings.use_stretch and bool((chain.limits.stretch > 0.0).any())
+    out_of_reach = np.zeros(len(frames), dtype=bool)
+    if not stretches:
+        out_of_reach = beyond_reach(roots, targets, (near, far), scales)
+    eased = np.zeros(len(frames), dtype=bool)
+    if settings.soft_reach > 0.0 and not stretches:
+        eased = distance > scales * far - settings.soft_reach
     return BakeReport(
         armature=chain.armature.name,
         tip_bone=chain.bone_names[-1],
@@ -126,4 +149,14 @@ def chain_report(
         timings=dict(timings),
         action=action,
         tips=tips,
+        off_target=off_target_causes(
+            frames.tolist(),
+            tips,
+            targets,
+            tolerance=tolerance,
+            out_of_reach=out_of_reach,
+            eased=eased,
+            unsolved=~reached,
+            limited=chain.limits.any,
+        ),
     )

@@ -201,7 +201,7 @@ def carry_out(
             frames,
             *found[i],
             tip,
-            inputs[i].targets,
+            inputs[i],
             settings.solver.tolerance,
             seconds,
             timings,

@@ -4,11 +4,9 @@ the time."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ...solver import FloatArray
 from ..bake import RigBakeReport
@@ -36,10 +34,10 @@ class FootReport:
         settings are measured in.
     off_target : dict of str to tuple of int
         Frames where the ball, as Blender evaluates the keys, is farther from its pin (or its animation) than
-        the tolerance, by cause: ``"out of reach"`` (the pin beyond the leg's reach, the hips lowered where
-        asked), ``"soft reach"`` (eased short of a pin near full reach), ``"IK limits"`` (the leg's limits keep
-        it from the pin), ``"the scene"`` (something the bake does not own moves the leg: a constraint, a
-        driver). Empty where the ball is on its goal on every frame.
+        the tolerance, by cause (``fabrik_addon.off_target``): ``"out of reach"`` (the pin beyond the leg's
+        reach, the hips lowered where asked), ``"soft reach"`` (eased short of a pin near full reach), ``"IK
+        limits"``, ``"not converged"``, ``"the scene"`` (something the bake does not own moves the leg: a
+        constraint, a driver). Empty where the ball is on its goal on every frame.
     """
 
     foot: str
@@ -55,34 +53,6 @@ class FootReport:
     def off_target_frames(self) -> tuple[int, ...]:
         """Every frame where the ball is off its goal, whatever the cause, in order."""
         return tuple(sorted({frame for frames in self.off_target.values() for frame in frames}))
-
-
-def off_target_causes(
-    frames: Sequence[int],
-    balls: FloatArray,
-    pinned: FloatArray,
-    eased: NDArray[np.bool_],
-    out_of_reach: NDArray[np.bool_],
-    unreachable: Collection[int],
-    *,
-    tolerance: float,
-    limited: bool,
-) -> dict[str, tuple[int, ...]]:
-    """Compute the frames where a ball (F, 3), as Blender evaluates the keys, is farther than ``tolerance`` from
-    where it should be without easing (``pinned``, (F, 3)), by cause (``FootReport.off_target``): the pin out of
-    reach (``out_of_reach``, (F,)), eased by soft reach (``eased``, (F,)), kept from it by the leg's IK limits
-    (frames the solve could not reach, ``unreachable``, where the leg is ``limited``), or the scene."""
-    missed = np.linalg.norm(np.asarray(balls) - np.asarray(pinned), axis=-1) > tolerance * (1.0 + 1e-6)
-    left = missed & ~out_of_reach & ~eased
-    short = left & np.isin(np.asarray(frames), list(unreachable))  # the solve could not reach the goal
-    causes = {
-        "out of reach": (missed & out_of_reach) | (short if not limited else np.zeros_like(short)),
-        "soft reach": missed & eased & ~out_of_reach,
-        "IK limits": short if limited else np.zeros_like(short),
-        "the scene": left & ~short,
-    }
-    found = {cause: tuple(frames[i] for i in np.flatnonzero(where).tolist()) for cause, where in causes.items()}
-    return {cause: where for cause, where in found.items() if where}
 
 
 @dataclass(frozen=True)

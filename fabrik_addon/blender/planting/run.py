@@ -14,6 +14,7 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
+from ...off_target import off_target_causes
 from ...planting import Contact, Foot, Planting, PlantSettings, check_foot, plant, skate
 from ...solver import FloatArray
 from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, carry_out, read_frames
@@ -21,7 +22,7 @@ from ..rig import KeyWriter, armature_data, bone_path
 from .feet import plan_legs
 from .find import with_feet
 from .marks import read_hips_drop, read_marks, write_hips_drop, write_marks
-from .report import FootReport, PlantReport, off_target_causes
+from .report import FootReport, PlantReport
 from .units import leg_warning, length_text, named_unit
 
 
@@ -66,10 +67,10 @@ def plant_feet(
                     frames,
                     chain.tips,
                     planted.pinned[:, k],
-                    (planted.goals[:, k] != planted.pinned[:, k]).any(axis=-1),
-                    planted.out_of_reach[:, k],
-                    chain.unreachable_frames,
                     tolerance=legs.settings.solver.tolerance,
+                    out_of_reach=planted.out_of_reach[:, k],
+                    eased=(planted.goals[:, k] != planted.pinned[:, k]).any(axis=-1),
+                    unsolved=np.isin(frames, chain.unreachable_frames),
                     limited=legs.chains[k].chain.limits.any,
                 ),
             )

@@ -44,11 +44,10 @@ def summary_text(summary: FABRIK_PG_bake_summary, scene: bpy.types.Scene) -> str
 
 
 def target_text(summary: FABRIK_PG_bake_summary) -> str:
-    """Whether the tip was on target, and where not: frames out of reach, or off target for some other cause
-    (the scene undoing the keys), or both."""
-    if summary.off_target and summary.off_target_frames != summary.unreachable_frames:
-        reach = f" ({summary.unreachable} out of reach)" if summary.unreachable else ""
-        return f"off target on {counted(summary.off_target, 'frame')}{reach}: {summary.off_target_frames}"
+    """Whether the tip was on target, and where not, by cause (out of reach, soft reach, IK limits, not
+    converged, the scene: ``fabrik_addon.off_target``)."""
+    if summary.off_target:
+        return f"off target on {counted(summary.off_target, 'frame')}: {summary.off_target_causes}"
     if summary.unreachable:
         return f"out of reach on {counted(summary.unreachable, 'frame')}: {summary.unreachable_frames}"
     return "on target on every frame"

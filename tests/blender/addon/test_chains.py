@@ -160,7 +160,7 @@ def test_the_report_is_off_target_when_any_chain_is(capsys: pytest.CaptureFixtur
     assert head.endswith("; off target in 1 of them (Reaching)")
     assert "on target" not in head.replace("off target", "")
     assert "Reaching: Baked frames 1-20 (20 keyed) of 3 bones" in out
-    assert f"out of reach on {right.last_bake.unreachable} frame" in out
+    assert f"off target on {right.last_bake.off_target} frames: out of reach on " in out
     summaries = [("left.002", left.last_bake), ("Reaching", right.last_bake)]
     assert bake_text(summaries, bpy.context.scene).splitlines()[0] == head.removeprefix("Info: ")
 

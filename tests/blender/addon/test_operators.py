@@ -129,7 +129,9 @@ def test_frames_out_of_reach_are_summarised(capsys: pytest.CaptureFixture[str]) 
     summary = chain.last_bake
     assert summary.unreachable == len(far)
     assert summary.unreachable_frames == frame_runs(far, frames) == f"{far[0]}-{far[-1]}"
-    assert f"out of reach on {len(far)} frames: {far[0]}-{far[-1]}" in capsys.readouterr().out
+    assert summary.off_target_causes == f"out of reach on {far[0]}-{far[-1]}"
+    out = capsys.readouterr().out
+    assert f"off target on {len(far)} frames: out of reach on {far[0]}-{far[-1]}" in out
 
 
 def test_the_summary_says_on_target_only_when_every_frame_is() -> None:
@@ -137,11 +139,11 @@ def test_the_summary_says_on_target_only_when_every_frame_is() -> None:
     summary = chain.last_bake
     summary.frames, summary.frame_start, summary.frame_end, summary.bones = 20, 1, 20, 3
     assert summary_text(summary, bpy.context.scene).endswith("; on target on every frame")
-    summary.off_target, summary.off_target_frames = 2, "4, 9"  # missed, though the solver reached
-    assert target_text(summary) == "off target on 2 frames: 4, 9"
-    summary.unreachable, summary.unreachable_frames = 1, "9"
-    assert target_text(summary) == "off target on 2 frames (1 out of reach): 4, 9"
-    summary.off_target, summary.off_target_frames = 1, "9"  # missed only where out of reach
+    summary.off_target, summary.off_target_frames = 2, "4, 9"  # missed, one out of reach, one the scene's doing
+    summary.off_target_causes = "out of reach on 9; the scene on 4"
+    assert target_text(summary) == "off target on 2 frames: out of reach on 9; the scene on 4"
+    summary.off_target, summary.off_target_frames, summary.off_target_causes = 0, "", ""
+    summary.unreachable, summary.unreachable_frames = 1, "9"  # the solve fell short, within the tolerance
     assert target_text(summary) == "out of reach on 1 frame: 9"
     assert "on target" not in summary_text(summary, bpy.context.scene)
 
