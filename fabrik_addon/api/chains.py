@@ -41,6 +41,7 @@ def bake(
     weight: float = 1.0,
     soft_reach: float = 0.0,
     output: str = "action",
+    key_error: float = 0.0,
     progress: Callable[[float], None] | None = None,
 ) -> BakeReport:
     """Key the rotations of a chain of bones so its tip follows a target on every frame.
@@ -101,6 +102,13 @@ def bake(
         was (pushed down beneath the layer if it was the active one): mute the layer, or set its influence to 0,
         for the animation as it was; ``apply_layer`` merges it down. Baking again with ``"layer"`` replaces the
         chain's keys in the same layer, and reads the animation below it.
+    key_error : float
+        World units (>= 0). 0 (the default) keys every frame. Above 0, the keys are kept on the fewest frames
+        found such that, as Blender plays them (Bezier keys, their handles in line), every bone of the chain
+        (its head, its tail and points a fifth of its length off its axis) stays within ``key_error`` of the
+        solved pose on every frame; each bone keeps keys on frames of its own. The report's ``keys`` says how
+        many were kept and how far Blender's evaluation of them strays. A solve that jitters by its tolerance
+        cannot be thinned below it: bake with a tolerance well under ``key_error``.
     progress : callable, optional
         Called with the fraction done, from 0 to 1.
 

@@ -71,7 +71,7 @@ KINDS: Mapping[str, Kind] = {
     **dict.fromkeys((*OBJECT_KEYS, *OBJECT_KEYWORDS), _NAME),
     **dict.fromkeys(("tip_bone", "target_bone", "pole_bone", "method", "action_name", "after", "output"), _TEXT),
     **dict.fromkeys(("chain_length", "frame_start", "frame_end", "frame_step", "max_iterations"), _WHOLE),
-    **dict.fromkeys(("pole_angle", "rotation_weight", "weight", "soft_reach", "tolerance"), _NUMBER),
+    **dict.fromkeys(("pole_angle", "rotation_weight", "weight", "soft_reach", "tolerance", "key_error"), _NUMBER),
     **dict.fromkeys(("use_stretch", "use_rotation", "warm_start", "from_ik_constraints"), _FLAG),
     # the chain list, and targets from the animation
     **dict.fromkeys(("chain_list", "targets_from_animation", "poles", "replace"), _FLAG),

@@ -291,8 +291,10 @@ def sample_tips(
     frames: NDArray[np.int64],
     chains: Sequence[ArmatureChain],
     progress: Callable[[int], None] | None = None,
+    tracks: Sequence[Track] = (),
 ) -> list[FloatArray]:
-    """Evaluate every frame once and read the world position of each chain's tip bone's tail.
+    """Evaluate every frame once and read the world position of each chain's tip bone's tail (and fill the rows
+    of ``tracks``).
 
     Returns
     -------
@@ -310,9 +312,9 @@ def sample_tips(
                 (_fill(copies[chain.armature], "matrix_world"), world),
                 (_fill(_pose_bones(copies[chain.armature], [chain.bone_names[-1]])[0], "tail"), tail),
             )
-        ]
+        ] + [read for track in tracks for read in track.reads(copies)]
 
-    walk = _Walk(evaluation, [chain.armature for chain in chains], reads)
+    walk = _Walk(evaluation, [chain.armature for chain in chains] + [track.armature for track in tracks], reads)
     with _walking():
         for i, frame in enumerate(frames.tolist()):
             evaluation.step(frame)

@@ -9,6 +9,7 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
+from ...reduction import KeysReport
 from ...solver import FloatArray
 from .unit import PreparedChain
 
@@ -47,6 +48,9 @@ class BakeReport:
         The Action the keys were written into.
     tips : ndarray, shape (F, 3)
         Where the tip bone's tail is on each frame, in world space, as Blender evaluates the written keys.
+    keys : KeysReport or None
+        With a ``key_error``, the chain's bones' keys kept and how far Blender's evaluation of them puts the
+        bones from the solved pose; None where every frame is keyed.
     """
 
     armature: str
@@ -63,6 +67,7 @@ class BakeReport:
     timings: dict[str, float]
     action: bpy.types.Action
     tips: FloatArray
+    keys: KeysReport | None = None
 
     @property
     def on_target(self) -> bool:
@@ -86,6 +91,9 @@ class RigBakeReport:
     evaluation : str
         Where the frames were evaluated: ``"sandbox"`` (a scene holding only what the chains need), or
         ``"scene: <why>"`` when the sandbox could not give the scene's answer (or was not asked for).
+    keys : KeysReport or None
+        With a ``key_error``, every keyed bone's keys kept (the chains' and any a planting keys) and how far
+        Blender's evaluation of them puts the bones from the solved pose; None where every frame is keyed.
     """
 
     chains: tuple[BakeReport, ...]
@@ -93,6 +101,7 @@ class RigBakeReport:
     seconds: float
     timings: dict[str, float]
     evaluation: str
+    keys: KeysReport | None = None
 
 
 def chain_report(
@@ -106,6 +115,7 @@ def chain_report(
     seconds: float,
     timings: dict[str, float],
     action: bpy.types.Action,
+    keys: KeysReport | None = None,
 ) -> BakeReport:
     """The report of one chain of a bake: what it solved (``iterations``, ``reached``) and where Blender put
     its tip (``tips``) against its target (``targets``), on every frame."""
@@ -126,4 +136,5 @@ def chain_report(
         timings=dict(timings),
         action=action,
         tips=tips,
+        keys=keys,
     )

@@ -53,7 +53,9 @@ def _bake_settings(
 ) -> BakeSettings[bpy.types.Object]:
     """The bake a planting makes: its legs (``chains``), frames, solver and where the keys go."""
     legs = chains or (ChainSettings(settings.armature, None, settings.feet[0]),)
-    return BakeSettings(legs, settings.frames, solver or settings.solver, settings.action_name, settings.output)
+    return BakeSettings(
+        legs, settings.frames, solver or settings.solver, settings.action_name, settings.output, settings.key_error
+    )
 
 
 def _check_apart(feet: tuple[str, ...], legs: list[tuple[str, ...]]) -> None:

@@ -4,6 +4,8 @@
 whole arrays with ``foreach_get``/``foreach_set``. Used as a context manager it undoes everything it did
 if anything fails inside the ``with`` block: keys, new F-curves, a new or reassigned Action. Where the keys go
 is its one choice (``write_into``): the object's Action, or another (a layer's, ``fabrik_addon.blender.layer``).
+A writer can also hold the keys it is given (``hold``), for a bake that thins them before they are written
+(``replace_keys`` writes any keys, Bezier keys with their handles among them).
 """
 
 from __future__ import annotations
@@ -125,6 +127,24 @@ class Keys:
         fcurve.update()
 
 
+#: Values of channels on frames, (F, n).
+Values = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Held:
+    """Keys a writer was given while holding them (``KeyWriter.hold``): ``values`` (F, len(indices)) for
+    ``data_path[indices]`` on ``frames``, replacing the keys within ``span``, in F-curves grouped under ``group``;
+    the values are what the F-curves would hold (a layer's own)."""
+
+    data_path: str
+    indices: tuple[int, ...]
+    group: str
+    frames: NDArray[np.int64]
+    values: NDArray[np.float64]
+    span: tuple[float, float] | None
+
+
 @dataclass
 class KeyWriter:
     """Replace keys of ``obj``'s F-curves in a frame range; undo it all if the ``with`` block fails.
@@ -141,6 +161,7 @@ class KeyWriter:
     _undo: list[Callable[[], None]] = field(default_factory=list)
     _action: bpy.types.Action | None = None
     _slot: bpy.types.ActionSlot | None = None
+    _held: list[Held] | None = None
 
     def __enter__(self) -> KeyWriter:
         if self.into is not None:
@@ -186,6 +207,21 @@ class KeyWriter:
     def finish(self) -> None:
         """Called once every key is written, inside the ``with`` block: nothing more to do for an Action."""
 
+    def hold(self) -> None:
+        """From now on keep the keys ``replace_channels`` is given instead of writing them, until ``release``."""
+        self._held = []
+
+    def release(self) -> list[Held]:
+        """Stop holding keys (``hold``): the keys held, to write (thinned or not) with ``replace_keys``."""
+        held, self._held = self._held or [], None
+        return held
+
+    def played(self, held: Held, keyed: NDArray[np.float64], rows: NDArray[np.int64], exact: bool = False) -> Values:
+        """What the channels of ``held`` play on its rows ``rows`` when their F-curves hold ``keyed`` (R,
+        len(held.indices)) there, as Blender plays them (``exact``: without its rounding): in an Action, the
+        keys' values."""
+        return keyed
+
     def _choose_action(self, current: bpy.types.Action | None) -> bpy.types.Action:
         if self.action_name is None and current is not None:
             return current
@@ -216,6 +252,28 @@ class KeyWriter:
         ValueError
             If the F-curve, or its group, is locked (the caller's ``with`` block then undoes every key).
         """
+        self.replace_keys(
+            data_path, index, group, frames, span, lambda only: Keys.baked(frames, values, only, interpolation)
+        )
+
+    def replace_keys(
+        self,
+        data_path: str,
+        index: int,
+        group: str,
+        frames: NDArray[np.int64],
+        span: tuple[float, float] | None,
+        keys: Callable[[tuple[str, ...] | None], Keys],
+    ) -> None:
+        """Make ``keys`` the keys of ``data_path[index]`` within ``span`` (by default the first and last of
+        ``frames``), keeping the others: ``keys(only)`` makes them, with just the properties ``only`` where the
+        F-curve keeps no other key (Blender's defaults for the rest), every property where it does.
+
+        Raises
+        ------
+        ValueError
+            If the F-curve, or its group, is locked (the caller's ``with`` block then undoes every key).
+        """
         action, slot = self.action, self._slot
         fcurve, created = compat.ensure_slot_fcurve(action, slot, data_path, index, group)
         first, last = span if span is not None else (float(frames[0]), float(frames[-1]))
@@ -227,9 +285,10 @@ class KeyWriter:
             old = self.keep_for_undo(fcurve)
             kept = old.outside(first, last)
         if kept is not None and len(kept.frames):
-            kept.merged(Keys.baked(frames, values, interpolation=interpolation)).write(fcurve)
-        else:  # nothing to keep: the baked keys alone, with Blender's defaults for all but these two
-            Keys.baked(frames, values, _BAKED_ONLY, interpolation).write(fcurve, only=_BAKED_ONLY)
+            kept.merged(keys(None)).write(fcurve)
+        else:  # nothing to keep: the new keys alone, with Blender's defaults for the properties they leave out
+            made = keys(_BAKED_ONLY)
+            made.write(fcurve, only=tuple(made.arrays))
 
     def replace_channels(
         self,
@@ -241,7 +300,12 @@ class KeyWriter:
         span: tuple[float, float] | None = None,
     ) -> None:
         """``replace`` for several channels of one property at once: ``data_path[indices[j]]`` keyed with
-        ``values[:, j]`` (F, len(indices)), linear."""
+        ``values[:, j]`` (F, len(indices)), linear; held instead while the writer holds keys (``hold``)."""
+        if self._held is not None:
+            self._held.append(
+                Held(data_path, tuple(indices), group, frames, np.asarray(values, dtype=np.float64), span)
+            )
+            return
         for j, index in enumerate(indices):
             self.replace(data_path, index, group, frames, values[:, j], span)
 

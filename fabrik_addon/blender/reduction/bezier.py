@@ -1,0 +1,38 @@
+"""Kept keys as Blender keyframes: Bezier keys whose handles play ``fabrik_addon.reduction.curves``' cubics."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import cast
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+from ..rig import Keys
+
+
+@cache
+def _enum_values() -> tuple[int, int, int]:
+    """The RNA values of a Free handle, an Aligned one and linear interpolation (looked up once)."""
+    rna = bpy.types.Keyframe.bl_rna.properties
+    handle = cast(bpy.types.EnumProperty, rna["handle_left_type"]).enum_items
+    interpolation = cast(bpy.types.EnumProperty, rna["interpolation"]).enum_items
+    return handle["FREE"].value, handle["ALIGNED"].value, interpolation["LINEAR"].value
+
+
+def bezier_keys(
+    frames: NDArray[np.int64], values: NDArray[np.float64], left: NDArray[np.float64], right: NDArray[np.float64]
+) -> Keys:
+    """New Bezier keys on ``frames`` (K,), valued ``values`` (K,), with the handles ``left`` and ``right`` (K, 2:
+    frame, value) set as they are (``reduction.handles`` makes them): Free handles, which Blender keeps where they
+    are set (each segment's are fitted apart). The last key is linear, as a baked key is, for whatever follows
+    it."""
+    free, _, linear = _enum_values()
+    keys = Keys.baked(frames, values, interpolation="BEZIER")
+    keys.arrays["handle_left"] = np.asarray(left, dtype=np.float32)
+    keys.arrays["handle_right"] = np.asarray(right, dtype=np.float32)
+    for side in ("handle_left_type", "handle_right_type"):
+        keys.arrays[side] = np.full(len(frames), free, dtype=np.int32)
+    keys.arrays["interpolation"][-1] = linear
+    return keys
