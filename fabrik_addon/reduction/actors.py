@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from ..solver import FloatArray
 from .curves import fit, slopes
-from .pose import Channels, Skeleton, linear, points_of, posed
+from .pose import Channels, Skeleton, linear, points_of, posed, turns
 
 #: Rows of the frames (an index array).
 Rows = NDArray[np.int64]
@@ -78,7 +78,7 @@ class Pose:
     reference: FloatArray  # (F, P, 3)
     reach: FloatArray  # (F, B)
     hangs: dict[int, FloatArray]  # the linear part (F, 3, 3) of the frame a keyed location's node hangs in
-    dense: dict[int, FloatArray]  # each rotation or scale actor's 3 x 3 parts (F, 3, 3) as the pose has them
+    dense: dict[int, FloatArray]  # each rotation actor's unit quaternions (F, 4), each scale's values, in the pose
 
     @classmethod
     def of(cls, times: FloatArray, skeleton: Skeleton, nodes: Sequence[Sequence[Channels]]) -> Pose:
@@ -99,8 +99,10 @@ class Pose:
                 parent, offset = skeleton.parents[actor.node], skeleton.offsets[actor.node]
                 hang = offset if parent < 0 else world[:, parent] @ offset
                 pose.hangs[i] = hang[..., :3, :3] * np.ones((len(times), 1, 1))
+            elif actor.channels.kind == "rotation":
+                pose.dense[i] = turns(actor.channels.mode, actor.channels.values)
             else:
-                pose.dense[i] = linear(actor.channels, actor.channels.values)
+                pose.dense[i] = actor.channels.values
         return pose
 
     def plays(self, keyed: FloatArray) -> list[FloatArray]:
@@ -144,26 +146,29 @@ class Pose:
     def effects(self, plays: Sequence[FloatArray], which: Rows | None = None) -> FloatArray:
         """How far at most each actor's error moves any point of its node or below, on every frame (F, A), the
         actors playing ``plays`` (or only the actors ``which``, playing ``plays``): a location's error through
-        the frame it hangs in; a rotation's (twice the sine of half the angle between the rotations: the
-        Frobenius distance of their matrices over sqrt 2) or a scale's times the points' reach."""
+        the frame it hangs in; a rotation's (twice the sine of half the angle between the rotations) or a
+        scale's times the points' reach. The rotations of one mode are computed together."""
         which = np.arange(len(self.actors)) if which is None else which
         effects = np.empty((len(self.times), len(which)))
+        rotations: dict[str, list[int]] = {}
         for n, (i, values) in enumerate(zip(which.tolist(), plays, strict=True)):
             actor = self.actors[i]
             channels = actor.channels
-            if channels.kind == "rotation" and channels.mode == "QUATERNION":
-                dense = channels.values / np.linalg.norm(channels.values, axis=-1, keepdims=True)
-                cosine = np.abs(np.einsum("fi,fi->f", values, dense)) / np.linalg.norm(values, axis=-1)
-                effects[:, n] = 2.0 * np.sqrt(np.maximum(1.0 - cosine * cosine, 0.0)) * self.reach[:, actor.node]
+            if channels.kind == "rotation":
+                rotations.setdefault(channels.mode, []).append(n)
             elif i in self.hangs:
                 moved = np.einsum("fij,fj->fi", self.hangs[i], values - channels.values)
-                effects[:, n] = np.linalg.norm(moved, axis=-1)
-            elif channels.kind == "scale":
-                dense = np.where(channels.values == 0.0, 1.0, channels.values)
-                effects[:, n] = np.abs(values / dense - 1.0).max(axis=-1) * self.reach[:, actor.node]
+                effects[:, n] = distances(moved[:, None])[:, 0]
             else:
-                turned = np.linalg.norm(linear(channels, values) - self.dense[i], axis=(1, 2)) / np.sqrt(2.0)
-                effects[:, n] = turned * self.reach[:, actor.node]
+                ratio = np.abs(values / np.where(self.dense[i] == 0.0, 1.0, self.dense[i]) - 1.0).max(axis=-1)
+                effects[:, n] = ratio * self.reach[:, actor.node]
+        for mode, places in rotations.items():
+            actors = [self.actors[which[n]] for n in places]
+            played = turns(mode, np.stack([plays[n] for n in places], axis=1))  # (F, m, 4)
+            dense = np.stack([self.dense[int(which[n])] for n in places], axis=1)
+            cosine = np.abs(np.einsum("fmi,fmi->fm", played, dense))
+            reach = self.reach[:, [actor.node for actor in actors]]
+            effects[:, places] = 2.0 * np.sqrt(np.maximum(1.0 - cosine * cosine, 0.0)) * reach
         return effects
 
     def along(self) -> NDArray[np.bool_]:

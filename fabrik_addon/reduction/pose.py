@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..solver import EULER_ORDERS, FloatArray, axis_angle_to_quat, euler_to_matrix, quat_normalize, quat_to_matrix
+from ..solver import EULER_ORDERS, FloatArray, axis_angle_to_quat, quat_multiply, quat_normalize, quat_to_matrix
 
 #: What a node's channels hold: its location, its rotation (in a rotation mode), its scale.
 KINDS = ("location", "rotation", "scale")
@@ -82,16 +82,30 @@ class Channels:
         return np.asarray(values, dtype=np.float64)
 
 
+def turns(mode: str, values: FloatArray) -> FloatArray:
+    """The unit quaternions (..., 4) of rotations given in a rotation mode (..., n): normalised quaternions, an
+    axis and angle, or Euler angles (x, y, z) turned in the order's order (the first axis first)."""
+    if mode == "QUATERNION":
+        return quat_normalize(values)
+    if mode == "AXIS_ANGLE":
+        return axis_angle_to_quat(values)
+    turned: FloatArray | None = None
+    for letter in mode:
+        axis = "XYZ".index(letter)
+        half = 0.5 * values[..., axis]
+        about = np.zeros((*values.shape[:-1], 4))
+        about[..., 0], about[..., 1 + axis] = np.cos(half), np.sin(half)
+        turned = about if turned is None else quat_multiply(about, turned)
+    assert turned is not None, "an Euler order has three axes"
+    return turned
+
+
 def linear(channels: Channels, values: FloatArray) -> FloatArray:
     """The 3 x 3 part (..., 3, 3) a property's ``values`` (..., n) give a node's basis: its rotation, or its
     scale (a diagonal); a location gives none (identity). The values of several nodes with the same kind and
     mode may be stacked along a leading axis."""
     if channels.kind == "rotation":
-        if channels.mode == "QUATERNION":
-            return quat_to_matrix(quat_normalize(values))
-        if channels.mode == "AXIS_ANGLE":
-            return quat_to_matrix(axis_angle_to_quat(values))
-        return euler_to_matrix(values, channels.mode)
+        return quat_to_matrix(turns(channels.mode, values))
     if channels.kind == "scale":
         return np.asarray(values[..., :, None] * np.eye(3), dtype=np.float64)
     return np.broadcast_to(np.eye(3), (*values.shape[:-1], 3, 3))

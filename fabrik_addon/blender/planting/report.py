@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...reduction import KeysReport
 from ...solver import FloatArray
 from ..bake import RigBakeReport
 
@@ -85,6 +86,12 @@ class PlantReport:
     def frames_out_of_reach(self) -> dict[str, tuple[int, ...]]:
         """Per foot, the frames whose pin its leg could not reach."""
         return {foot.foot: foot.out_of_reach_frames for foot in self.feet}
+
+    @property
+    def keys(self) -> KeysReport | None:
+        """With a ``key_error``: the legs' and the hips' keys kept, and how far Blender's evaluation of them puts
+        the bones from the planted pose (``RigBakeReport.keys``); None where every frame is keyed."""
+        return self.bake.keys
 
     @property
     def max_hips_drop(self) -> float:

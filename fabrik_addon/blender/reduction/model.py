@@ -29,15 +29,13 @@ Plays = Callable[[FloatArray, NDArray[np.int64]], FloatArray]
 
 
 class BoneRows(Protocol):
-    """A bone's matrices as a frame walk read them, one row of 16 (column after column) per frame: the
-    armature's world matrix, the bone's posed matrix and its ``matrix_basis`` (``bake.BoneTrack`` is one)."""
+    """A bone as a frame walk read it on every frame (``bake.BoneTrack`` is one): its ``matrix_basis``, one row of
+    16 (column after column) per frame, its posed matrix in world space and the frame it hangs in."""
 
     @property
-    def world(self) -> NDArray[np.float32]: ...
-    @property
-    def matrix(self) -> NDArray[np.float32]: ...
-    @property
     def basis(self) -> NDArray[np.float32]: ...
+    def world_matrices(self) -> FloatArray: ...
+    def hang_frames(self) -> FloatArray: ...
 
 
 @dataclass(frozen=True)
@@ -129,13 +127,9 @@ def bone_model(
             offset = np.eye(4)
             offset[:3, :3], offset[:3, 3] = np.array(bone.matrix), hang(bone)
         else:
-            rows = read[name]
-            hanging: FloatArray = (
-                row_matrices(rows.world) @ row_matrices(rows.matrix) @ np.linalg.inv(row_matrices(rows.basis))
-            )
-            if above is not None:
-                upper = row_matrices(read[above].world) @ row_matrices(read[above].matrix)
-                offset = np.asarray(np.linalg.inv(upper) @ hanging, dtype=np.float64)
+            hanging = read[name].hang_frames()
+            if above is not None:  # the bones between the two are not keyed: they move with the one above
+                offset = np.asarray(np.linalg.solve(read[above].world_matrices(), hanging), dtype=np.float64)
             else:
                 offset = hanging
         parents.append(-1 if above is None else place[above])

@@ -65,6 +65,7 @@ class Thinning:
     frames: NDArray[np.int64]
     key_error: float
     armatures: list[_Armature] = field(default_factory=list)
+    _measured: dict[bpy.types.Object, FloatArray] | None = None
 
     @property
     def tracks(self) -> list[PoseTrack]:
@@ -72,11 +73,14 @@ class Thinning:
         return [track for armature in self.armatures for track in armature.tracks]
 
     def measured(self) -> dict[bpy.types.Object, FloatArray]:
-        """Per armature, each point's distance (F, P) from the pose on every frame, as the check walk read it."""
-        return {
-            a.model.armature: np.linalg.norm(measured_points(a.model.skeleton, a.tracks) - a.reference, axis=-1)
-            for a in self.armatures
-        }
+        """Per armature, each point's distance (F, P) from the pose on every frame, as the check walk read it
+        (last: ``repair`` keys again, and the check walks again)."""
+        if self._measured is None:
+            self._measured = {
+                a.model.armature: np.linalg.norm(measured_points(a.model.skeleton, a.tracks) - a.reference, axis=-1)
+                for a in self.armatures
+            }
+        return self._measured
 
     def repair(self) -> bool:
         """Key every frame the check walk found a point out of bounds on, for that point's bone and every bone
@@ -97,6 +101,7 @@ class Thinning:
                     armature.controls[a] = keyed_curve(times, kept, armature.sources[a].values)[1]
                     _write(armature, a, self.frames)
                     repaired = True
+        self._measured = None
         return repaired
 
     def report(self, bones: Mapping[bpy.types.Object, set[str]] | None = None) -> KeysReport:
