@@ -13,6 +13,8 @@ from .. import blender
 from ..blender import BakeReport, RigBakeReport
 from ..blender import bake as bake_settings
 from ..blender import clear as clear_settings
+from ..setting_checks import key_error_distance
+from ..setting_names import named
 from ..settings import KEYWORDS, BakeSettings, ChainSettings, FrameRange, SolverSettings, check_output
 from ..solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
 
@@ -154,7 +156,8 @@ def bake_chains(
         Called with the fraction done, from 0 to 1.
     **overrides
         Any of ``frame_start``, ``frame_end``, ``frame_step``, ``tolerance``, ``max_iterations``, ``method``,
-        ``warm_start``, ``output`` and ``action_name`` (as for ``bake``), in place of the armature's settings.
+        ``warm_start``, ``output``, ``key_error`` and ``action_name`` (as for ``bake``), in place of the
+        armature's settings.
 
     Returns
     -------
@@ -180,6 +183,7 @@ def bake_ik_constraints(
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     after: str = "mute",
     output: str = "action",
+    key_error: float = 0.0,
     progress: Callable[[float], None] | None = None,
 ) -> RigBakeReport:
     """Bake every IK constraint of ``armature`` that is on with FABRIK, in one walk through the frames.
@@ -193,8 +197,8 @@ def bake_ik_constraints(
     Parameters
     ----------
     armature : bpy.types.Object
-    frame_start, frame_end, frame_step, tolerance, max_iterations, output, progress
-        As for ``bake``.
+    frame_start, frame_end, frame_step, tolerance, max_iterations, output, key_error, progress
+        As for ``bake`` (``key_error`` thins every constraint's chain's keys; the report's ``keys`` says how).
     after : {"mute", "remove", "keep"}
 
     Returns
@@ -211,7 +215,10 @@ def bake_ik_constraints(
     frames = FrameRange(frame_start, frame_end, frame_step)
     solver = SolverSettings(tolerance=tolerance, max_iterations=max_iterations)
     check_output(output, None)
-    return blender.bake_ik_constraints(armature, frames, solver, after=after, output=output, progress=progress)
+    key_error = key_error_distance(key_error, named("key_error"))
+    return blender.bake_ik_constraints(
+        armature, frames, solver, after=after, output=output, key_error=key_error, progress=progress
+    )
 
 
 def clear(

@@ -62,7 +62,14 @@ def bake_chains(
         given.get("frame_step", saved.frames.step),
     )
     solver = replace(saved.solver, **{name: given[name] for name in _SOLVER_KEYWORDS if name in given})
-    settings = BakeSettings(saved.chains, frames, solver, given.get("action_name"), given.get("output", saved.output))
+    settings = BakeSettings(
+        saved.chains,
+        frames,
+        solver,
+        given.get("action_name"),
+        given.get("output", saved.output),
+        given.get("key_error", saved.key_error),
+    )
     report = bake(settings, progress)
     keyed = settings.frames.resolved(scene.frame_start, scene.frame_end)
     for (_, chain), chain_report in zip(enabled_chains(armature), report.chains, strict=True):

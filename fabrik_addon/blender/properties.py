@@ -28,6 +28,7 @@ from bpy.props import (
 
 from ..settings import DEFAULTS, BakeSettings, ChainSettings, FrameRange, SolverSettings
 from .planting import PLANTING_CLASSES, FABRIK_PG_planting
+from .reduction import KEYS_CLASSES, FABRIK_PG_keys
 from .setting_changes import watched
 
 #: The layout of the settings that this version of the add-on writes: 1, a list of chains.
@@ -291,6 +292,7 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
         override=_OVERRIDABLE,
     )
     planting: PointerProperty(type=FABRIK_PG_planting, override=_OVERRIDABLE)  # type: ignore[valid-type]
+    keys: PointerProperty(type=FABRIK_PG_keys, override=_OVERRIDABLE)  # type: ignore[valid-type]
     # Layout 0: the one chain's settings, read only to move them into ``chains`` (``versioning``).
     target: PointerProperty(type=bpy.types.Object, options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
     tip_bone: StringProperty(options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
@@ -380,7 +382,10 @@ def bake_settings(armature: bpy.types.Object, scene: bpy.types.Scene) -> BakeSet
     chains = tuple(chain_settings(armature, chain) for _, chain in enabled_chains(armature))
     if not chains:
         raise ValueError(no_chain_text(armature))
-    return BakeSettings(chains, frame_range(armature, scene), solver_settings(armature), output=output_of(armature))
+    keys = settings_of(armature).keys.key_error
+    return BakeSettings(
+        chains, frame_range(armature, scene), solver_settings(armature), None, output_of(armature), keys
+    )
 
 
 def no_chain_text(armature: bpy.types.Object) -> str:
@@ -390,4 +395,4 @@ def no_chain_text(armature: bpy.types.Object) -> str:
     return f"no chain of armature '{armature.name}' is enabled: tick one in the FABRIK panel's list"
 
 
-CLASSES = (*PLANTING_CLASSES, FABRIK_PG_bake_summary, FABRIK_PG_chain, FABRIK_PG_settings)
+CLASSES = (*PLANTING_CLASSES, *KEYS_CLASSES, FABRIK_PG_bake_summary, FABRIK_PG_chain, FABRIK_PG_settings)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..planting import PLANT_KEYWORDS, PlantSettings
+from ..setting_checks import key_error_distance
 from ..settings import (
     CHAIN_LIST_KEYWORDS,
     DEFAULTS,
@@ -25,7 +26,7 @@ from ..settings import (
 from .jobs import OBJECT_KEYS, ChainListJob, IKJob, Job, PlantJob, TargetsJob, UsageError
 
 #: The keys of an IK job besides ``armature`` and ``files``: the settings ``api.bake_ik_constraints`` takes.
-IK_KEYWORDS = ("frame_start", "frame_end", "frame_step", "tolerance", "max_iterations", "after", "output")
+IK_KEYWORDS = ("frame_start", "frame_end", "frame_step", "tolerance", "max_iterations", "after", "output", "key_error")
 
 #: TOML's whole numbers are 64-bit; a larger one (JSON has no limit) is no frame, length or count.
 _WHOLE_LIMIT = 2**63
@@ -129,6 +130,7 @@ def ik_job(entry: object, where: str, defaults: Mapping[str, Any]) -> IKJob:
         raise UsageError(_at(where, f"'after' must be one of {', '.join(IK_AFTER)}, got {keywords['after']!r}"))
     try:
         check_output(keywords.get("output", "action"), None)
+        key_error_distance(keywords.get("key_error", 0.0), "'key_error'")
     except ValueError as error:
         raise UsageError(_at(where, str(error))) from None
     return IKJob(entry["armature"], keywords, _patterns(entry))
@@ -160,12 +162,13 @@ def targets_job(entry: object, where: str, defaults: Mapping[str, Any]) -> Targe
     the command line's frames."""
     allowed = {"armature", "targets_from_animation", "files", *TARGETS_KEYWORDS}
     entry = _checked(entry, where, allowed, lambda unknown: _unknown_key(unknown[0], allowed))
-    given = {key: value for key, value in defaults.items() if key in ("frame_start", "frame_end")}
+    given = {key: value for key, value in defaults.items() if key in ("frame_start", "frame_end", "key_error")}
     keywords: dict[str, Any] = {
         key: _whole_if_whole(key, value) for key, value in {**given, **entry}.items() if key in TARGETS_KEYWORDS
     }
     try:
         FrameRange(keywords.get("frame_start"), keywords.get("frame_end"))
+        key_error_distance(keywords.get("key_error", 0.0), "'key_error'")
     except (TypeError, ValueError) as error:
         raise UsageError(_at(where, str(error))) from None
     return TargetsJob(entry.get("armature"), keywords, _patterns(entry))

@@ -8,11 +8,15 @@ Imports ``rig`` and the pure ``reduction``; the bake and ``reduce_keys`` import 
 
 from .measure import PoseTrack, measured_points, pose_tracks
 from .model import BoneModel, BoneRows, Keyed, Plays, bone_model, row_matrices, tracked
+from .properties import CLASSES as KEYS_CLASSES
+from .properties import FABRIK_PG_keys
 from .thinning import Pins, Thinning, thin_held, tracked_bones
 
 __all__ = [
+    "KEYS_CLASSES",
     "BoneModel",
     "BoneRows",
+    "FABRIK_PG_keys",
     "Keyed",
     "Pins",
     "Plays",

@@ -63,6 +63,7 @@ class _PlantOperator(ArmatureOperator):
                     solver_settings(armature),
                 ),
                 output=output_of(armature),
+                key_error=settings_of(armature).keys.key_error,
             )
             with progress_bar(context) as progress:
                 message = self.act(context, settings, progress)
