@@ -20,6 +20,7 @@ def targets_from_animation(
     frame_end: int | None = None,
     poles: bool = True,
     replace: bool = False,
+    key_error: float = 0.0,
     progress: Callable[[float], None] | None = None,
 ) -> TargetsReport:
     """Make targets for the armature's chains from its animation: for each chain an Empty keyed on every frame
@@ -42,13 +43,19 @@ def targets_from_animation(
     replace : bool
         Give chains that have a target (or pole) new ones (Empties made here before are keyed again); without
         it such a chain is refused.
+    key_error : float
+        World units (>= 0; 0, the default, keys every frame): keep the Empties' keys on the fewest frames that
+        keep each Empty within ``key_error`` of where the animation has its chain on every frame (and, for a
+        target that turns, points a fifth of the chain's length off it), as Blender plays the keys; the report's
+        ``keys`` says how many.
     progress : callable, optional
         Called with the fraction done, from 0 to 1.
 
     Returns
     -------
     TargetsReport
-        ``targets`` and ``poles`` (chain name to Empty), ``pole_angles``, ``collection``, ``frames``, ``seconds``.
+        ``targets`` and ``poles`` (chain name to Empty), ``pole_angles``, ``collection``, ``frames``, ``seconds``,
+        ``keys``.
 
     Raises
     ------
@@ -61,7 +68,7 @@ def targets_from_animation(
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be True or False, got {flag!r}")
     return blender.targets_from_animation(
-        armature, chains=chains, frames=frames, poles=poles, replace=replace, progress=progress
+        armature, chains=chains, frames=frames, poles=poles, replace=replace, key_error=key_error, progress=progress
     )
 
 

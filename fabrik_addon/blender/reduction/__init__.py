@@ -8,6 +8,7 @@ Imports ``rig`` and the pure ``reduction``; the bake and ``reduce_keys`` import 
 
 from .measure import PoseTrack, measured_points, pose_tracks
 from .model import BoneModel, BoneRows, Keyed, Plays, bone_model, row_matrices, tracked
+from .objects import thin_object_keys
 from .properties import CLASSES as KEYS_CLASSES
 from .properties import FABRIK_PG_keys
 from .thinning import Pins, Thinning, thin_held, tracked_bones
@@ -27,6 +28,7 @@ __all__ = [
     "pose_tracks",
     "row_matrices",
     "thin_held",
+    "thin_object_keys",
     "tracked",
     "tracked_bones",
 ]

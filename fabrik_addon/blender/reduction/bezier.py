@@ -1,4 +1,5 @@
-"""Kept keys as Blender keyframes: Bezier keys whose handles play ``fabrik_addon.reduction.curves``' cubics."""
+"""Kept keys as Blender keyframes: Bezier keys whose handles play ``fabrik_addon.reduction.curves``' cubics, written
+with a ``KeyWriter`` (``write_kept``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ..rig import Keys
+from ...reduction import handles
+from ...solver import FloatArray
+from ..rig import Held, Keys, KeyWriter
 
 
 @cache
@@ -36,3 +39,18 @@ def bezier_keys(
         keys.arrays[side] = np.full(len(frames), free, dtype=np.int32)
     keys.arrays["interpolation"][-1] = linear
     return keys
+
+
+def write_kept(
+    writer: KeyWriter, held: Held, frames: NDArray[np.int64], kept: NDArray[np.int64], controls: FloatArray
+) -> None:
+    """Write the kept keys of held keys (their rows ``kept`` of ``frames``, each segment's ``controls``, (K - 1,
+    2, k)) as Bezier keys, replacing the keys in the held keys' span."""
+    values, times = held.values[kept], frames[kept].astype(np.float64)
+    for j, index in enumerate(held.indices):
+        left, right = handles(times, values[:, j], controls[:, :, j])
+
+        def made(only: tuple[str, ...] | None, j: int = j, left: FloatArray = left, right: FloatArray = right) -> Keys:
+            return bezier_keys(frames[kept], values[:, j], left, right)
+
+        writer.replace_keys(held.data_path, index, held.group, held.frames, held.span, made)

@@ -13,10 +13,10 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ...reduction import KeysReport, basis, handles, keyed_curve, keys_report, points_of, posed, thin_keys
+from ...reduction import KeysReport, basis, keyed_curve, keys_report, points_of, posed, thin_keys
 from ...solver import FloatArray
-from ..rig import Held, Keys, KeyWriter, bone_in_path
-from .bezier import bezier_keys
+from ..rig import Held, KeyWriter, bone_in_path
+from .bezier import write_kept
 from .measure import PoseTrack, measured_points, pose_tracks
 from .model import BoneModel, BoneRows, Keyed, Plays, bone_model, tracked
 
@@ -205,9 +205,7 @@ def _bound(
     """How far each point may stray (F, P) from where a key on every frame plays it (``played``): ``key_error``
     less what float32 may cost, less how far that is from the pose (``reference``: a layer's rounding), and for
     a pinned ball less how far the pose has it from its pin."""
-    extent = float(np.abs(reference).max()) if reference.size else 0.0
-    rounding = np.linalg.norm(played - reference, axis=-1)
-    bound = key_error - min(_FLOAT32_SHARE * key_error, _FLOAT32_ROUNDING * extent) - rounding
+    bound = allowed(key_error, reference) - np.linalg.norm(played - reference, axis=-1)
     starts = np.cumsum([0, *(len(p) for p in model.skeleton.points)])
     for bone, (pinned, goals) in pins.items():
         if bone in model.bones:
@@ -217,17 +215,15 @@ def _bound(
     return np.asarray(np.maximum(bound, 0.0), dtype=np.float64)
 
 
+def allowed(key_error: float, points: FloatArray) -> float:
+    """``key_error`` less what float32 may cost points (..., 3) that far from the world's origin."""
+    extent = float(np.abs(points).max()) if points.size else 0.0
+    return key_error - min(_FLOAT32_SHARE * key_error, _FLOAT32_ROUNDING * extent)
+
+
 def _write(armature: _Armature, a: int, frames: NDArray[np.int64]) -> None:
     """Write the kept keys of thinned property ``a`` as Bezier keys, replacing its held keys' span."""
-    record, kept, controls = armature.sources[a], armature.keys[a], armature.controls[a]
-    values, times = record.values[kept], frames[kept].astype(np.float64)
-    for j, index in enumerate(record.indices):
-        left, right = handles(times, values[:, j], controls[:, :, j])
-
-        def made(only: tuple[str, ...] | None, j: int = j, left: FloatArray = left, right: FloatArray = right) -> Keys:
-            return bezier_keys(frames[kept], values[:, j], left, right)
-
-        armature.writer.replace_keys(record.data_path, index, record.group, record.frames, record.span, made)
+    write_kept(armature.writer, armature.sources[a], frames, armature.keys[a], armature.controls[a])
 
 
 def _above(parents: Sequence[int], node: int) -> list[int]:

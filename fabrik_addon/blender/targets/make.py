@@ -18,12 +18,16 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
+from ...reduction import KeysReport
+from ...setting_checks import key_error_distance
+from ...setting_names import named
 from ...settings import FrameRange
 from ...solver import FloatArray, matrix_to_quat, sign_continuous
 from ...targets import pole_angle, pole_places
 from ..bake import BoneTrack, check_armature, current_scene, read_bones
 from ..chain_list import chain_lists_read
 from ..properties import FABRIK_PG_chain, chain_label, enabled_chains, settings_of
+from ..reduction import thin_object_keys
 from ..rig import KeyWriter, armature_data, chain_bone_names
 
 #: A custom property of the Empties made here: the name of the armature whose chain they serve.
@@ -51,6 +55,9 @@ class TargetsReport:
     frames : tuple of int
         The first and last frame keyed.
     seconds : float
+    keys : KeysReport or None
+        With a ``key_error``, the Empties' keys kept and how far Blender's evaluation of them puts the Empties
+        from where the animation has the chains; None where every frame is keyed.
     """
 
     targets: dict[str, bpy.types.Object]
@@ -59,6 +66,7 @@ class TargetsReport:
     collection: bpy.types.Collection
     frames: tuple[int, int]
     seconds: float
+    keys: KeysReport | None = None
 
 
 @dataclass
@@ -78,6 +86,7 @@ def targets_from_animation(
     frames: FrameRange | None = None,
     poles: bool = True,
     replace: bool = False,
+    key_error: float = 0.0,
     progress: Callable[[float], None] | None = None,
 ) -> TargetsReport:
     """Key an Empty where each chain's tip is on every frame (and a pole where it bends), and make them the
@@ -94,6 +103,10 @@ def targets_from_animation(
         Give chains of two bones or more a pole Empty and the pole angle that reproduces their bend.
     replace : bool
         Replace a chain's target (and pole) where it has one; Empties made here before are keyed again.
+    key_error : float
+        World units (>= 0; 0 keys every frame): keep the Empties' keys on the fewest frames that keep each within
+        this distance of where the animation has its chain (and, where it turns, points a fifth of its chain's
+        length off it).
     progress : callable, optional
         Called with the fraction done, from 0 to 1.
 
@@ -111,15 +124,18 @@ def targets_from_animation(
     keyed = list(range(span.start, span.stop))
     bones = sorted({name for chain in picked for name in _read(chain)})
     tracks = dict(zip(bones, read_bones(armature, bones, keyed, _share(progress, 0.9)), strict=True))
+    key_error = key_error_distance(key_error, named("key_error"))
     making = _Making(armature)
+    frames_keyed = np.array(keyed, dtype=np.int64)
     try:
-        report = making.make(picked, tracks, np.array(keyed, dtype=np.int64))
+        report = making.make(picked, tracks, frames_keyed, holding=bool(key_error))
+        kept = thin_object_keys(making.held, frames_keyed, key_error) if key_error else None
     except BaseException:
         making.rollback()
         raise
     if progress is not None:
         progress(1.0)
-    return TargetsReport(*report, (keyed[0], keyed[-1]), time.perf_counter() - started)
+    return TargetsReport(*report, (keyed[0], keyed[-1]), time.perf_counter() - started, kept)
 
 
 def _picked(armature: bpy.types.Object, names: Sequence[str] | None, poles: bool, replace: bool) -> list[_Chain]:
@@ -175,13 +191,15 @@ class _Making:
 
     armature: bpy.types.Object
     undo: list[Callable[[], None]] = field(default_factory=list)
+    #: With ``holding``, each Empty's writer, holding its keys to thin, and its chain's length (world units).
+    held: list[tuple[KeyWriter, float]] = field(default_factory=list)
 
     def rollback(self) -> None:
         while self.undo:
             self.undo.pop()()
 
     def make(
-        self, chains: list[_Chain], tracks: dict[str, BoneTrack], frames: NDArray[np.int64]
+        self, chains: list[_Chain], tracks: dict[str, BoneTrack], frames: NDArray[np.int64], *, holding: bool = False
     ) -> tuple[dict[str, bpy.types.Object], dict[str, bpy.types.Object], dict[str, float], bpy.types.Collection]:
         collection = self._collection()
         targets, poles, angles = {}, {}, {}
@@ -199,7 +217,7 @@ class _Making:
             if item.use_rotation:
                 axes = tip[:, :3, :3] / np.linalg.norm(tip[:, :3, :3], axis=1, keepdims=True)
                 rotations = sign_continuous(matrix_to_quat(axes))
-            self._key(target, frames, tails, rotations)
+            self._key(target, frames, tails, rotations, length if holding else None)
             self._set(item, "target", target)
             self._set(item, "target_bone", "")
             targets[chain.label] = target
@@ -210,7 +228,7 @@ class _Making:
                 places = pole_places(heads, tails, middles, x_axes, z_axes, angle, _POLE_DISTANCE * length)
                 pole = self._empty(item.pole_target, f"{chain.label} Pole", collection, length * _POLE_SIZE)
                 pole.empty_display_type = "PLAIN_AXES"
-                self._key(pole, frames, places, None)
+                self._key(pole, frames, places, None, length if holding else None)
                 self._set(item, "pole_target", pole)
                 self._set(item, "pole_bone", "")
                 self._set(item, "pole_angle", angle)
@@ -253,11 +271,20 @@ class _Making:
         return empty
 
     def _key(
-        self, empty: bpy.types.Object, frames: NDArray[np.int64], places: FloatArray, rotations: FloatArray | None
+        self,
+        empty: bpy.types.Object,
+        frames: NDArray[np.int64],
+        places: FloatArray,
+        rotations: FloatArray | None,
+        holding: float | None,
     ) -> None:
-        """Key the Empty's location (and rotation) on ``frames``, replacing its keys in their span."""
+        """Key the Empty's location (and rotation) on ``frames``, replacing its keys in their span; with
+        ``holding`` (its chain's length), hold the keys to thin them (``held``)."""
         writer = KeyWriter(empty).__enter__()
         self.undo.append(writer.rollback)
+        if holding is not None:
+            writer.hold()
+            self.held.append((writer, holding))
         writer.replace_channels("location", range(3), "Object Transforms", frames, places)
         if rotations is not None:
             writer.replace_channels("rotation_quaternion", range(4), "Object Transforms", frames, rotations)

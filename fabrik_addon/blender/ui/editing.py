@@ -13,9 +13,9 @@ from bpy.props import BoolProperty
 from ...settings import FrameRange
 from ..layer import apply_layer, find_layer
 from ..live import LEAVE_FIRST, LIVE
-from ..properties import enabled_chains, frame_range, no_chain_text
+from ..properties import enabled_chains, frame_range, no_chain_text, settings_of
 from ..targets import targets_from_animation
-from .messages import counted, sentence
+from .messages import counted, kept_words, sentence
 from .operators import ArmatureOperator, armature_problem, progress_bar
 
 if TYPE_CHECKING:
@@ -69,17 +69,19 @@ class FABRIK_OT_targets_from_animation(ArmatureOperator):
                     frames=FrameRange(frames.start, frames.end),
                     poles=self.poles,
                     replace=self.replace,
+                    key_error=settings_of(armature).keys.key_error,
                     progress=progress,
                 )
         except (TypeError, ValueError) as error:
             self.report({"ERROR"}, sentence(error))
             return {"CANCELLED"}
         poles = f" and {counted(len(report.poles), 'pole')}" if report.poles else ""
+        kept = "" if report.keys is None else f" ({kept_words(report.keys)})"
         self.report(
             {"INFO"},
             f"Made {counted(len(report.targets), 'target')}{poles} from the animation, keyed on frames "
-            f"{report.frames[0]}-{report.frames[1]}, in the collection '{report.collection.name}': Bake to follow "
-            "them, move them to edit",
+            f"{report.frames[0]}-{report.frames[1]}{kept}, in the collection '{report.collection.name}': Bake to "
+            "follow them, move them to edit",
         )
         return {"FINISHED"}
 
