@@ -29,9 +29,14 @@ Plays = Callable[[FloatArray, NDArray[np.int64]], FloatArray]
 
 
 class BoneRows(Protocol):
-    """A bone as a frame walk read it on every frame (``bake.BoneTrack`` is one): its ``matrix_basis``, one row of
-    16 (column after column) per frame, its posed matrix in world space and the frame it hangs in."""
+    """A bone as a frame walk read it on every frame (``bake.BoneTrack`` is one): the armature's world matrix, the
+    bone's posed matrix and its ``matrix_basis``, one row of 16 (column after column) per frame each; its posed
+    matrix in world space and the frame it hangs in."""
 
+    @property
+    def world(self) -> NDArray[np.float32]: ...
+    @property
+    def matrix(self) -> NDArray[np.float32]: ...
     @property
     def basis(self) -> NDArray[np.float32]: ...
     def world_matrices(self) -> FloatArray: ...

@@ -72,6 +72,13 @@ class Thinning:
         """What the bake's check walk reads for ``measured``."""
         return [track for armature in self.armatures for track in armature.tracks]
 
+    def read_from(self, walked: Mapping[bpy.types.Object, Mapping[str, BoneRows]]) -> None:
+        """Fill ``tracks`` from what a walk read of the keyed bones (instead of the bake's check walk)."""
+        for track in self.tracks:
+            bone = walked[track.armature][track.bone or next(iter(walked[track.armature]))]
+            track.rows[:] = bone.world if not track.bone else bone.matrix
+        self._measured = None
+
     def measured(self) -> dict[bpy.types.Object, FloatArray]:
         """Per armature, each point's distance (F, P) from the pose on every frame, as the check walk read it
         (last: ``repair`` keys again, and the check walks again)."""
@@ -130,6 +137,7 @@ def thin_held(
     key_error: float,
     read: Mapping[bpy.types.Object, Mapping[str, BoneRows]],
     pins: Pins | None = None,
+    posed: Mapping[bpy.types.Object, Mapping[str, FloatArray]] | None = None,
 ) -> Thinning:
     """Thin the keys each writer holds (and stop it holding), and write them.
 
@@ -145,6 +153,15 @@ def thin_held(
         What the bake's read walk read of the bones ``tracked_bones`` names.
     pins : Pins, optional
         Balls of feet that must stay within ``key_error`` of their pins on the frames they are pinned.
+    posed : mapping of armature to mapping of str to ndarray, shape (F, 4, 4), optional
+        Keys that exist: where Blender poses each keyed bone (in world space) as they play, the pose the thinned
+        keys keep to, instead of the one the held keys stand for.
+
+    Raises
+    ------
+    ValueError
+        With ``posed``, where a bone is posed farther from where its keys put it than half of ``key_error``
+        (something besides them moves it): nothing is written then.
     """
     thinning = Thinning(frames, key_error)
     times = frames.astype(np.float64)
@@ -163,6 +180,9 @@ def thin_held(
         model = bone_model(armature, keyed, read.get(armature, {}), len(frames))
         reference = _points(model, model.solved)
         played = _points(model, [[c.values for c in channels] for channels in model.nodes])
+        if posed is not None:
+            reference = points_of(model.skeleton, np.stack([posed[armature][bone] for bone in model.bones], axis=1))
+            _check_posed(model, played, reference, frames, key_error)
         bound = _bound(model, reference, played, key_error, (pins or {}).get(armature, {}))
         thinned = thin_keys(times, model.skeleton, model.nodes, bound)
         sources = [by_source[(bone, source.prop)] for bone, source in model.sources]
@@ -178,6 +198,29 @@ def thin_held(
                     )
         thinning.armatures.append(done)
     return thinning
+
+
+def _check_posed(
+    model: BoneModel, played: FloatArray, posed: FloatArray, frames: NDArray[np.int64], key_error: float
+) -> None:
+    """Where Blender poses the keyed bones (``posed``'s points) is where their keys put them (``played``), to half
+    of ``key_error``: else a constraint, a driver or NLA strips move a bone too, and thinning its keys would not
+    keep its pose.
+
+    Raises
+    ------
+    ValueError
+        Naming the bone, the frame and the distance.
+    """
+    apart = np.linalg.norm(played - posed, axis=-1)
+    row, column = np.unravel_index(int(np.argmax(apart)), apart.shape)
+    if apart[row, column] > 0.5 * key_error:
+        bone = model.bones[int(model.skeleton.point_nodes[column])]
+        raise ValueError(
+            f"bone '{bone}' of '{model.armature.name}' is not where its keys put it on frame {frames[row]} (they put "
+            f"it {apart[row, column]:.3g} away): a constraint, a driver or NLA strips move it too, so thinning its "
+            "keys would not keep its pose; mute what moves it, or leave the bone out"
+        )
 
 
 def _plays(writer: KeyWriter, record: Held) -> Plays:

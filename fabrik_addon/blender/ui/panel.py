@@ -84,6 +84,7 @@ class FABRIK_PT_main(_Sidebar):
         if find_layer(armature) is not None:
             row.operator("fabrik.apply_layer", icon="NLA_PUSHDOWN")
         row.operator("fabrik.reduce_keys", icon="IPO_BEZIER")
+        row.prop(settings.keys, "only_selected", text="", icon="RESTRICT_SELECT_OFF")
         row = layout.row(align=True)
         row.operator("fabrik.solve_now", icon="CON_KINEMATIC")
         row.operator("fabrik.key_current_frame", icon="KEY_HLT")
