@@ -23,10 +23,13 @@ from ..settings import (
     SolverSettings,
     check_output,
 )
-from .jobs import OBJECT_KEYS, ChainListJob, IKJob, Job, PlantJob, TargetsJob, UsageError
+from .jobs import OBJECT_KEYS, ChainListJob, IKJob, Job, PlantJob, ReduceJob, TargetsJob, UsageError
 
 #: The keys of an IK job besides ``armature`` and ``files``: the settings ``api.bake_ik_constraints`` takes.
 IK_KEYWORDS = ("frame_start", "frame_end", "frame_step", "tolerance", "max_iterations", "after", "output", "key_error")
+
+#: The keys of a job reducing keys besides ``armature`` and ``files``: the keywords of ``api.reduce_keys``.
+REDUCE_KEYWORDS = ("bones", "key_error", "frame_start", "frame_end")
 
 #: TOML's whole numbers are 64-bit; a larger one (JSON has no limit) is no frame, length or count.
 _WHOLE_LIMIT = 2**63
@@ -80,8 +83,10 @@ KINDS: Mapping[str, Kind] = {
         "a non-empty list of chain names (strings)",
         lambda value: isinstance(value, list) and bool(value) and all(isinstance(c, str) and c for c in value),
     ),
-    # planting feet
+    # planting feet, and reducing keys
     "plant_feet": _BONES,
+    "bones": _BONES,
+    "reduce_keys": _FLAG,
     **dict.fromkeys(("hips_bone", "pin_at"), _TEXT),
     **dict.fromkeys(("contact_height", "contact_speed", "contact_seconds", "blend_seconds", "hips_speed"), _NUMBER),
     "floor": _NUMBER,
@@ -203,6 +208,25 @@ def plant_job(entry: object, where: str, defaults: Mapping[str, Any]) -> PlantJo
     except (TypeError, ValueError) as error:
         raise UsageError(_at(where, str(error))) from None
     return PlantJob(entry["armature"], tuple(entry["plant_feet"]), keywords, _patterns(entry))
+
+
+def reduce_job(entry: object, where: str, defaults: Mapping[str, Any]) -> ReduceJob:
+    """A job reducing the keys of an armature's bones: its keys over the command line's frames and key error."""
+    allowed = {"armature", "reduce_keys", "files", *REDUCE_KEYWORDS}
+    entry = _checked(entry, where, allowed, lambda unknown: _unknown_key(unknown[0], allowed))
+    if "armature" not in entry:
+        raise UsageError(_at(where, "missing 'armature'"))
+    given = {key: value for key, value in defaults.items() if key in REDUCE_KEYWORDS}
+    keywords: dict[str, Any] = {
+        key: _whole_if_whole(key, value) for key, value in {**given, **entry}.items() if key in REDUCE_KEYWORDS
+    }
+    try:
+        FrameRange(keywords.get("frame_start"), keywords.get("frame_end"))
+        if key_error_distance(keywords.get("key_error", 0.0), "'key_error'") == 0.0:
+            raise ValueError("reducing keys needs 'key_error', the distance the fewer keys may move a bone (above 0)")
+    except (TypeError, ValueError) as error:
+        raise UsageError(_at(where, str(error))) from None
+    return ReduceJob(entry["armature"], keywords, _patterns(entry))
 
 
 def _whole_if_whole(key: str, value: object) -> object:

@@ -1,7 +1,7 @@
 """The jobs of the ``fabrik_bake`` command: a chain to bake, an armature's IK constraints, feet to plant, the
-chain list saved in a file, or targets made from its animation; each checked by the settings value's own rules
-when it is read (``job_entries``, from the command line or a config file), before any .blend file is opened.
-Pure Python, no ``bpy``."""
+chain list saved in a file, targets made from its animation, or its keys reduced; each checked by the settings
+value's own rules when it is read (``job_entries``, from the command line or a config file), before any .blend
+file is opened. Pure Python, no ``bpy``."""
 
 from __future__ import annotations
 
@@ -179,8 +179,35 @@ class TargetsJob(_SavedChainsJob):
     DOES: ClassVar[str] = "targets from animation"
 
 
+@dataclass(frozen=True)
+class ReduceJob(_InFiles):
+    """The keys of an armature's bones thinned within an error in each file the job applies to
+    (``api.reduce_keys``).
+
+    Attributes
+    ----------
+    armature : str
+        The armature object's name.
+    keywords : mapping
+        Keyword arguments of ``api.reduce_keys`` (``REDUCE_KEYWORDS``: ``bones``, ``key_error``, frames), checked.
+    files : tuple of str
+        As for ``Job``.
+    """
+
+    armature: str
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+    files: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.armature}/reduce keys"
+
+    def to_config(self) -> dict[str, Any]:
+        return self._with_files({"armature": self.armature, "reduce_keys": True, **self.keywords})
+
+
 #: Any kind of job.
-AnyJob = Job | IKJob | PlantJob | ChainListJob | TargetsJob
+AnyJob = Job | IKJob | PlantJob | ChainListJob | TargetsJob | ReduceJob
 
 
 def baked_together(jobs: Sequence[AnyJob]) -> list[AnyJob]:
@@ -190,7 +217,7 @@ def baked_together(jobs: Sequence[AnyJob]) -> list[AnyJob]:
     merged: list[AnyJob] = []
     where: dict[tuple[Any, ...], int] = {}
     for job in jobs:
-        if not isinstance(job, Job):  # IK constraints and planting are each baked on their own
+        if not isinstance(job, Job):  # IK constraints, planting and the rest each run on their own
             merged.append(job)
             continue
         settings = job.settings

@@ -13,7 +13,13 @@ The report's schema::
                                          "out_of_reach_frames": [frame, ...],
                                          "off_target_frames": [frame, ...]}]}],
                 "targets": [{"armature": name, "targets": {chain: object}, "poles": {chain: object},
-                             "frames": [first, last], "seconds": number}]}]}
+                             "frames": [first, last], "seconds": number}],
+                "reduced": [{"armature": name, "frames": [first, last], "seconds": number}]}]}
+
+With a ``key_error``, each chain, planting, targets and reduction also has ``"keys": {"keys": number,
+"dense_keys": number, "key_error": number, "max_error": number, "p99_error": number}``: the keys written
+against a key on every frame, and how far Blender's evaluation of them puts the bones (or Empties) from the
+pose they stand for; null without one.
 
 ``output`` is null when nothing was written for the file; a failed file lists no chains and no plantings,
 since none of them was saved. ``off_target_frames`` are the frames where Blender's evaluation of the keys puts
@@ -26,15 +32,34 @@ its ``off_target_frames`` are those where a ball is farther from its goal than t
 from __future__ import annotations
 
 import json
-import os
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from .files import quiet_stdout as quiet_stdout
 from .files import write_atomically
+
+
+@dataclass(frozen=True)
+class KeysResult:
+    """The keys kept within ``key_error`` against a key on every frame, and the largest and 99th-percentile error
+    Blender's evaluation of them shows (world units): of a ``reduction.KeysReport``, or its JSON (``of``)."""
+
+    keys: int
+    dense_keys: int
+    key_error: float
+    max_error: float
+    p99_error: float
+
+    @classmethod
+    def of(cls, found: Any) -> KeysResult | None:
+        values = found if found is None or isinstance(found, dict) else vars(found)
+        return None if values is None else cls(*(values[name] for name in cls.__dataclass_fields__))
+
+    def words(self) -> str:
+        return f"kept {100 * self.keys / max(self.dense_keys, 1):.0f}% of the keys, max error {self.max_error:.1e}"
 
 
 @dataclass(frozen=True)
@@ -48,6 +73,7 @@ class ChainResult:
     unreachable_frames: tuple[int, ...]
     off_target_frames: tuple[int, ...]
     seconds: float
+    keys: KeysResult | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +101,7 @@ class PlantResult:
     max_hips_drop: float
     metres_per_unit: float
     seconds: float
+    keys: KeysResult | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +114,17 @@ class TargetsResult:
     poles: dict[str, str]
     frames: tuple[int, int]
     seconds: float
+    keys: KeysResult | None = None
+
+
+@dataclass(frozen=True)
+class ReduceResult:
+    """The keys of one armature's bones reduced, over ``frames`` (first and last)."""
+
+    armature: str
+    frames: tuple[int, int]
+    seconds: float
+    keys: KeysResult
 
 
 @dataclass(frozen=True)
@@ -100,6 +138,7 @@ class FileResult:
     chains: tuple[ChainResult, ...] = field(default=())
     plantings: tuple[PlantResult, ...] = field(default=())
     targets: tuple[TargetsResult, ...] = field(default=())
+    reduced: tuple[ReduceResult, ...] = field(default=())
 
     @classmethod
     def failed(cls, path: Path | str, message: str) -> FileResult:
@@ -123,6 +162,7 @@ def to_json(results: Sequence[FileResult]) -> dict[str, Any]:
                         "unreachable_frames": list(c.unreachable_frames),
                         "off_target_frames": list(c.off_target_frames),
                         "seconds": c.seconds,
+                        "keys": _keys_json(c.keys),
                     }
                     for c in r.chains
                 ],
@@ -134,13 +174,22 @@ def to_json(results: Sequence[FileResult]) -> dict[str, Any]:
                         "poles": dict(t.poles),
                         "frames": list(t.frames),
                         "seconds": t.seconds,
+                        "keys": _keys_json(t.keys),
                     }
                     for t in r.targets
+                ],
+                "reduced": [
+                    {"armature": k.armature, "frames": list(k.frames), "seconds": k.seconds, "keys": _keys_json(k.keys)}
+                    for k in r.reduced
                 ],
             }
             for r in results
         ]
     }
+
+
+def _keys_json(keys: KeysResult | None) -> dict[str, Any] | None:
+    return None if keys is None else asdict(keys)
 
 
 def _planting_json(planting: PlantResult) -> dict[str, Any]:
@@ -157,7 +206,7 @@ def _planting_json(planting: PlantResult) -> dict[str, Any]:
     ]
     entry = {"armature": planting.armature, "frames": list(planting.frames), "max_error": planting.max_error}
     entry |= {"max_hips_drop": planting.max_hips_drop, "metres_per_unit": planting.metres_per_unit}
-    return entry | {"seconds": planting.seconds, "feet": feet}
+    return entry | {"seconds": planting.seconds, "feet": feet, "keys": _keys_json(planting.keys)}
 
 
 def _planting(data: dict[str, Any]) -> PlantResult:
@@ -180,6 +229,7 @@ def _planting(data: dict[str, Any]) -> PlantResult:
         max_hips_drop=float(data["max_hips_drop"]),
         metres_per_unit=float(data["metres_per_unit"]),
         seconds=float(data["seconds"]),
+        keys=KeysResult.of(data.get("keys")),
     )
 
 
@@ -200,6 +250,7 @@ def from_json(data: dict[str, Any]) -> list[FileResult]:
                     tuple(int(x) for x in c["unreachable_frames"]),
                     tuple(int(x) for x in c["off_target_frames"]),
                     float(c["seconds"]),
+                    KeysResult.of(c.get("keys")),
                 )
                 for c in f["chains"]
             ),
@@ -211,8 +262,14 @@ def from_json(data: dict[str, Any]) -> list[FileResult]:
                     dict(t["poles"]),
                     (int(t["frames"][0]), int(t["frames"][1])),
                     float(t["seconds"]),
+                    KeysResult.of(t.get("keys")),
                 )
                 for t in f.get("targets", ())
+            ),
+            tuple(
+                ReduceResult(k["armature"], (int(k["frames"][0]), int(k["frames"][1])), float(k["seconds"]), keys)
+                for k in f.get("reduced", ())
+                if (keys := KeysResult.of(k["keys"])) is not None
             ),
         )
         for f in data["files"]
@@ -245,10 +302,14 @@ def file_done(result: FileResult, seconds: float, counter: str = "") -> str:
     if result.status != "ok":
         return f"{head}: error ({seconds:.2f} s): {result.error}"
     done = [_made(made) for made in result.targets] + [_planted(planting) for planting in result.plantings]
-    if result.chains or not (result.plantings or result.targets):
+    done += [f"reduced the keys of {k.armature}: {k.keys.words()}" for k in result.reduced]
+    if result.chains or not (result.plantings or result.targets or result.reduced):
         worst = max((c.max_error for c in result.chains), default=0.0)
         missed = _missed(sum(len(c.unreachable_frames) for c in result.chains), "out of reach")
         missed += _missed(sum(len(c.off_target_frames) for c in result.chains), "off target")
+        kept = [c.keys for c in result.chains if c.keys is not None]
+        keys = sum(k.keys for k in kept), sum(k.dense_keys for k in kept)
+        missed += f", kept {100 * keys[0] / max(keys[1], 1):.0f}% of the keys" if kept else ""
         done.insert(0, f"{_count(len(result.chains), 'chain')}, max error {worst:.1e}{missed}")
     return f"{head}: ok ({seconds:.2f} s): {'; '.join(done)} -> {result.output}"
 
@@ -262,6 +323,7 @@ def _planted(planting: PlantResult) -> str:
     after = max((s for f in feet for s in f.skate_after), default=0.0) * mm
     line = f"planted {', '.join(f.foot for f in feet)}: {_count(sum(len(f.contacts) for f in feet), 'contact')}"
     line += f", skate up to {_mm(before)} -> {_mm(after)} mm, max error {planting.max_error:.1e}"
+    line += "" if planting.keys is None else f", {planting.keys.words()}"
     if planting.max_hips_drop > 0:
         line += f", hips lowered up to {_mm(planting.max_hips_drop * mm)} mm"
     line += _missed(sum(len(f.out_of_reach_frames) for f in feet), "out of reach")
@@ -302,21 +364,6 @@ def read_child_line(line: str) -> tuple[FileResult, float] | None:
         return None
     data = json.loads(line[len(CHILD_LINE) :])
     return from_json({"files": [data["file"]]})[0], float(data["seconds"])
-
-
-@contextmanager
-def quiet_stdout() -> Iterator[None]:
-    """Silence what Blender's C code prints on stdout meanwhile ("Read blend", "Saved copy as ..."): this
-    command's own lines go to stderr."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def off_target(results: Sequence[FileResult]) -> list[ChainResult | FootResult]:

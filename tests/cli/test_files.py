@@ -204,10 +204,12 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
                         "unreachable_frames": [7],
                         "off_target_frames": [7, 9],
                         "seconds": 0.5,
+                        "keys": None,
                     }
                 ],
                 "plantings": [],
                 "targets": [],
+                "reduced": [],
             },
             {
                 "input": "/b.blend",
@@ -217,6 +219,7 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
                 "chains": [],
                 "plantings": [],
                 "targets": [],
+                "reduced": [],
             },
         ]
     }
