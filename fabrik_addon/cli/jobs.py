@@ -65,19 +65,22 @@ class Job(_InFiles):
 
 
 @dataclass(frozen=True)
-class IKJob(_InFiles):
-    """Every IK constraint of an armature that is on, baked in each file the job applies to
-    (``api.bake_ik_constraints``).
+class _ArmatureJob(_InFiles):
+    """A job on one armature that a config entry's flag makes (not one itself): ``KEY`` the flag, ``DOES`` how
+    its label says what it does.
 
     Attributes
     ----------
     armature : str
         The armature object's name.
     keywords : mapping
-        Keyword arguments of ``api.bake_ik_constraints`` (frames, tolerance, iterations, ``after``), checked.
+        Keyword arguments of the API function the job calls, checked.
     files : tuple of str
         As for ``Job``.
     """
+
+    KEY: ClassVar[str] = ""
+    DOES: ClassVar[str] = ""
 
     armature: str
     keywords: Mapping[str, Any] = field(default_factory=dict)
@@ -85,11 +88,19 @@ class IKJob(_InFiles):
 
     @property
     def label(self) -> str:
-        return f"{self.armature}/IK constraints"
+        return f"{self.armature}/{self.DOES}"
 
     def to_config(self) -> dict[str, Any]:
-        entry = {"armature": self.armature, "from_ik_constraints": True, **self.keywords}
-        return self._with_files(entry)
+        return self._with_files({"armature": self.armature, self.KEY: True, **self.keywords})
+
+
+@dataclass(frozen=True)
+class IKJob(_ArmatureJob):
+    """Every IK constraint of an armature that is on, baked in each file the job applies to
+    (``api.bake_ik_constraints``, its keyword arguments ``keywords``: frames, tolerance, iterations, ``after``)."""
+
+    KEY: ClassVar[str] = "from_ik_constraints"
+    DOES: ClassVar[str] = "IK constraints"
 
 
 @dataclass(frozen=True)
@@ -180,30 +191,12 @@ class TargetsJob(_SavedChainsJob):
 
 
 @dataclass(frozen=True)
-class ReduceJob(_InFiles):
+class ReduceJob(_ArmatureJob):
     """The keys of an armature's bones thinned within an error in each file the job applies to
-    (``api.reduce_keys``).
+    (``api.reduce_keys``, its keyword arguments ``keywords``: ``bones``, ``key_error``, frames)."""
 
-    Attributes
-    ----------
-    armature : str
-        The armature object's name.
-    keywords : mapping
-        Keyword arguments of ``api.reduce_keys`` (``REDUCE_KEYWORDS``: ``bones``, ``key_error``, frames), checked.
-    files : tuple of str
-        As for ``Job``.
-    """
-
-    armature: str
-    keywords: Mapping[str, Any] = field(default_factory=dict)
-    files: tuple[str, ...] = ()
-
-    @property
-    def label(self) -> str:
-        return f"{self.armature}/reduce keys"
-
-    def to_config(self) -> dict[str, Any]:
-        return self._with_files({"armature": self.armature, "reduce_keys": True, **self.keywords})
+    KEY: ClassVar[str] = "reduce_keys"
+    DOES: ClassVar[str] = "reduce keys"
 
 
 #: Any kind of job.
