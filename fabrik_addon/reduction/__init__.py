@@ -9,7 +9,7 @@ Imports nothing of Blender; positions are in scene units, frames are Blender's f
 
 from .choose import Thinned, thin_keys
 from .curves import fit, handles, keyed_curve, segments, slopes
-from .pose import KINDS, ROTATION_MODES, Channels, Play, Skeleton, basis, bone_points, points_of, posed
+from .pose import KINDS, ROTATION_MODES, Channels, Play, Skeleton, basis, bone_points, points_of, posed, turns
 from .report import KeysReport, keys_report
 
 __all__ = [
@@ -31,4 +31,5 @@ __all__ = [
     "segments",
     "slopes",
     "thin_keys",
+    "turns",
 ]

@@ -166,9 +166,11 @@ class Pose:
             actors = [self.actors[which[n]] for n in places]
             played = turns(mode, np.stack([plays[n] for n in places], axis=1))  # (F, m, 4)
             dense = np.stack([self.dense[int(which[n])] for n in places], axis=1)
-            cosine = np.abs(np.einsum("fmi,fmi->fm", played, dense))
+            # The chord d between the unit quaternions (the nearer sign) is 2 sin(angle / 4): 2 sin(angle / 2)
+            # is d sqrt(4 - d^2), which keeps its precision for the smallest turns.
+            chord = np.minimum(distances(played - dense), distances(played + dense))
             reach = self.reach[:, [actor.node for actor in actors]]
-            effects[:, places] = 2.0 * np.sqrt(np.maximum(1.0 - cosine * cosine, 0.0)) * reach
+            effects[:, places] = chord * np.sqrt(np.maximum(4.0 - chord * chord, 0.0)) * reach
         return effects
 
     def along(self) -> NDArray[np.bool_]:

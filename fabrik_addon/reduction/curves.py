@@ -23,10 +23,9 @@ from numpy.typing import NDArray
 
 from ..solver import FloatArray
 
-#: How strongly a segment's control values lean toward those of the samples' slopes (``slopes``), against the
-#: least-squares fit: enough to settle a segment with fewer than two frames inside, too little to matter where
-#: it has more.
-_LEAN = 1e-9
+#: How strongly the control values of a segment with fewer than two frames inside (which least squares leaves
+#: unsettled) lean toward those of the samples' slopes (``slopes``); a segment with more is least squares' alone.
+_LEAN = 1e-6
 
 
 def slopes(times: FloatArray, values: FloatArray) -> FloatArray:
@@ -83,8 +82,8 @@ def fit(
 ) -> tuple[FloatArray, FloatArray]:
     """Compute what Bezier keys play on every frame given which rows they key and the values on every frame: each
     segment's control values those whose cubic is nearest the values on the frames it spans, in least squares
-    (leaning, by ``_LEAN``, toward the cubic through the keys with the samples' slopes, so that a segment with
-    fewer than two frames inside has one).
+    (where fewer than two frames lie inside, leaning toward the cubic through the keys with the samples' slopes,
+    ``_LEAN``).
 
     Parameters
     ----------
@@ -127,18 +126,19 @@ def fit(
         return np.asarray(totals[before + ordinal[:, owners]], dtype=np.float64)
 
     every = np.arange(sets)
-    m11 = summed(first * first, every)[:, owner] + _LEAN
-    m12 = summed(first * second, every)[:, owner]
-    m22 = summed(second * second, every)[:, owner] + _LEAN
     a, b = start[:, owner], end[:, owner]  # (F, C)
+    lean = np.where(b - a < 3, _LEAN, 0.0)
+    m11 = summed(first * first, every)[:, owner] + lean
+    m12 = summed(first * second, every)[:, owner]
+    m22 = summed(second * second, every)[:, owner] + lean
     columns = np.arange(values.shape[1])
     va, vb = values[a, columns], values[b, columns]
     sc, tc = s[:, owner], t[:, owner]
     firstc, secondc = first[:, owner], second[:, owner]
     rest = values - tc**3 * va - sc**3 * vb
     third = (times[b] - times[a]) / 3.0
-    r1 = summed(firstc * rest, owner) + _LEAN * (va + tangents[a, columns] * third)
-    r2 = summed(secondc * rest, owner) + _LEAN * (vb - tangents[b, columns] * third)
+    r1 = summed(firstc * rest, owner) + lean * (va + tangents[a, columns] * third)
+    r2 = summed(secondc * rest, owner) + lean * (vb - tangents[b, columns] * third)
     determinant = m11 * m22 - m12 * m12
     c1 = (m22 * r1 - m12 * r2) / determinant
     c2 = (m11 * r2 - m12 * r1) / determinant
