@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from fabrik_addon.reduction import (
     Channels,
@@ -23,8 +24,11 @@ from fabrik_addon.reduction import (
 )
 from fabrik_addon.solver import EULER_ORDERS, euler_to_matrix, quat_to_matrix
 
+Array = NDArray[np.float64]
+Nodes = list[list[Channels]]
 
-def _smooth(rng: np.random.Generator, frames: int, width: int, wiggle: float) -> np.ndarray:
+
+def _smooth(rng: np.random.Generator, frames: int, width: int, wiggle: float) -> Array:
     """Smooth random curves (frames, width): a few sines of random phase and frequency."""
     t = np.linspace(0.0, 1.0, frames)[:, None]
     curves = np.zeros((frames, width))
@@ -34,7 +38,7 @@ def _smooth(rng: np.random.Generator, frames: int, width: int, wiggle: float) ->
     return curves
 
 
-def _chain(rng: np.random.Generator, bones: int, frames: int, mode: str = "QUATERNION") -> tuple[Skeleton, list]:
+def _chain(rng: np.random.Generator, bones: int, frames: int, mode: str = "QUATERNION") -> tuple[Skeleton, Nodes]:
     """A chain of bones, each keyed on its rotation on every frame, the first on its location too."""
     lengths = rng.uniform(0.2, 1.0, bones)
     offsets = [np.eye(4)]
@@ -57,7 +61,7 @@ def _chain(rng: np.random.Generator, bones: int, frames: int, mode: str = "QUATE
     return skeleton, nodes
 
 
-def _played_points(times: np.ndarray, skeleton: Skeleton, nodes: list, thinned: object) -> np.ndarray:
+def _played_points(times: Array, skeleton: Skeleton, nodes: Nodes, thinned: object) -> Array:
     """Where the kept keys put every point, from the keys alone: each curve played from its kept keys, the
     handles fitted as ``thin_keys`` fits them, then the forward kinematics."""
     kept = iter(zip(thinned.keys, thinned.values, strict=True))  # type: ignore[attr-defined]
@@ -66,6 +70,7 @@ def _played_points(times: np.ndarray, skeleton: Skeleton, nodes: list, thinned: 
         values = []
         for channels in node:
             keys, keyed = next(kept)
+            assert channels.keyed is not None
             np.testing.assert_array_equal(keyed, channels.keyed[keys])
             played, _ = keyed_curve(times, keys, channels.keyed)
             values.append(played)
@@ -155,7 +160,7 @@ def test_bounds_may_differ_by_frame_and_point() -> None:
         (np.arange(3.0), float("nan"), ">= 0"),
     ],
 )
-def test_bad_input_is_refused_naming_what(times: np.ndarray, bound: float, message: str) -> None:
+def test_bad_input_is_refused_naming_what(times: Array, bound: float, message: str) -> None:
     still = np.tile([1.0, 0.0, 0.0, 0.0], (3, 1))
     node = [Channels("rotation", still, "QUATERNION", still, (0, 1, 2, 3))]
     with pytest.raises(ValueError, match=message):

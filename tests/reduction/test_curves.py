@@ -8,11 +8,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from fabrik_addon.reduction import fit, handles, keyed_curve, segments, slopes
 
+Array = NDArray[np.float64]
 
-def _keys(rng: np.random.Generator, frames: int, sets: int) -> np.ndarray:
+
+def _keys(rng: np.random.Generator, frames: int, sets: int) -> NDArray[np.bool_]:
     keys = rng.random((frames, sets)) < 0.3
     keys[[0, -1]] = True
     return keys
