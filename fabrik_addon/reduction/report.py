@@ -26,12 +26,17 @@ class KeysReport:
         The error allowed, in world units.
     max_error : float
         The largest distance, in world units, of any measured point (each bone's head, tail and points off its
-        axis) from the pose it stands for, on any frame, as Blender evaluates the kept keys.
+        axis) from where a key on every frame puts it, on any frame, as Blender evaluates the kept keys: the
+        solved pose (the keys that were there, for ``reduce_keys``).
     p99_error : float
         The 99th percentile of those distances, over every point on every frame.
     frames : ndarray of int, shape (F,)
     frame_errors : ndarray, shape (F,)
         The largest distance on each frame.
+    rounding : float
+        How far a key on every frame already puts a point from the solved pose, as Blender plays it: 0 for keys
+        in an Action; in a layer, Blender's Combine rounds small quaternion turns (by up to about 0.04 degrees),
+        with or without ``key_error``. From the solved pose the kept keys are within ``max_error`` plus that.
     """
 
     keys: int
@@ -41,6 +46,7 @@ class KeysReport:
     p99_error: float
     frames: NDArray[np.int64]
     frame_errors: FloatArray
+    rounding: float = 0.0
 
     @property
     def kept(self) -> float:
@@ -54,7 +60,7 @@ class KeysReport:
 
 
 def keys_report(
-    frames: npt.ArrayLike, errors: npt.ArrayLike, keys: int, dense_keys: int, key_error: float
+    frames: npt.ArrayLike, errors: npt.ArrayLike, keys: int, dense_keys: int, key_error: float, rounding: float = 0.0
 ) -> KeysReport:
     """Compute the report of a reduction given each point's distance on each frame, as Blender evaluated it.
 
@@ -64,7 +70,8 @@ def keys_report(
     errors : array-like, shape (F, P)
         World units.
     keys, dense_keys : int
-    key_error : float
+    key_error, rounding : float
+        See ``KeysReport``.
     """
     distances = np.asarray(errors, dtype=np.float64).reshape(len(np.asarray(frames)), -1)
     worst = distances.max(axis=1) if distances.size else np.zeros(len(distances))
@@ -76,4 +83,5 @@ def keys_report(
         float(np.percentile(distances, 99)) if distances.size else 0.0,
         np.asarray(frames, dtype=np.int64),
         worst,
+        float(rounding),
     )

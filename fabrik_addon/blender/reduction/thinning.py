@@ -46,7 +46,8 @@ class _Armature:
     writer: KeyWriter
     held: list[Held]
     sources: list[Held]  # the held keys of each thinned property, in ``model.sources``' order
-    reference: FloatArray  # (F, P, 3)
+    reference: FloatArray  # (F, P, 3): where a key on every frame plays the points (the keys' pose, as Blender has it)
+    rounding: FloatArray  # (F, P): how far that is from the pose the keys stand for (a layer's rounding)
     keys: list[NDArray[np.int64]]  # each thinned property's kept rows
     controls: list[FloatArray]  # (K - 1, 2, k): each thinned property's segments' control values
     tracks: list[PoseTrack]
@@ -114,12 +115,14 @@ class Thinning:
     def report(self, bones: Mapping[bpy.types.Object, set[str]] | None = None) -> KeysReport:
         """The report of the keys kept (of ``bones`` only, by armature, if given) and of Blender's evaluation of
         them, as the check walk read it."""
-        errors, keys, dense = [], 0, 0
+        errors, keys, dense, rounding = [], 0, 0, 0.0
         for armature, measured in zip(self.armatures, self.measured().values(), strict=True):
             model = armature.model
             picked = set(model.bones) if bones is None else bones.get(model.armature, set())
             nodes = [k for k, bone in enumerate(model.bones) if bone in picked]
-            errors.append(measured[:, np.isin(model.skeleton.point_nodes, nodes)])
+            columns = np.isin(model.skeleton.point_nodes, nodes)
+            errors.append(measured[:, columns])
+            rounding = max(rounding, float(armature.rounding[:, columns].max(initial=0.0)))
             for (bone, _), kept, held in zip(model.sources, armature.keys, armature.sources, strict=True):
                 if bone in picked:
                     keys += len(kept) * len(held.indices)
@@ -128,7 +131,7 @@ class Thinning:
                 if bone_in_path(held.data_path) in picked and held not in armature.sources:
                     keys += held.values.size
                     dense += held.values.size
-        return keys_report(self.frames, np.concatenate(errors, axis=1), keys, dense, self.key_error)
+        return keys_report(self.frames, np.concatenate(errors, axis=1), keys, dense, self.key_error, rounding)
 
 
 def thin_held(
@@ -178,16 +181,19 @@ def thin_held(
             )
             by_source[(bone, prop)] = record
         model = bone_model(armature, keyed, read.get(armature, {}), len(frames))
-        reference = _points(model, model.solved)
+        solved = _points(model, model.solved)
         played = _points(model, [[c.values for c in channels] for channels in model.nodes])
-        if posed is not None:
-            reference = points_of(model.skeleton, np.stack([posed[armature][bone] for bone in model.bones], axis=1))
+        reference = played
+        if posed is not None:  # keys that exist: the pose Blender gives them is the pose
+            reference = solved = points_of(model.skeleton, np.stack([posed[armature][b] for b in model.bones], axis=1))
             _check_posed(model, played, reference, frames, key_error)
-        bound = _bound(model, reference, played, key_error, (pins or {}).get(armature, {}))
+        rounding = np.linalg.norm(played - solved, axis=-1)
+        bound = _bound(model, solved, key_error, (pins or {}).get(armature, {}))
         thinned = thin_keys(times, model.skeleton, model.nodes, bound)
         sources = [by_source[(bone, source.prop)] for bone, source in model.sources]
         tracks = pose_tracks(armature, model.bones, len(frames))
-        done = _Armature(model, writer, held, sources, reference, list(thinned.keys), list(thinned.controls), tracks)
+        kept, controls = list(thinned.keys), list(thinned.controls)
+        done = _Armature(model, writer, held, sources, reference, rounding, kept, controls, tracks)
         for a in range(len(sources)):
             _write(done, a, frames)
         for record in held:
@@ -239,21 +245,16 @@ def _points(model: BoneModel, values: Sequence[Sequence[FloatArray]]) -> FloatAr
 
 
 def _bound(
-    model: BoneModel,
-    reference: FloatArray,
-    played: FloatArray,
-    key_error: float,
-    pins: Mapping[str, tuple[NDArray[np.bool_], FloatArray]],
+    model: BoneModel, solved: FloatArray, key_error: float, pins: Mapping[str, tuple[NDArray[np.bool_], FloatArray]]
 ) -> FloatArray:
-    """How far each point may stray (F, P) from where a key on every frame plays it (``played``): ``key_error``
-    less what float32 may cost, less how far that is from the pose (``reference``: a layer's rounding), and for
-    a pinned ball less how far the pose has it from its pin."""
-    bound = allowed(key_error, reference) - np.linalg.norm(played - reference, axis=-1)
+    """How far each point may stray (F, P) from where a key on every frame plays it: ``key_error`` less what
+    float32 may cost, and for a pinned ball less how far the pose (``solved``) has it from its pin."""
+    bound = np.full(solved.shape[:2], allowed(key_error, solved))
     starts = np.cumsum([0, *(len(p) for p in model.skeleton.points)])
     for bone, (pinned, goals) in pins.items():
         if bone in model.bones:
             column = starts[model.bones.index(bone)] + 1  # the tail: ``bone_points``
-            off = np.linalg.norm(reference[:, column] - goals, axis=-1)
+            off = np.linalg.norm(solved[:, column] - goals, axis=-1)
             bound[pinned, column] -= off[pinned]
     return np.asarray(np.maximum(bound, 0.0), dtype=np.float64)
 
