@@ -17,7 +17,8 @@ moves the foot, weighs more than a toe's.
 3. Refine: every node is posed as the keys play, and where a point is out of its bound on a frame, the actor
    whose error moves that node's points most there gets a key where it moves them most in that segment, until
    every point is within bounds.
-4. If the worst point is well within its bound, the shares grow and steps 2 and 3 run once more.
+4. If the worst point is well within its bound, the shares grow (up to twice what an actor may move the points
+   below it alone) and steps 2 and 3 run again, at most twice more.
 
 All actors are computed together, in arrays: a pass is a few dozen numpy calls, whatever their number.
 """
@@ -143,14 +144,16 @@ def _thin(pose: Pose, curves: Curves, bound: FloatArray) -> None:
         worst = _refine(pose, curves, bound)
         if not 0.0 < worst < _ROOM:
             return
-        share = np.minimum(share * min(2.0, _ROOM / worst), alone)
+        share = np.minimum(share * min(2.0, _ROOM / worst), _BEYOND * alone)
 
 
-#: Every how many frames the actors start keyed; thinning rounds at most, and the share of its bound the pose's
-#: worst point must stay under for another round.
+#: Every how many frames the actors start keyed; thinning rounds at most, the share of its bound the pose's worst
+#: point must stay under for another round, and how far past what it may move alone an actor's share may grow
+#: (errors of bones in a line seldom add up in one direction: the refinement keys where they do).
 _STRIDE = 8
-_ROUNDS = 2
-_ROOM = 0.8
+_ROUNDS = 3
+_ROOM = 0.9
+_BEYOND = 2.0
 
 
 def _within_shares(pose: Pose, curves: Curves, share: FloatArray, which: Rows) -> None:
