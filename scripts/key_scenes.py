@@ -101,13 +101,19 @@ def keys_in(obj: bpy.types.Object, first: float, last: float) -> int:
 
 
 def decimated(
-    armature: bpy.types.Object, bones: Sequence[str], frames: Sequence[int], world_error: float, rounds: int = 12
+    armature: bpy.types.Object,
+    bones: Sequence[str],
+    frames: Sequence[int],
+    world_error: float,
+    rounds: int = 12,
+    only: Sequence[str] | None = None,
 ) -> tuple[int, float, float]:
-    """Blender's Graph Editor Decimate (Allowed Change) on every F-curve of the armature, its error margin tuned
-    (a bisection, ``rounds`` of them) until the largest distance Blender's evaluation puts a point of ``bones``
-    from where the keys had it is at most ``world_error``: how many keys it keeps, its error and the margin.
-    The armature's keys are left as decimated with that margin."""
-    curves = _fcurves(armature)
+    """Blender's Graph Editor Decimate (Allowed Change) on every F-curve of the armature (of the bones ``only``
+    names, if given), its error margin tuned (a bisection, ``rounds`` of them) until the largest distance
+    Blender's evaluation puts a point of ``bones`` from where the keys had it is at most ``world_error``: how many
+    keys those F-curves keep, its error and the margin. The armature's keys are left as decimated with that
+    margin."""
+    curves = [c for c in _fcurves(armature) if only is None or _bone_of(c.data_path) in only]
     saved = [_keys_of(fcurve) for fcurve in curves]
     reference = bone_points(armature, bones, frames)
 
@@ -122,7 +128,7 @@ def decimated(
 
     def run(margin: float) -> tuple[int, float]:
         restore()
-        decimate(armature, margin)
+        decimate(armature, margin, curves)
         error = float(np.linalg.norm(bone_points(armature, bones, frames) - reference, axis=-1).max())
         return sum(len(c.keyframe_points) for c in curves), error
 
@@ -159,9 +165,13 @@ def _keys_of(fcurve: bpy.types.FCurve) -> dict[str, NDArray[np.generic]]:
     return keys
 
 
-def decimate(armature: bpy.types.Object, margin: float) -> None:
-    """Blender's Graph Editor Decimate, Allowed Change ``margin``, on every F-curve of ``armature``, run headless
-    in a Graph Editor area made of the screen's largest."""
+def _bone_of(data_path: str) -> str:
+    return data_path.split('"')[1] if data_path.startswith('pose.bones["') else ""
+
+
+def decimate(armature: bpy.types.Object, margin: float, curves: Sequence[bpy.types.FCurve] | None = None) -> None:
+    """Blender's Graph Editor Decimate, Allowed Change ``margin``, on every F-curve of ``armature`` (or ``curves``:
+    the others are hidden meanwhile), run headless in a Graph Editor area made of the screen's largest."""
     manager: Any = bpy.context.window_manager
     window = manager.windows[0] if manager.windows else None
     screen = window.screen if window is not None else bpy.data.screens[0]
@@ -173,11 +183,14 @@ def decimate(armature: bpy.types.Object, margin: float) -> None:
         space.dopesheet.show_only_selected = False
         space.dopesheet.show_hidden = True
         region = next(region for region in area.regions if region.type == "WINDOW")
+        chosen = _fcurves(armature) if curves is None else list(curves)
         for fcurve in _fcurves(armature):
-            fcurve.select, fcurve.hide = True, False
+            fcurve.select, fcurve.hide = fcurve in chosen, fcurve not in chosen
             for key in fcurve.keyframe_points:
-                key.select_control_point = True
+                key.select_control_point = fcurve in chosen
         with bpy.context.temp_override(window=window, area=area, region=region):
             bpy.ops.graph.decimate(mode="ERROR", remove_error_margin=margin)
     finally:
         area.type = kind
+        for fcurve in _fcurves(armature):
+            fcurve.hide = False

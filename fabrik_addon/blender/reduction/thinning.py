@@ -219,14 +219,17 @@ def _check_posed(
         Naming the bone, the frame and the distance.
     """
     apart = np.linalg.norm(played - posed, axis=-1)
-    row, column = np.unravel_index(int(np.argmax(apart)), apart.shape)
-    if apart[row, column] > 0.5 * key_error:
-        bone = model.bones[int(model.skeleton.point_nodes[column])]
-        raise ValueError(
-            f"bone '{bone}' of '{model.armature.name}' is not where its keys put it on frame {frames[row]} (they put "
-            f"it {apart[row, column]:.3g} away): a constraint, a driver or NLA strips move it too, so thinning its "
-            "keys would not keep its pose; mute what moves it, or leave the bone out"
-        )
+    off = np.flatnonzero(apart.max(axis=0) > 0.5 * key_error)
+    if not off.size:
+        return
+    node = int(model.skeleton.point_nodes[off].min())  # the first bone off (parents come first): what moves it
+    columns = np.flatnonzero(model.skeleton.point_nodes == node)
+    row, column = np.unravel_index(int(np.argmax(apart[:, columns])), (len(apart), len(columns)))
+    raise ValueError(
+        f"bone '{model.bones[node]}' of '{model.armature.name}' is not where its keys put it on frame {frames[row]} "
+        f"(they put it {apart[row, columns[column]]:.3g} away): a constraint, a driver or NLA strips move it too, so "
+        "thinning its keys would not keep its pose; mute what moves it, or leave the bone out"
+    )
 
 
 def _plays(writer: KeyWriter, record: Held) -> Plays:
