@@ -14,6 +14,7 @@ from ...setting_checks import key_error_distance
 from ...setting_names import named
 from .. import compat
 from ..bake import check_armature, check_channel_fcurves, check_writable
+from ..layer import LAYER_NAME
 from ..rig import armature_data, bone_in_path, rotation_property
 
 #: The properties of a pose bone whose keys pose it (its rotation only in the bone's own mode).
@@ -59,7 +60,9 @@ def keyed_curves(armature: object, bones: Sequence[str] | None, first: int, last
             raise ValueError(f"armature '{rig.name}' has no bone '{name}'{hint}")
     anim = rig.animation_data
     if anim is None or anim.action is None:
-        raise ValueError(f"armature '{rig.name}' has no Action: there are no keys to reduce")
+        layered = anim is not None and any(track.name == LAYER_NAME for track in anim.nla_tracks)
+        hint = ": its keys are in the FABRIK layer; bake with a Key Error, or Apply Layer first" if layered else ""
+        raise ValueError(f"armature '{rig.name}' has no Action: there are no keys to reduce{hint}")
     check_writable(rig, None, remedy="make it single-user first to reduce this armature's keys alone")
     curves: Curves = {}
     pose = rig.pose

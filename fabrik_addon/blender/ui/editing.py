@@ -127,7 +127,8 @@ class FABRIK_OT_reduce_keys(ArmatureOperator):
     def problem(cls, context: bpy.types.Context) -> str | None:
         def keyless(armature: bpy.types.Object) -> str | None:
             if armature.animation_data is None or armature.animation_data.action is None:
-                return f"The armature '{armature.name}' has no keys to reduce"
+                layered = " (its keys are in the FABRIK layer: Apply Layer first)" if find_layer(armature) else ""
+                return f"The armature '{armature.name}' has no Action to reduce the keys of{layered}"
             if settings_of(armature).keys.key_error <= 0.0:
                 return "Set a Key Error above 0: how far the fewer keys may move a bone"
             return None

@@ -33,6 +33,7 @@ UNDO = {
     "foot_remove": True,
     "key_current_frame": True,
     "plant_feet": True,
+    "reduce_keys": True,
     "solve_now": True,
     "step_leave": False,
     "step_play": False,
@@ -64,11 +65,19 @@ def _solved() -> None:
     assert bpy.ops.fabrik.solve_now() == {"FINISHED"}
 
 
+def _baked_with_a_key_error() -> None:
+    armature, *_ = chain_scene()
+    armature.fabrik.output = "ACTION"  # Reduce Keys thins the Action's keys
+    assert bpy.ops.fabrik.bake() == {"FINISHED"}
+    armature.fabrik.keys.key_error = 0.01
+
+
 #: Operators without an undo test of their own, each with a scene in which it changes the file.
 SCENES: dict[str, Callable[[], None]] = {
     "clear": _baked,
     "bake_ik_constraints": _ik_constraint,
     "key_current_frame": _solved,
+    "reduce_keys": _baked_with_a_key_error,
 }
 
 
