@@ -57,6 +57,13 @@ def eased_chain(
     return armature, names, eased_empty("Target", keys)
 
 
+def bone_names(armature: bpy.types.Object) -> list[str]:
+    """Every bone of the armature, by name."""
+    data = armature.data
+    assert isinstance(data, bpy.types.Armature)
+    return [bone.name for bone in data.bones]
+
+
 def bone_points(armature: bpy.types.Object, bones: Sequence[str], frames: Iterable[int]) -> FloatArray:
     """Where Blender puts each bone's measured points on each frame (F, bones, 5, 3): its head, its tail and
     points a fifth of its length off its axis along X, Z and both, in world space (``pose_bone.matrix``)."""

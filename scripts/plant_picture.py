@@ -125,13 +125,18 @@ def main(argv: list[str]) -> None:
         ink,
     )
     label("orange: as captured;  green: after Plant Feet", (width / 2 - TILE / 2, 0.72), 0.09, ink)
-    scene = rigs.scene()
     armature.hide_render = True
+    render(args.output, centre=width / 2 - TILE / 2, width=width, top=0.95, low=bottom - 0.2, quick=args.quick)
+
+
+def render(output: Path, *, centre: float, width: float, top: float, low: float, quick: bool) -> None:
+    """Render what lies on the ground from above (x from ``centre - width / 2``, y from ``low`` to ``top``) into
+    ``output``, flat colours on white (Workbench), 1600 pixels wide (400 with ``quick``)."""
+    scene = rigs.scene()
     camera_data = bpy.data.cameras.new("Top")
     camera_data.type, camera_data.ortho_scale = "ORTHO", width
     camera = rigs.link(bpy.data.objects.new("Top", camera_data))
-    top, low = 0.95, bottom - 0.2
-    camera.location = (width / 2 - TILE / 2, (top + low) / 2, 5.0)
+    camera.location = (centre, (top + low) / 2, 5.0)
     camera.rotation_euler = (0.0, 0.0, 0.0)
     scene.camera = camera
     scene.render.engine = "BLENDER_WORKBENCH"  # type: ignore[assignment]
@@ -144,14 +149,14 @@ def main(argv: list[str]) -> None:
     world.color = (1.0, 1.0, 1.0)
     scene.world = world
     views.view_transform = "Standard"  # type: ignore[assignment]  # the stubs know only the first item
-    scene.render.resolution_x = 1600 if not args.quick else 400
+    scene.render.resolution_x = 1600 if not quick else 400
     scene.render.resolution_y = int(scene.render.resolution_x * (top - low) / width)
     scene.render.resolution_percentage = 100
-    scene.render.filepath = str(args.output)
+    scene.render.filepath = str(output)
     scene.render.image_settings.file_format = "PNG"
-    args.output.parent.mkdir(parents=True, exist_ok=True)
+    output.parent.mkdir(parents=True, exist_ok=True)
     bpy.ops.render.render(write_still=True)
-    print(f"rendered {args.output} ({scene.render.resolution_x} x {scene.render.resolution_y})")
+    print(f"rendered {output} ({scene.render.resolution_x} x {scene.render.resolution_y})")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ moves the foot, weighs more than a toe's.
    whose error moves that node's points most there gets a key where it moves them most in that segment, until
    every point is within bounds.
 4. If the worst point is well within its bound, the shares grow (up to twice what an actor may move the points
-   below it alone) and steps 2 and 3 run again, at most twice more.
+   below it alone) and steps 2 and 3 run once more.
 
 All actors are computed together, in arrays: a pass is a few dozen numpy calls, whatever their number.
 """
@@ -151,8 +151,8 @@ def _thin(pose: Pose, curves: Curves, bound: FloatArray) -> None:
 #: point must stay under for another round, and how far past what it may move alone an actor's share may grow
 #: (errors of bones in a line seldom add up in one direction: the refinement keys where they do).
 _STRIDE = 8
-_ROUNDS = 3
-_ROOM = 0.9
+_ROUNDS = 2
+_ROOM = 0.7
 _BEYOND = 2.0
 
 

@@ -181,6 +181,12 @@ def posed(skeleton: Skeleton, bases: Sequence[FloatArray]) -> FloatArray:
 def points_of(skeleton: Skeleton, world: FloatArray) -> FloatArray:
     """Compute every measured point in world space (F, P_total, 3), node after node, given the nodes' posed
     matrices (F, B, 4, 4)."""
+    counts = {len(points) for points in skeleton.points}
+    if len(counts) == 1:  # as many points on every node (bones): one product of stacked matrices
+        (count,) = counts
+        local = np.concatenate([np.stack(skeleton.points), np.ones((len(skeleton.points), count, 1))], axis=2)
+        placed = world[..., :3, :] @ np.swapaxes(local, 1, 2)  # (F, B, 3, count)
+        return np.asarray(np.swapaxes(placed, 2, 3).reshape(len(world), -1, 3), dtype=np.float64)
     nodes = skeleton.point_nodes
     local = np.concatenate([p.reshape(-1, 3) for p in skeleton.points]) if len(nodes) else np.zeros((0, 3))
     matrices = world[:, nodes]

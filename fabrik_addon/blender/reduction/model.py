@@ -178,9 +178,12 @@ def _channels(
         play = _full(values, source)
         whole = play(source.values, np.arange(frames))
         channels.append(Channels(kind, whole, mode if kind == "rotation" else "", source.values, source.indices, play))
-        solved = values.copy()
-        solved[:, list(source.indices)] = source.solved
-        exact.append(solved)
+        if source.solved is source.values:  # the keys play as they are (an Action's)
+            exact.append(whole)
+        else:
+            solved = values.copy()
+            solved[:, list(source.indices)] = source.solved
+            exact.append(solved)
         thinned.append(source)
     return channels, thinned, exact
 

@@ -181,8 +181,14 @@ def thin_held(
             )
             by_source[(bone, prop)] = record
         model = bone_model(armature, keyed, read.get(armature, {}), len(frames))
-        solved = _points(model, model.solved)
-        played = _points(model, [[c.values for c in channels] for channels in model.nodes])
+        playing = [[c.values for c in channels] for channels in model.nodes]
+        played = _points(model, playing)
+        exact = all(
+            a is b
+            for node, values in zip(model.solved, playing, strict=True)
+            for a, b in zip(node, values, strict=True)
+        )
+        solved = played if exact else _points(model, model.solved)
         reference = played
         if posed is not None:  # keys that exist: the pose Blender gives them is the pose
             reference = solved = points_of(model.skeleton, np.stack([posed[armature][b] for b in model.bones], axis=1))
