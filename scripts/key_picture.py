@@ -10,7 +10,6 @@ The clip is imported in metres (``mocap.CMU_UNIT``). Prints the keys before and 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -21,8 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mocap
-import rigs
-from plant_picture import GREEN, INK, ORANGE, FloatArray, colour, dots, label, path, render
+from plant_picture import GREEN, INK, ORANGE, FloatArray, colour, dots, label, path, render, walk_picture
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
@@ -41,12 +39,7 @@ def curve(bone: str) -> bpy.types.FCurve:
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--output", type=Path, default=OUTPUT)
-    parser.add_argument("--quick", action="store_true", help="a small render (for tests)")
-    args = parser.parse_args(argv)
-    rigs.new_file(range(1, 2))
-    armature = mocap.import_clip("walk", scale=mocap.CMU_UNIT)
+    args, armature = walk_picture(argv, __doc__, OUTPUT)
     frames = mocap.scene_frames()
     fcurve = curve(BONE)
     index, data_path = fcurve.array_index, fcurve.data_path

@@ -136,3 +136,16 @@ def file_summary() -> dict[str, object]:
             summary[f"{obj.name}/drivers"] = sorted((d.data_path, d.array_index) for d in anim.drivers)
             summary[f"{obj.name}/blend"] = (anim.action_blend_type, anim.action_influence, len(anim.nla_tracks))
     return summary
+
+
+def picture_colours(path: Path) -> tuple[float, int, int]:
+    """A rendered picture's share of white pixels, and how many are orange and how many green (the README
+    pictures' colours for before and after)."""
+    image = bpy.data.images.load(str(path))
+    pixels = np.empty(image.size[0] * image.size[1] * 4, dtype=np.float32)
+    image.pixels.foreach_get(pixels)
+    rgb = pixels.reshape(-1, 4)[:, :3]
+    white = float((rgb > 0.95).all(axis=1).mean())
+    orange = int(((rgb[:, 0] > 0.8) & (rgb[:, 1] > 0.4) & (rgb[:, 1] < 0.8) & (rgb[:, 2] < 0.5)).sum())
+    green = int(((rgb[:, 1] > 0.5) & (rgb[:, 0] < 0.5) & (rgb[:, 2] < 0.6)).sum())
+    return white, orange, green

@@ -5,22 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import bpy
-import numpy as np
 import plant_picture
+
+from .oracle import picture_colours
 
 
 def test_the_picture_script_renders_the_contacts(tmp_path: Path) -> None:
     output = tmp_path / "plant.png"
     plant_picture.main(["--quick", "--output", str(output)])
     assert output.is_file()
-    image = bpy.data.images.load(str(output))
-    pixels = np.empty(image.size[0] * image.size[1] * 4, dtype=np.float32)
-    image.pixels.foreach_get(pixels)
-    rgb = pixels.reshape(-1, 4)[:, :3]
-    white = (rgb > 0.95).all(axis=1).mean()
-    orange = ((rgb[:, 0] > 0.8) & (rgb[:, 1] > 0.4) & (rgb[:, 1] < 0.8) & (rgb[:, 2] < 0.5)).sum()
-    green = ((rgb[:, 1] > 0.5) & (rgb[:, 0] < 0.5) & (rgb[:, 2] < 0.6)).sum()
+    white, orange, green = picture_colours(output)
     assert white > 0.8
     assert orange > 50
     assert green > 20
