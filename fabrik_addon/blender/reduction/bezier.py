@@ -25,14 +25,18 @@ def _enum_values() -> tuple[int, int, int]:
 
 
 def bezier_keys(
-    frames: NDArray[np.int64], values: NDArray[np.float64], left: NDArray[np.float64], right: NDArray[np.float64]
+    frames: NDArray[np.int64],
+    values: NDArray[np.float64],
+    left: NDArray[np.float64],
+    right: NDArray[np.float64],
+    only: bool = False,
 ) -> Keys:
     """New Bezier keys on ``frames`` (K,), valued ``values`` (K,), with the handles ``left`` and ``right`` (K, 2:
     frame, value) set as they are (``reduction.handles`` makes them): Free handles, which Blender keeps where they
     are set (each segment's are fitted apart). The last key is linear, as a baked key is, for whatever follows
-    it."""
+    it. With ``only``, just the properties that say so (the rest take Blender's defaults)."""
     free, _, linear = _enum_values()
-    keys = Keys.baked(frames, values, interpolation="BEZIER")
+    keys = Keys.baked(frames, values, ("co", "interpolation") if only else None, interpolation="BEZIER")
     keys.arrays["handle_left"] = np.asarray(left, dtype=np.float32)
     keys.arrays["handle_right"] = np.asarray(right, dtype=np.float32)
     for side in ("handle_left_type", "handle_right_type"):
@@ -51,6 +55,6 @@ def write_kept(
         left, right = handles(times, values[:, j], controls[:, :, j])
 
         def made(only: tuple[str, ...] | None, j: int = j, left: FloatArray = left, right: FloatArray = right) -> Keys:
-            return bezier_keys(frames[kept], values[:, j], left, right)
+            return bezier_keys(frames[kept], values[:, j], left, right, only is not None)
 
         writer.replace_keys(held.data_path, index, held.group, held.frames, held.span, made)
