@@ -167,15 +167,17 @@ def _within_shares(pose: Pose, curves: Curves, share: FloatArray, which: Rows) -
 
 
 def _merge(pose: Pose, curves: Curves, share: FloatArray) -> None:
-    """Step 2 of the module: offer every other key of every actor still thinning, parity after parity; take away
-    those whose actor's error stays within its ``share`` (F, A) over the segment the key joins."""
+    """Step 2 of the module: offer every other key of every actor still thinning; take away those whose actor's
+    error stays within its ``share`` (F, A) over the segment the key joins. An actor whose offers all stood is
+    offered every other key again; one with an offer withdrawn is offered the other keys next (its parity
+    turns); it stops after two passes in a row take nothing away."""
     frames = len(pose.times)
     quiet = np.zeros(len(pose.actors), dtype=np.int64)  # passes in a row that took nothing away, per actor
-    parity = 0
+    parity = np.zeros(len(pose.actors), dtype=np.int64)
     while (quiet < 2).any():
         which = np.flatnonzero(quiet < 2)
         keys = curves.keys[:, which]
-        offered = keys & (np.cumsum(keys, axis=0) % 2 == parity)
+        offered = keys & (np.cumsum(keys, axis=0) % 2 == parity[which])
         offered[[0, -1]] = False
         curves.keys[:, which] = keys & ~offered
         effects = pose.effects(curves.played_by(pose.actors, which), which)
@@ -187,7 +189,7 @@ def _merge(pose: Pose, curves: Curves, share: FloatArray) -> None:
         curves.keys[:, which] |= back
         curves.last = None
         quiet[which] = np.where((offered & ~back).any(axis=0), 0, quiet[which] + 1)
-        parity ^= 1
+        parity[which] ^= back.any(axis=0) | ~offered.any(axis=0)
 
 
 def _refine(pose: Pose, curves: Curves, bound: FloatArray) -> float:
