@@ -263,3 +263,28 @@ def test_baked_ik_constraints_and_a_saved_chain_list_take_a_key_error() -> None:
     assert report.keys.max_error <= KEY_ERROR
     with pytest.raises(ValueError, match=r"key_error"):
         api.bake_ik_constraints(armature, key_error=-1.0)
+
+
+def test_where_blenders_evaluation_finds_a_point_out_of_bounds_the_bake_keys_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The prediction is not the judge: were the thinning to keep too few keys (here a key every 30 frames, as if
+    its prediction were wrong), the bake's check by Blender's evaluation finds the points out of bounds, keys
+    those frames and checks again, and the report says what Blender evaluates."""
+    import fabrik_addon.blender.reduction.thinning as thinning
+    from fabrik_addon.reduction import Channels, Thinned, keyed_curve
+
+    def too_few(times: FloatArray, skeleton: object, nodes: list[list[Channels]], bound: object) -> Thinned:
+        keyed = [c.keyed for node in nodes for c in node if c.keyed is not None]
+        rows = np.unique([*range(0, len(times), 30), len(times) - 1])
+        controls = tuple(keyed_curve(times, rows, values)[1] for values in keyed)
+        values = tuple(values[rows] for values in keyed)
+        return Thinned(tuple(rows for _ in keyed), values, controls, np.zeros((len(times), 1)))
+
+    monkeypatch.setattr(thinning, "thin_keys", too_few)
+    dense, thinned, report, _ = _baked_twice(_eased(3), key_error=2e-3)
+    error = np.linalg.norm(thinned - dense, axis=-1)
+    keys = report.keys
+    assert keys.max_error == pytest.approx(error.max(), abs=SAME)
+    assert error.max() <= 2e-3
+    assert 10 * 3 * 4 < keys.keys < keys.dense_keys  # more than the prediction kept, fewer than all
