@@ -107,42 +107,51 @@ def fit(
     """
     tangents = slopes(times, values) if tangents is None else tangents
     frames, sets = keys.shape
-    start, end = segments(keys)
-    s = (times[:, None] - times[start]) / (times[end] - times[start])  # (F, A): where in its segment each row is
+    # Worked set after set and column after column (rows of (A, F) and (C, F)): each segment's sums are one
+    # ``np.add.reduceat`` over the flat rows from its first key's, the rows at its keys adding nothing (their
+    # weights are 0).
+    marks = np.ascontiguousarray(keys.T)
+    ordinal = np.cumsum(marks, axis=1) - 1  # each row's segment among its set's (the last row closes the last)
+    ordinal[:, -1] -= 1
+    keyed = np.flatnonzero(marks)
+    opens = keyed % frames != frames - 1
+    begin = keyed[opens]  # (S,): where each segment starts, flat, set after set
+    a, b = begin % frames, keyed[np.flatnonzero(opens) + 1] % frames
+    counts = np.bincount(begin // frames, minlength=sets)
+    before = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    span = times[b] - times[a]
+    segment = ordinal + before[:, None]  # (A, F)
+    s = (times - times[a][segment]) / span[segment]
     t = 1.0 - s
     first: FloatArray = 3.0 * s * t * t
     second: FloatArray = 3.0 * s * s * t
-    # Each row's segment, counted from its set's first (the last row closes the last segment).
-    ordinal = np.cumsum(keys, axis=0) - 1
-    ordinal[-1] -= 1
-
-    def summed(weights: FloatArray, owners: NDArray[np.int64]) -> FloatArray:
-        """Each segment's sum of ``weights`` (F, n), column ``j`` segmented by the keys of set ``owners[j]``, back
-        on every row of the segment: ``np.add.reduceat`` over the columns' rows one column after another."""
-        starting = keys[:-1, owners].T  # (n, F - 1): the rows that start a segment
-        column, row = np.nonzero(starting)
-        totals = np.add.reduceat(np.ascontiguousarray(weights.T).ravel(), column * frames + row)
-        before = np.concatenate([[0], np.cumsum(starting.sum(axis=1))[:-1]])
-        return np.asarray(totals[before + ordinal[:, owners]], dtype=np.float64)
-
-    every = np.arange(sets)
-    a, b = start[:, owner], end[:, owner]  # (F, C)
     lean = np.where(b - a < 3, _LEAN, 0.0)
-    m11 = summed(first * first, every)[:, owner] + lean
-    m12 = summed(first * second, every)[:, owner]
-    m22 = summed(second * second, every)[:, owner] + lean
-    columns = np.arange(values.shape[1])
-    va, vb = values[a, columns], values[b, columns]
-    sc, tc = s[:, owner], t[:, owner]
-    firstc, secondc = first[:, owner], second[:, owner]
-    rest = values - tc**3 * va - sc**3 * vb
-    third = (times[b] - times[a]) / 3.0
-    r1 = summed(firstc * rest, owner) + lean * (va + tangents[a, columns] * third)
-    r2 = summed(secondc * rest, owner) + lean * (vb - tangents[b, columns] * third)
+    m11 = np.add.reduceat((first * first).ravel(), begin) + lean
+    m12 = np.add.reduceat((first * second).ravel(), begin)
+    m22 = np.add.reduceat((second * second).ravel(), begin) + lean
     determinant = m11 * m22 - m12 * m12
-    c1 = (m22 * r1 - m12 * r2) / determinant
-    c2 = (m11 * r2 - m12 * r1) / determinant
-    return tc**3 * va + firstc * c1 + secondc * c2 + sc**3 * vb, np.stack([c1, c2])
+    # Every column's segments (its set's), column after column.
+    per = counts[owner]
+    opened = np.concatenate([[0], np.cumsum(per)[:-1]])
+    column = np.repeat(np.arange(len(owner)), per)
+    own = np.arange(int(per.sum())) - np.repeat(opened, per) + before[owner][column]  # (CS,): the set's segment
+    at_a, at_b = column * frames + a[own], column * frames + b[own]
+    flat = np.ascontiguousarray(values.T).ravel()
+    slope = np.ascontiguousarray(tangents.T).ravel()
+    va, vb = flat[at_a], flat[at_b]
+    rows = ordinal[owner] + opened[:, None]  # (C, F): each row's segment among all columns'
+    sc, tc, firstc, secondc = s[owner], t[owner], first[owner], second[owner]
+    ends = tc**3 * va[rows] + sc**3 * vb[rows]
+    rest = flat.reshape(len(owner), frames) - ends
+    third = span[own] / 3.0
+    r1 = np.add.reduceat((firstc * rest).ravel(), at_a) + lean[own] * (va + slope[at_a] * third)
+    r2 = np.add.reduceat((secondc * rest).ravel(), at_a) + lean[own] * (vb - slope[at_b] * third)
+    c1 = (m22[own] * r1 - m12[own] * r2) / determinant[own]
+    c2 = (m11[own] * r2 - m12[own] * r1) / determinant[own]
+    played = ends + firstc * c1[rows] + secondc * c2[rows]
+    controls = np.zeros((2, len(owner) * frames))
+    controls[0, at_a], controls[1, at_a] = c1, c2
+    return played.T, controls.reshape(2, len(owner), frames).transpose(0, 2, 1)
 
 
 def keyed_curve(times: FloatArray, keys: NDArray[np.int64], values: FloatArray) -> tuple[FloatArray, FloatArray]:
