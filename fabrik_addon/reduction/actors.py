@@ -212,14 +212,13 @@ def reach_of(skeleton: Skeleton, world: FloatArray, points: FloatArray) -> Float
     nodes = skeleton.point_nodes
     heads = world[..., :3, 3]
     own = np.zeros(world.shape[:2])
-    for k in range(len(skeleton.parents)):
-        columns = np.flatnonzero(nodes == k)
-        if columns.size:
-            own[:, k] = distances(points[:, columns] - heads[:, k, None]).max(axis=1)
+    if len(nodes):  # each node's farthest point from its head (the points come node after node)
+        starts = np.flatnonzero(np.diff(nodes, prepend=-1))
+        own[:, nodes[starts]] = np.maximum.reduceat(distances(points - heads[:, nodes]), starts, axis=1)
     reach = own.copy()
     for k in range(len(skeleton.parents)):
-        below = skeleton.below(k)[1:]
-        if below:
+        below = np.flatnonzero(skeleton.beneath[k])[1:]
+        if below.size:
             apart = distances(heads[:, below] - heads[:, k, None]) + own[:, below]
             reach[:, k] = np.maximum(reach[:, k], apart.max(axis=1))
     return reach

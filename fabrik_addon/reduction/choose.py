@@ -132,7 +132,8 @@ def _thin(pose: Pose, curves: Curves, bound: FloatArray) -> None:
     """The steps of the module."""
     owners = pose.skeleton.point_nodes
     # What an actor's error alone may move its node's points by: the least bound of any point below it.
-    alone = np.stack([bound[:, np.isin(owners, pose.skeleton.below(a.node))].min(axis=1) for a in pose.actors], axis=1)
+    covers = pose.skeleton.beneath[[a.node for a in pose.actors]][:, owners]  # (A, P)
+    alone = np.stack([bound[:, points].min(axis=1) for points in covers], axis=1)
     share = alone / np.sqrt(pose.in_line())
     frames = len(pose.times)
     curves.keys[:] = (np.arange(frames) % _STRIDE == 0)[:, None]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -159,13 +160,18 @@ class Skeleton:
         """The node of each point, in the order ``points_of`` lists them (P_total,)."""
         return np.repeat(np.arange(len(self.points)), [len(p) for p in self.points])
 
+    @cached_property
+    def beneath(self) -> NDArray[np.bool_]:
+        """(B, B): whether node ``j`` is node ``k`` or under it, at ``[k, j]``."""
+        under = np.eye(len(self.parents), dtype=bool)
+        for j, parent in enumerate(self.parents):
+            if parent >= 0:
+                under[:, j] |= under[:, parent]
+        return under
+
     def below(self, node: int) -> list[int]:
-        """The node and every node under it."""
-        found = [node]
-        for k in range(node + 1, len(self.parents)):
-            if self.parents[k] in found:
-                found.append(k)
-        return found
+        """The node and every node under it, in order."""
+        return [int(k) for k in np.flatnonzero(self.beneath[node])]
 
 
 def posed(skeleton: Skeleton, bases: Sequence[FloatArray]) -> FloatArray:
