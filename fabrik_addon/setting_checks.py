@@ -64,6 +64,23 @@ def positive_number(value: object, name: str) -> float:
     return number
 
 
+def key_error_distance(value: object, name: str) -> float:
+    """``value`` as a float if it is an error allowed in world units: a finite number >= 0 (0: a key on every
+    frame).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, the rule and the value.
+    """
+    number = real_number(value)
+    if not (math.isfinite(number) and number >= 0.0):
+        raise ValueError(
+            f"{name} must be a distance in world units, a finite number >= 0 (0: a key on every frame), got {value!r}"
+        )
+    return number
+
+
 def real_number(value: object) -> float:
     """``value`` as a float if it is a real number (not a bool), else NaN."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

@@ -36,6 +36,7 @@ LABELS: Mapping[str, str] = {
     "method": "Method",
     "warm_start": "Warm Start",
     "output": "Output",
+    "key_error": "Key Error",
 }
 #: The Plant Feet panel's label of each keyword of ``api.plant_feet`` that it shows.
 PLANT_LABELS: Mapping[str, str] = {

@@ -26,7 +26,15 @@ from typing import Any, Generic, TypeVar, cast
 
 from .setting_checks import FRAME_MAX as FRAME_MAX
 from .setting_checks import FRAME_MIN as FRAME_MIN
-from .setting_checks import check_flag, check_order, frame_number, positive_number, real_number, set_field
+from .setting_checks import (
+    check_flag,
+    check_order,
+    frame_number,
+    key_error_distance,
+    positive_number,
+    real_number,
+    set_field,
+)
 from .setting_checks import check_keywords as check_keywords
 from .setting_checks import whole_number as whole_number
 from .setting_names import named
@@ -223,6 +231,10 @@ class BakeSettings(Generic[ObjectT]):
         ``"action"``: key the chains into the Action (``action_name``), replacing their keys in the frame range.
         ``"layer"``: key them into the armature's FABRIK layer, an NLA track over its animation blended with
         Combine, which leaves every Action that was there as it was (see ``fabrik_addon.blender.layer``).
+    key_error : float
+        World units (>= 0): keep keys on the fewest frames such that every baked bone's head, tail and points
+        off its axis stay within this distance of the solved pose on every frame, as Blender plays the keys
+        (``fabrik_addon.reduction``); 0 keys every frame.
     """
 
     chains: tuple[ChainSettings[ObjectT], ...]
@@ -230,11 +242,13 @@ class BakeSettings(Generic[ObjectT]):
     solver: SolverSettings = field(default_factory=SolverSettings)
     action_name: str | None = None
     output: str = "action"
+    key_error: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.chains, tuple) or not self.chains:
             raise ValueError("a bake needs at least one chain")
         check_output(self.output, self.action_name)
+        set_field(self, "key_error", key_error_distance(self.key_error, named("key_error")))
 
     @classmethod
     def from_keywords(cls, armature: ObjectT, target: ObjectT | None, **keywords: Any) -> BakeSettings[ObjectT]:
@@ -258,6 +272,7 @@ class BakeSettings(Generic[ObjectT]):
             solver=SolverSettings(**picked(_SOLVER_KEYWORDS)),
             action_name=keywords.get("action_name"),
             output=keywords.get("output", DEFAULTS["output"]),
+            key_error=keywords.get("key_error", DEFAULTS["key_error"]),
         )
 
     def keywords(self) -> dict[str, Any]:
@@ -278,6 +293,7 @@ class BakeSettings(Generic[ObjectT]):
             **{name: getattr(self.solver, name) for name in _SOLVER_KEYWORDS},
             "action_name": self.action_name,
             "output": self.output,
+            "key_error": self.key_error,
         }
         return {name: value for name, value in values.items() if name not in DEFAULTS or value != DEFAULTS[name]}
 
@@ -304,13 +320,13 @@ _CHAIN_KEYWORDS = tuple(f.name for f in fields(ChainSettings) if f.name not in {
 _FRAME_KEYWORDS = tuple(f"frame_{f.name}" for f in fields(FrameRange))
 _SOLVER_KEYWORDS = tuple(f.name for f in fields(SolverSettings))
 #: The keyword arguments of ``api.bake`` after its armature and target: each is a field of one of the values
-#: above (``frame_*`` of ``FrameRange``), or ``action_name`` or ``output``.
-KEYWORDS = (*_CHAIN_KEYWORDS, *_FRAME_KEYWORDS, *_SOLVER_KEYWORDS, "action_name", "output")
+#: above (``frame_*`` of ``FrameRange``), or ``action_name``, ``output`` or ``key_error``.
+KEYWORDS = (*_CHAIN_KEYWORDS, *_FRAME_KEYWORDS, *_SOLVER_KEYWORDS, "action_name", "output", "key_error")
 #: What a bake of an armature's saved chain list (``api.bake_chains``) may take instead of the armature's own
 #: settings: the keywords of ``api.bake`` that are not a chain's.
-CHAIN_LIST_KEYWORDS = (*_FRAME_KEYWORDS, *_SOLVER_KEYWORDS, "action_name", "output")
+CHAIN_LIST_KEYWORDS = (*_FRAME_KEYWORDS, *_SOLVER_KEYWORDS, "action_name", "output", "key_error")
 #: The keywords of ``api.targets_from_animation`` after its armature.
-TARGETS_KEYWORDS = ("chains", "frame_start", "frame_end", "poles", "replace")
+TARGETS_KEYWORDS = ("chains", "frame_start", "frame_end", "poles", "replace", "key_error")
 #: Keywords whose value is an object (in a config file: the object's name).
 OBJECT_KEYWORDS = tuple(name for name in _CHAIN_KEYWORDS if name in OBJECT_FIELDS)
 #: Every keyword's default (``tip_bone`` has none), as ``api.bake`` and the command line apply it.
@@ -320,6 +336,7 @@ DEFAULTS: Mapping[str, Any] = {
     **{f.name: f.default for f in fields(SolverSettings)},
     "action_name": None,
     "output": "action",
+    "key_error": 0.0,
 }
 
 

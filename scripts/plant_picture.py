@@ -81,13 +81,19 @@ def label(body: str, where: tuple[float, float], size: float, mat: bpy.types.Mat
     text.location = (where[0], where[1], 0.002)
 
 
-def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--output", type=Path, default=OUTPUT)
+def walk_picture(argv: list[str], about: str | None, output: Path) -> tuple[argparse.Namespace, bpy.types.Object]:
+    """A picture script's arguments (``--output``, by default ``output``; ``--quick``) and the committed walk
+    imported in metres into a fresh file, its armature."""
+    parser = argparse.ArgumentParser(description=about.splitlines()[0] if about else None)
+    parser.add_argument("--output", type=Path, default=output)
     parser.add_argument("--quick", action="store_true", help="a small render (for tests)")
     args = parser.parse_args(argv)
     rigs.new_file(range(1, 2))
-    armature = mocap.import_clip("walk", scale=mocap.CMU_UNIT)
+    return args, mocap.import_clip("walk", scale=mocap.CMU_UNIT)
+
+
+def main(argv: list[str]) -> None:
+    args, armature = walk_picture(argv, __doc__, OUTPUT)
     feet = [leg.foot for leg in mocap.legs(armature).values()]
     frames = mocap.scene_frames()
     before = balls(armature, feet, frames)

@@ -22,7 +22,7 @@ END = "<!-- end of the Object.fabrik table -->"
 _SKIPPED = {
     *(
         (group, name)
-        for group in ("FABRIK_PG_settings", "FABRIK_PG_planting", "FABRIK_PG_foot")
+        for group in ("FABRIK_PG_settings", "FABRIK_PG_planting", "FABRIK_PG_foot", "FABRIK_PG_keys")
         for name in ("name", "rna_type")
     ),
     ("FABRIK_PG_chain", "rna_type"),
@@ -31,6 +31,7 @@ _SKIPPED = {
 _DESCRIPTIONS = {
     ("FABRIK_PG_chain", "name"): "The chain's name in the list and in reports (empty: its tip bone's)",
     ("FABRIK_PG_settings", "planting"): "Plant Feet's settings (below)",
+    ("FABRIK_PG_settings", "keys"): "How many keys bakes keep, and Reduce Keys (below)",
     ("FABRIK_PG_planting", "feet"): 'The feet to plant, each a `bone` name (`feet.add().bone = "LeftFoot"`)',
 }
 #: Values at or beyond these mean "no limit" (Blender's int and float32 extremes).
@@ -43,6 +44,7 @@ def tables() -> str:
     settings = settings.fixed_type
     chain = settings.properties["chains"].fixed_type
     planting = settings.properties["planting"].fixed_type
+    keys = settings.properties["keys"].fixed_type
     return "\n\n".join(
         [
             "`Object.fabrik` (the armature's settings):",
@@ -51,6 +53,8 @@ def tables() -> str:
             _table(chain, "chains[i]."),
             "`Object.fabrik.planting` (Plant Feet and Detect Contacts; lengths in leg lengths, times in seconds):",
             _table(planting, "planting."),
+            "`Object.fabrik.keys` (Key Error, for every bake, and Reduce Keys):",
+            _table(keys, "keys."),
         ]
     )
 

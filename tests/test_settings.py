@@ -120,6 +120,15 @@ BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"warm_start": "yes"}, TypeError, r"Warm Start \(warm_start\) must be True or False"),
     ({"action_name": 3}, TypeError, "action_name must be a string, got int"),
     ({"tolerence": 0.1}, TypeError, r"unexpected keyword argument 'tolerence' \(did you mean 'tolerance'\?\)"),
+    (
+        {"key_error": -1e-3},
+        ValueError,
+        r"Key Error \(key_error\) must be a distance in world units, a finite number >= 0",
+    ),
+    ({"key_error": math.nan}, ValueError, r"Key Error \(key_error\) must be a distance"),
+    ({"key_error": math.inf}, ValueError, r"Key Error \(key_error\) must be a distance"),
+    ({"key_error": "1e-3"}, ValueError, r"Key Error \(key_error\) must be a distance"),
+    ({"key_error": True}, ValueError, r"Key Error \(key_error\) must be a distance"),
 ]
 
 
@@ -145,3 +154,15 @@ def test_a_bake_needs_a_chain() -> None:
     two = BakeSettings((ChainSettings("A", "T", "a"), ChainSettings("B", "T", "b")))
     with pytest.raises(ValueError, match="keywords stand for one chain"):
         two.keywords()
+
+
+def test_key_error_is_kept_by_every_settings_value_and_zero_keys_every_frame() -> None:
+    from fabrik_addon.planting import PlantSettings
+
+    settings = BakeSettings.from_keywords("Rig", "Target", tip_bone="b", key_error=5e-4)
+    assert settings.key_error == 5e-4
+    assert settings.keywords()["key_error"] == 5e-4
+    assert "key_error" not in BakeSettings.from_keywords("Rig", "Target", tip_bone="b").keywords()  # 0: the default
+    assert PlantSettings.from_keywords("Walk", ["LeftFoot"], key_error=1e-3).key_error == 1e-3
+    with pytest.raises(ValueError, match=r"Key Error \(key_error\)"):
+        PlantSettings.from_keywords("Walk", ["LeftFoot"], key_error=-1.0)

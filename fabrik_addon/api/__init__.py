@@ -1,6 +1,6 @@
 """The Python API for scripts, with keyword arguments: ``bake``, ``bake_chains`` (an armature's saved chain
-list), ``bake_ik_constraints`` and ``clear`` (``chains``); ``targets_from_animation`` and ``apply_layer``,
-editing animation through IK (``editing``); ``plant_feet`` and ``detect_contacts`` (``feet``).
+list), ``bake_ik_constraints`` and ``clear`` (``chains``); ``targets_from_animation``, ``apply_layer`` and
+``reduce_keys``, editing animation (``editing``); ``plant_feet`` and ``detect_contacts`` (``feet``).
 
 >>> import bpy
 >>> from fabrik_addon import api
@@ -18,9 +18,10 @@ from ..blender import AppliedLayer, BakeReport, FootReport, PlantReport, RigBake
 from ..blender import bake as bake_settings
 from ..blender import clear as clear_settings
 from ..planting import PlantSettings
+from ..reduction import KeysReport
 from ..settings import OUTPUTS, BakeSettings, ChainSettings, FrameRange, SolverSettings
 from .chains import armatures_with_chains, bake, bake_chains, bake_ik_constraints, clear
-from .editing import apply_layer, targets_from_animation
+from .editing import apply_layer, reduce_keys, targets_from_animation
 from .feet import detect_contacts, plant_feet
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "ChainSettings",
     "FootReport",
     "FrameRange",
+    "KeysReport",
     "PlantReport",
     "PlantSettings",
     "RigBakeReport",
@@ -46,5 +48,6 @@ __all__ = [
     "clear_settings",
     "detect_contacts",
     "plant_feet",
+    "reduce_keys",
     "targets_from_animation",
 ]

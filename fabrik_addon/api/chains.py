@@ -13,6 +13,8 @@ from .. import blender
 from ..blender import BakeReport, RigBakeReport
 from ..blender import bake as bake_settings
 from ..blender import clear as clear_settings
+from ..setting_checks import key_error_distance
+from ..setting_names import named
 from ..settings import KEYWORDS, BakeSettings, ChainSettings, FrameRange, SolverSettings, check_output
 from ..solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
 
@@ -41,6 +43,7 @@ def bake(
     weight: float = 1.0,
     soft_reach: float = 0.0,
     output: str = "action",
+    key_error: float = 0.0,
     progress: Callable[[float], None] | None = None,
 ) -> BakeReport:
     """Key the rotations of a chain of bones so its tip follows a target on every frame.
@@ -101,6 +104,13 @@ def bake(
         was (pushed down beneath the layer if it was the active one): mute the layer, or set its influence to 0,
         for the animation as it was; ``apply_layer`` merges it down. Baking again with ``"layer"`` replaces the
         chain's keys in the same layer, and reads the animation below it.
+    key_error : float
+        World units (>= 0). 0 (the default) keys every frame. Above 0, the keys are kept on the fewest frames
+        found such that, as Blender plays them (Bezier keys, their handles in line), every bone of the chain
+        (its head, its tail and points a fifth of its length off its axis) stays within ``key_error`` of the
+        solved pose on every frame; each bone keeps keys on frames of its own. The report's ``keys`` says how
+        many were kept and how far Blender's evaluation of them strays. A solve that jitters by its tolerance
+        cannot be thinned below it: bake with a tolerance well under ``key_error``.
     progress : callable, optional
         Called with the fraction done, from 0 to 1.
 
@@ -146,7 +156,8 @@ def bake_chains(
         Called with the fraction done, from 0 to 1.
     **overrides
         Any of ``frame_start``, ``frame_end``, ``frame_step``, ``tolerance``, ``max_iterations``, ``method``,
-        ``warm_start``, ``output`` and ``action_name`` (as for ``bake``), in place of the armature's settings.
+        ``warm_start``, ``output``, ``key_error`` and ``action_name`` (as for ``bake``), in place of the
+        armature's settings.
 
     Returns
     -------
@@ -172,6 +183,7 @@ def bake_ik_constraints(
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     after: str = "mute",
     output: str = "action",
+    key_error: float = 0.0,
     progress: Callable[[float], None] | None = None,
 ) -> RigBakeReport:
     """Bake every IK constraint of ``armature`` that is on with FABRIK, in one walk through the frames.
@@ -185,8 +197,8 @@ def bake_ik_constraints(
     Parameters
     ----------
     armature : bpy.types.Object
-    frame_start, frame_end, frame_step, tolerance, max_iterations, output, progress
-        As for ``bake``.
+    frame_start, frame_end, frame_step, tolerance, max_iterations, output, key_error, progress
+        As for ``bake`` (``key_error`` thins every constraint's chain's keys; the report's ``keys`` says how).
     after : {"mute", "remove", "keep"}
 
     Returns
@@ -203,7 +215,10 @@ def bake_ik_constraints(
     frames = FrameRange(frame_start, frame_end, frame_step)
     solver = SolverSettings(tolerance=tolerance, max_iterations=max_iterations)
     check_output(output, None)
-    return blender.bake_ik_constraints(armature, frames, solver, after=after, output=output, progress=progress)
+    key_error = key_error_distance(key_error, named("key_error"))
+    return blender.bake_ik_constraints(
+        armature, frames, solver, after=after, output=output, key_error=key_error, progress=progress
+    )
 
 
 def clear(

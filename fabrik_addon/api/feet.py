@@ -35,6 +35,7 @@ def plant_feet(
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     action_name: str | None = None,
     output: str = "action",
+    key_error: float = 0.0,
     progress: Callable[[float], None] | None = None,
 ) -> PlantReport:
     """Plant the feet of an animated armature (motion capture, a baked rig): through each contact the ball of
@@ -85,12 +86,17 @@ def plant_feet(
         How close each ball must come to its goal (0.0002 leg lengths: 0.2 mm on a human leg).
     max_iterations, action_name, output, progress
         As for ``bake``: with ``output="layer"`` the legs' and the hips' keys go into the FABRIK layer.
+    key_error : float
+        World units (>= 0; 0, the default, keys every frame). Above 0, the legs' rotation keys and the hips'
+        location keys are kept on the fewest frames found that keep every bone of the legs and the hips within
+        ``key_error`` of the planted pose, and every pinned ball within ``key_error`` of its pin, on every frame,
+        as Blender plays them (see ``bake``); ``report.keys`` says how many.
 
     Returns
     -------
     PlantReport
         ``contacts``, ``skate_before`` and ``skate_after`` per foot (scene units, after as Blender evaluates
-        the keys), ``frames_out_of_reach``, ``max_error``, ``hips_drop``, ``seconds``.
+        the keys), ``frames_out_of_reach``, ``max_error``, ``hips_drop``, ``seconds``, ``keys``.
 
     Raises
     ------

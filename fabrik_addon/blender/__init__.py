@@ -9,6 +9,9 @@ animator uses. Its packages, lowest first, each importing only the faces of thos
 - ``planting``: Plant Feet and Detect Contacts on an armature's animation, a bake with its goals computed
   (``fabrik_addon.planting``), and contact marks as keys;
 - ``targets``: Targets from Animation, Empties keyed where the chains' tips and bends are;
+- ``reduction``: fewer keys within an error (``key_error``): an armature's keyed bones posed as Blender plays
+  them, a bake's keys thinned and measured (the bake asks it which keys to keep); ``reduce_keys``, the same on
+  keys that exist;
 - ``live``: the live preview and Step Through Iterations, with their state;
 - ``ui``: the sidebar's panel, chain list and operators.
 
@@ -23,6 +26,7 @@ from .bake import BakeReport, RigBakeReport, bake, bake_ik_constraints, clear
 from .chain_list import armatures_with_chains, bake_chains
 from .layer import AppliedLayer, apply_layer
 from .planting import FootReport, PlantReport, detect_contacts, plant_feet
+from .reduce_keys import reduce_keys
 from .targets import TargetsReport, targets_from_animation
 
 __all__ = [
@@ -41,5 +45,6 @@ __all__ = [
     "clear",
     "detect_contacts",
     "plant_feet",
+    "reduce_keys",
     "targets_from_animation",
 ]

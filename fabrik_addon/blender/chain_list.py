@@ -13,14 +13,9 @@ import bpy
 
 from ..settings import CHAIN_LIST_KEYWORDS, BakeSettings, FrameRange, check_keywords
 from .bake import BakeReport, RigBakeReport, bake, current_scene
+from .bake_summary import FABRIK_PG_bake_summary
 from .properties import CLASSES as PROPERTY_CLASSES
-from .properties import (
-    FABRIK_PG_bake_summary,
-    bake_settings,
-    chain_label,
-    enabled_chains,
-    settings_pointer,
-)
+from .properties import bake_settings, chain_label, enabled_chains, settings_pointer
 from .versioning import migrate_file
 
 _SOLVER_KEYWORDS = ("tolerance", "max_iterations", "method", "warm_start")
@@ -62,7 +57,14 @@ def bake_chains(
         given.get("frame_step", saved.frames.step),
     )
     solver = replace(saved.solver, **{name: given[name] for name in _SOLVER_KEYWORDS if name in given})
-    settings = BakeSettings(saved.chains, frames, solver, given.get("action_name"), given.get("output", saved.output))
+    settings = BakeSettings(
+        saved.chains,
+        frames,
+        solver,
+        given.get("action_name"),
+        given.get("output", saved.output),
+        given.get("key_error", saved.key_error),
+    )
     report = bake(settings, progress)
     keyed = settings.frames.resolved(scene.frame_start, scene.frame_end)
     for (_, chain), chain_report in zip(enabled_chains(armature), report.chains, strict=True):

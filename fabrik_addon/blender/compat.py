@@ -244,3 +244,12 @@ def set_bone_selected(obj: bpy.types.Object, bone_name: str, selected: bool) -> 
     else:
         assert isinstance(obj.data, bpy.types.Armature)
         obj.data.bones[bone_name].select = selected  # type: ignore[attr-defined]
+
+
+def selected_bones(obj: bpy.types.Object) -> list[str]:
+    """The names of the armature's selected bones (5.0 moved selection from ``Bone`` to ``PoseBone``)."""
+    if bpy.app.version >= (5, 0, 0):
+        assert obj.pose is not None
+        return [bone.name for bone in obj.pose.bones if bone.select]  # type: ignore[attr-defined]
+    assert isinstance(obj.data, bpy.types.Armature)
+    return [bone.name for bone in obj.data.bones if bone.select]  # type: ignore[attr-defined]

@@ -27,7 +27,9 @@ from bpy.props import (
 )
 
 from ..settings import DEFAULTS, BakeSettings, ChainSettings, FrameRange, SolverSettings
+from .bake_summary import FABRIK_PG_bake_summary
 from .planting import PLANTING_CLASSES, FABRIK_PG_planting
+from .reduction import KEYS_CLASSES, FABRIK_PG_keys
 from .setting_changes import watched
 
 #: The layout of the settings that this version of the add-on writes: 1, a list of chains.
@@ -37,36 +39,6 @@ SETTINGS_VERSION = 1
 _OVERRIDABLE = {"LIBRARY_OVERRIDABLE"}
 #: The chain list: overridable, and chains may be added on an override.
 _OVERRIDABLE_LIST = {"LIBRARY_OVERRIDABLE", "USE_INSERTION"}
-
-
-class FABRIK_PG_bake_summary(bpy.types.PropertyGroup):
-    """What the last bake of a chain did, for the panel (set by the Bake operator)."""
-
-    frames: IntProperty(name="Frames", description="Frames keyed (0: never baked)", override=_OVERRIDABLE)  # type: ignore[valid-type]
-    frame_start: IntProperty(name="Start", override=_OVERRIDABLE)  # type: ignore[valid-type]
-    frame_end: IntProperty(name="End", override=_OVERRIDABLE)  # type: ignore[valid-type]
-    bones: IntProperty(name="Bones", description="Bones in the chain", override=_OVERRIDABLE)  # type: ignore[valid-type]
-    max_error: FloatProperty(  # type: ignore[valid-type]
-        name="Max Error",
-        description="Largest distance from the tip to the target, as Blender evaluates the keys",
-        subtype="DISTANCE",
-        unit="LENGTH",
-        override=_OVERRIDABLE,
-    )
-    unreachable: IntProperty(name="Out of Reach", description="Frames out of reach", override=_OVERRIDABLE)  # type: ignore[valid-type]
-    off_target: IntProperty(  # type: ignore[valid-type]
-        name="Off Target",
-        description="Frames where the tip misses the target by more than the tolerance, whatever the cause",
-        override=_OVERRIDABLE,
-    )
-    off_target_frames: StringProperty(name="Frames Off Target", override=_OVERRIDABLE)  # type: ignore[valid-type]
-    unreachable_frames: StringProperty(name="Frames Out of Reach", override=_OVERRIDABLE)  # type: ignore[valid-type]
-    off_target_causes: StringProperty(  # type: ignore[valid-type]
-        name="Why Off Target",
-        description="The frames off target by cause: out of reach, soft reach, IK limits, not converged, the scene",
-        override=_OVERRIDABLE,
-    )
-    seconds: FloatProperty(name="Time", unit="TIME_ABSOLUTE", override=_OVERRIDABLE)  # type: ignore[valid-type]
 
 
 class FABRIK_PG_chain(bpy.types.PropertyGroup):
@@ -296,6 +268,7 @@ class FABRIK_PG_settings(bpy.types.PropertyGroup):
         override=_OVERRIDABLE,
     )
     planting: PointerProperty(type=FABRIK_PG_planting, override=_OVERRIDABLE)  # type: ignore[valid-type]
+    keys: PointerProperty(type=FABRIK_PG_keys, override=_OVERRIDABLE)  # type: ignore[valid-type]
     # Layout 0: the one chain's settings, read only to move them into ``chains`` (``versioning``).
     target: PointerProperty(type=bpy.types.Object, options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
     tip_bone: StringProperty(options={"HIDDEN"}, override=_OVERRIDABLE)  # type: ignore[valid-type]
@@ -360,6 +333,13 @@ def output_of(armature: bpy.types.Object) -> str:
     return str(settings_of(armature).output).lower()
 
 
+def key_error_of(armature: bpy.types.Object) -> float:
+    """The armature's Key Error (``BakeSettings.key_error``), read without making its settings group where it was
+    never set (reading a group makes it, and a bake that reads it would then change the file)."""
+    settings = settings_of(armature)
+    return float(settings.keys.key_error) if settings.is_property_set("keys") else float(DEFAULTS["key_error"])
+
+
 def solver_settings(armature: bpy.types.Object) -> SolverSettings:
     settings = settings_of(armature)
     return SolverSettings(settings.tolerance, settings.max_iterations, settings.method.lower(), settings.warm_start)
@@ -385,7 +365,14 @@ def bake_settings(armature: bpy.types.Object, scene: bpy.types.Scene) -> BakeSet
     chains = tuple(chain_settings(armature, chain) for _, chain in enabled_chains(armature))
     if not chains:
         raise ValueError(no_chain_text(armature))
-    return BakeSettings(chains, frame_range(armature, scene), solver_settings(armature), output=output_of(armature))
+    return BakeSettings(
+        chains,
+        frame_range(armature, scene),
+        solver_settings(armature),
+        None,
+        output_of(armature),
+        key_error_of(armature),
+    )
 
 
 def no_chain_text(armature: bpy.types.Object) -> str:
@@ -395,4 +382,4 @@ def no_chain_text(armature: bpy.types.Object) -> str:
     return f"no chain of armature '{armature.name}' is enabled: tick one in the FABRIK panel's list"
 
 
-CLASSES = (*PLANTING_CLASSES, FABRIK_PG_bake_summary, FABRIK_PG_chain, FABRIK_PG_settings)
+CLASSES = (*PLANTING_CLASSES, *KEYS_CLASSES, FABRIK_PG_bake_summary, FABRIK_PG_chain, FABRIK_PG_settings)

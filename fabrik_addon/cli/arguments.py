@@ -36,14 +36,16 @@ def _frames(text: str) -> tuple[int, int]:
     return start, end
 
 
-def _feet(text: str) -> list[str]:
-    """Foot bones' names separated by commas (spaces around each name ignored)."""
-    feet = [name.strip() for name in text.split(",")]
-    if not all(feet):
-        raise argparse.ArgumentTypeError(
-            f"expected foot bones' names separated by commas (LeftFoot,RightFoot), got {text!r}"
-        )
-    return feet
+def _names(what: str) -> Callable[[str], list[str]]:
+    """Names (of foot bones, of bones) separated by commas, spaces around each name ignored."""
+
+    def names(text: str) -> list[str]:
+        found = [name.strip() for name in text.split(",")]
+        if not all(found):
+            raise argparse.ArgumentTypeError(f"expected {what} separated by commas (LeftFoot,RightFoot), got {text!r}")
+        return found
+
+    return names
 
 
 def _whole(low: int | None = None) -> Callable[[str], int]:
@@ -123,10 +125,23 @@ def parser() -> argparse.ArgumentParser:
     edit.add_argument(
         "--no-poles", action="store_true", help="with --targets-from-animation: leave the chains' poles as they are"
     )
+    keys = command.add_argument_group("keys that exist, reduced (instead of a chain)")
+    keys.add_argument(
+        "--reduce-keys",
+        action="store_true",
+        help="thin the keys of --armature's bones to the fewest frames that keep every bone within --key-error of "
+        "where they put it, as Blender plays them (keys outside --frames are left alone)",
+    )
+    keys.add_argument(
+        "--bones",
+        type=_names("bones' names"),
+        metavar="BONE[,BONE...]",
+        help="with --reduce-keys: these bones only (default: all)",
+    )
     feet = command.add_argument_group("feet to plant on the animation (instead of a chain)")
     feet.add_argument(
         "--plant-feet",
-        type=_feet,
+        type=_names("foot bones' names"),
         metavar="FOOT[,FOOT...]",
         help="hold each foot's ball (the bone's tail) still through its contacts with the floor, on --armature",
     )
@@ -149,6 +164,13 @@ def parser() -> argparse.ArgumentParser:
         ),
     )
     bake.add_argument("--max-iterations", type=_whole(), metavar="N")
+    bake.add_argument(
+        "--key-error",
+        type=_number,
+        metavar="D",
+        help="world units: keep keys on the fewest frames that keep every baked bone within D of the solved pose "
+        "(and planted balls of their pins, and made targets of the animation); default 0, a key on every frame",
+    )
     bake.add_argument("--method", choices=sorted(METHODS))
     bake.add_argument(
         "--layer",

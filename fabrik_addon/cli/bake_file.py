@@ -3,6 +3,7 @@ feet), save atomically."""
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -10,9 +11,18 @@ from pathlib import Path
 import bpy
 
 from .. import api
-from .files import FilePlan, temporary_path, write_atomically
-from .jobs import AnyJob, ChainListJob, IKJob, Job, PlantJob, TargetsJob, baked_together
-from .report import ChainResult, FileResult, FootResult, PlantResult, TargetsResult, quiet_stdout, say
+from .files import FilePlan, quiet_stdout, temporary_path, write_atomically
+from .jobs import AnyJob, ChainListJob, IKJob, Job, PlantJob, ReduceJob, TargetsJob, baked_together
+from .report import (
+    ChainResult,
+    FileResult,
+    FootResult,
+    KeysResult,
+    PlantResult,
+    ReduceResult,
+    TargetsResult,
+    say,
+)
 
 
 class FileError(Exception):
@@ -59,11 +69,14 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
         chains: list[ChainResult] = []
         plantings: list[PlantResult] = []
         made: list[TargetsResult] = []
+        reduced: list[ReduceResult] = []
         for job in baked_together(applicable):
             if isinstance(job, PlantJob):
                 plantings.append(_plant_job(job, plan.input.name))
             elif isinstance(job, TargetsJob):
                 made.extend(_targets_job(job, plan.input.name))
+            elif isinstance(job, ReduceJob):
+                reduced.append(_reduce_job(job, plan.input.name))
             else:
                 chains.extend(_bake_job(job, plan.input.name))
         output = plan.output
@@ -76,7 +89,9 @@ def bake_file(plan: FilePlan, jobs: Sequence[AnyJob]) -> FileResult:
     except Exception as error:  # a bug must not stop the other files; the traceback says where
         say(traceback.format_exc().rstrip())
         return FileResult.failed(plan.input, f"unexpected {type(error).__name__}: {error}")
-    return FileResult(str(plan.input), str(output), "ok", None, tuple(chains), tuple(plantings), tuple(made))
+    return FileResult(
+        str(plan.input), str(output), "ok", None, tuple(chains), tuple(plantings), tuple(made), tuple(reduced)
+    )
 
 
 def _bake_job(job: Job | IKJob | ChainListJob, file_name: str) -> tuple[ChainResult, ...]:
@@ -109,6 +124,7 @@ def _bake_job(job: Job | IKJob | ChainListJob, file_name: str) -> tuple[ChainRes
             off_target_frames=tuple(int(f) for f in result.off_target_frames),
             seconds=float(result.seconds),
             why=tuple(result.off_target.items()),
+            keys=KeysResult.of(result.keys),
         )
         for report in reports
         for result in report.chains
@@ -132,9 +148,27 @@ def _targets_job(job: TargetsJob, file_name: str) -> tuple[TargetsResult, ...]:
                 poles={chain: obj.name for chain, obj in made.poles.items()},
                 frames=made.frames,
                 seconds=made.seconds,
+                keys=KeysResult.of(made.keys),
             )
         )
     return tuple(results)
+
+
+def _reduce_job(job: ReduceJob, file_name: str) -> ReduceResult:
+    """Reduce the keys of the job's armature's bones in the open file."""
+    label = f"{file_name}: {job.label}"
+    say(f"{label}: reducing")
+    started = time.perf_counter()
+    try:
+        armature = _find_object(job.armature, "armature")
+        keywords = dict(job.keywords)
+        report = api.reduce_keys(armature, keywords.pop("bones", None), progress=_progress(label), **keywords)
+    except (ValueError, TypeError) as error:
+        raise FileError(f"{job.label}: {error}") from None
+    keys = KeysResult.of(report)
+    assert keys is not None
+    frames = (int(report.frames[0]), int(report.frames[-1]))
+    return ReduceResult(job.armature, frames, time.perf_counter() - started, keys)
 
 
 def _with_chains(name: str | None) -> list[bpy.types.Object]:
@@ -184,6 +218,7 @@ def _plant_job(job: PlantJob, file_name: str) -> PlantResult:
         seconds=float(report.seconds),
         length_unit=report.length_unit,
         warnings=report.warnings,
+        keys=KeysResult.of(report.keys),
     )
 
 

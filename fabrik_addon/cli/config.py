@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .job_entries import chain_job, chain_list_job, ik_job, plant_job, targets_job
+from .job_entries import chain_job, chain_list_job, ik_job, plant_job, reduce_job, targets_job
 from .jobs import AnyJob, UsageError
 
 
@@ -58,8 +58,9 @@ def _read_config(path: Path) -> dict[str, Any]:
 
 def job(entry: object, where: str, defaults: Mapping[str, Any]) -> AnyJob:
     """A config file's job: a chain, an armature's IK constraints (``from_ik_constraints = true``), feet to
-    plant (``plant_feet = [...]``), the chain list saved in the file (``chain_list = true``), or targets made
-    from the animation for it (``targets_from_animation = true``)."""
+    plant (``plant_feet = [...]``), the chain list saved in the file (``chain_list = true``), targets made
+    from the animation for it (``targets_from_animation = true``), or the keys of bones reduced
+    (``reduce_keys = true``)."""
     if isinstance(entry, dict) and entry.get("from_ik_constraints") is True:
         return ik_job(entry, where, defaults)
     if isinstance(entry, dict) and "plant_feet" in entry:
@@ -68,4 +69,6 @@ def job(entry: object, where: str, defaults: Mapping[str, Any]) -> AnyJob:
         return chain_list_job(entry, where, defaults)
     if isinstance(entry, dict) and entry.get("targets_from_animation") is True:
         return targets_job(entry, where, defaults)
+    if isinstance(entry, dict) and entry.get("reduce_keys") is True:
+        return reduce_job(entry, where, defaults)
     return chain_job(entry, where, defaults)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,3 +176,18 @@ def _output(path: Path, output: Path | None, in_place: bool) -> Path:
     if output.suffix.lower() == ".blend":
         return Path(os.path.abspath(output))
     return Path(os.path.abspath(output)) / path.name
+
+
+@contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """Silence what Blender's C code prints on stdout meanwhile ("Read blend", "Saved copy as ..."): this
+    command's own lines go to stderr."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)

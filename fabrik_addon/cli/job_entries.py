@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..planting import PLANT_KEYWORDS, PlantSettings
+from ..setting_checks import key_error_distance
 from ..settings import (
     CHAIN_LIST_KEYWORDS,
     DEFAULTS,
@@ -22,10 +23,13 @@ from ..settings import (
     SolverSettings,
     check_output,
 )
-from .jobs import OBJECT_KEYS, ChainListJob, IKJob, Job, PlantJob, TargetsJob, UsageError
+from .jobs import OBJECT_KEYS, ChainListJob, IKJob, Job, PlantJob, ReduceJob, TargetsJob, UsageError
 
 #: The keys of an IK job besides ``armature`` and ``files``: the settings ``api.bake_ik_constraints`` takes.
-IK_KEYWORDS = ("frame_start", "frame_end", "frame_step", "tolerance", "max_iterations", "after", "output")
+IK_KEYWORDS = ("frame_start", "frame_end", "frame_step", "tolerance", "max_iterations", "after", "output", "key_error")
+
+#: The keys of a job reducing keys besides ``armature`` and ``files``: the keywords of ``api.reduce_keys``.
+REDUCE_KEYWORDS = ("bones", "key_error", "frame_start", "frame_end")
 
 #: TOML's whole numbers are 64-bit; a larger one (JSON has no limit) is no frame, length or count.
 _WHOLE_LIMIT = 2**63
@@ -71,7 +75,7 @@ KINDS: Mapping[str, Kind] = {
     **dict.fromkeys((*OBJECT_KEYS, *OBJECT_KEYWORDS), _NAME),
     **dict.fromkeys(("tip_bone", "target_bone", "pole_bone", "method", "action_name", "after", "output"), _TEXT),
     **dict.fromkeys(("chain_length", "frame_start", "frame_end", "frame_step", "max_iterations"), _WHOLE),
-    **dict.fromkeys(("pole_angle", "rotation_weight", "weight", "soft_reach", "tolerance"), _NUMBER),
+    **dict.fromkeys(("pole_angle", "rotation_weight", "weight", "soft_reach", "tolerance", "key_error"), _NUMBER),
     **dict.fromkeys(("use_stretch", "use_rotation", "warm_start", "from_ik_constraints"), _FLAG),
     # the chain list, and targets from the animation
     **dict.fromkeys(("chain_list", "targets_from_animation", "poles", "replace"), _FLAG),
@@ -79,8 +83,10 @@ KINDS: Mapping[str, Kind] = {
         "a non-empty list of chain names (strings)",
         lambda value: isinstance(value, list) and bool(value) and all(isinstance(c, str) and c for c in value),
     ),
-    # planting feet
+    # planting feet, and reducing keys
     "plant_feet": _BONES,
+    "bones": _BONES,
+    "reduce_keys": _FLAG,
     **dict.fromkeys(("hips_bone", "pin_at"), _TEXT),
     **dict.fromkeys(
         ("contact_height", "contact_speed", "contact_seconds", "blend_seconds", "hips_speed", "hips_seconds"), _NUMBER
@@ -131,6 +137,7 @@ def ik_job(entry: object, where: str, defaults: Mapping[str, Any]) -> IKJob:
         raise UsageError(_at(where, f"'after' must be one of {', '.join(IK_AFTER)}, got {keywords['after']!r}"))
     try:
         check_output(keywords.get("output", "action"), None)
+        key_error_distance(keywords.get("key_error", 0.0), "'key_error'")
     except ValueError as error:
         raise UsageError(_at(where, str(error))) from None
     return IKJob(entry["armature"], keywords, _patterns(entry))
@@ -162,12 +169,13 @@ def targets_job(entry: object, where: str, defaults: Mapping[str, Any]) -> Targe
     the command line's frames."""
     allowed = {"armature", "targets_from_animation", "files", *TARGETS_KEYWORDS}
     entry = _checked(entry, where, allowed, lambda unknown: _unknown_key(unknown[0], allowed))
-    given = {key: value for key, value in defaults.items() if key in ("frame_start", "frame_end")}
+    given = {key: value for key, value in defaults.items() if key in ("frame_start", "frame_end", "key_error")}
     keywords: dict[str, Any] = {
         key: _whole_if_whole(key, value) for key, value in {**given, **entry}.items() if key in TARGETS_KEYWORDS
     }
     try:
         FrameRange(keywords.get("frame_start"), keywords.get("frame_end"))
+        key_error_distance(keywords.get("key_error", 0.0), "'key_error'")
     except (TypeError, ValueError) as error:
         raise UsageError(_at(where, str(error))) from None
     return TargetsJob(entry.get("armature"), keywords, _patterns(entry))
@@ -202,6 +210,25 @@ def plant_job(entry: object, where: str, defaults: Mapping[str, Any]) -> PlantJo
     except (TypeError, ValueError) as error:
         raise UsageError(_at(where, str(error))) from None
     return PlantJob(entry["armature"], tuple(entry["plant_feet"]), keywords, _patterns(entry))
+
+
+def reduce_job(entry: object, where: str, defaults: Mapping[str, Any]) -> ReduceJob:
+    """A job reducing the keys of an armature's bones: its keys over the command line's frames and key error."""
+    allowed = {"armature", "reduce_keys", "files", *REDUCE_KEYWORDS}
+    entry = _checked(entry, where, allowed, lambda unknown: _unknown_key(unknown[0], allowed))
+    if "armature" not in entry:
+        raise UsageError(_at(where, "missing 'armature'"))
+    given = {key: value for key, value in defaults.items() if key in REDUCE_KEYWORDS}
+    keywords: dict[str, Any] = {
+        key: _whole_if_whole(key, value) for key, value in {**given, **entry}.items() if key in REDUCE_KEYWORDS
+    }
+    try:
+        FrameRange(keywords.get("frame_start"), keywords.get("frame_end"))
+        if key_error_distance(keywords.get("key_error", 0.0), "'key_error'") == 0.0:
+            raise ValueError("reducing keys needs 'key_error', the distance the fewer keys may move a bone (above 0)")
+    except (TypeError, ValueError) as error:
+        raise UsageError(_at(where, str(error))) from None
+    return ReduceJob(entry["armature"], keywords, _patterns(entry))
 
 
 def _whole_if_whole(key: str, value: object) -> object:

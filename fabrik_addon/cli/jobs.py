@@ -1,7 +1,7 @@
 """The jobs of the ``fabrik_bake`` command: a chain to bake, an armature's IK constraints, feet to plant, the
-chain list saved in a file, or targets made from its animation; each checked by the settings value's own rules
-when it is read (``job_entries``, from the command line or a config file), before any .blend file is opened.
-Pure Python, no ``bpy``."""
+chain list saved in a file, targets made from its animation, or its keys reduced; each checked by the settings
+value's own rules when it is read (``job_entries``, from the command line or a config file), before any .blend
+file is opened. Pure Python, no ``bpy``."""
 
 from __future__ import annotations
 
@@ -65,19 +65,22 @@ class Job(_InFiles):
 
 
 @dataclass(frozen=True)
-class IKJob(_InFiles):
-    """Every IK constraint of an armature that is on, baked in each file the job applies to
-    (``api.bake_ik_constraints``).
+class _ArmatureJob(_InFiles):
+    """A job on one armature that a config entry's flag makes (not one itself): ``KEY`` the flag, ``DOES`` how
+    its label says what it does.
 
     Attributes
     ----------
     armature : str
         The armature object's name.
     keywords : mapping
-        Keyword arguments of ``api.bake_ik_constraints`` (frames, tolerance, iterations, ``after``), checked.
+        Keyword arguments of the API function the job calls, checked.
     files : tuple of str
         As for ``Job``.
     """
+
+    KEY: ClassVar[str] = ""
+    DOES: ClassVar[str] = ""
 
     armature: str
     keywords: Mapping[str, Any] = field(default_factory=dict)
@@ -85,11 +88,19 @@ class IKJob(_InFiles):
 
     @property
     def label(self) -> str:
-        return f"{self.armature}/IK constraints"
+        return f"{self.armature}/{self.DOES}"
 
     def to_config(self) -> dict[str, Any]:
-        entry = {"armature": self.armature, "from_ik_constraints": True, **self.keywords}
-        return self._with_files(entry)
+        return self._with_files({"armature": self.armature, self.KEY: True, **self.keywords})
+
+
+@dataclass(frozen=True)
+class IKJob(_ArmatureJob):
+    """Every IK constraint of an armature that is on, baked in each file the job applies to
+    (``api.bake_ik_constraints``, its keyword arguments ``keywords``: frames, tolerance, iterations, ``after``)."""
+
+    KEY: ClassVar[str] = "from_ik_constraints"
+    DOES: ClassVar[str] = "IK constraints"
 
 
 @dataclass(frozen=True)
@@ -179,8 +190,17 @@ class TargetsJob(_SavedChainsJob):
     DOES: ClassVar[str] = "targets from animation"
 
 
+@dataclass(frozen=True)
+class ReduceJob(_ArmatureJob):
+    """The keys of an armature's bones thinned within an error in each file the job applies to
+    (``api.reduce_keys``, its keyword arguments ``keywords``: ``bones``, ``key_error``, frames)."""
+
+    KEY: ClassVar[str] = "reduce_keys"
+    DOES: ClassVar[str] = "reduce keys"
+
+
 #: Any kind of job.
-AnyJob = Job | IKJob | PlantJob | ChainListJob | TargetsJob
+AnyJob = Job | IKJob | PlantJob | ChainListJob | TargetsJob | ReduceJob
 
 
 def baked_together(jobs: Sequence[AnyJob]) -> list[AnyJob]:
@@ -190,7 +210,7 @@ def baked_together(jobs: Sequence[AnyJob]) -> list[AnyJob]:
     merged: list[AnyJob] = []
     where: dict[tuple[Any, ...], int] = {}
     for job in jobs:
-        if not isinstance(job, Job):  # IK constraints and planting are each baked on their own
+        if not isinstance(job, Job):  # IK constraints, planting and the rest each run on their own
             merged.append(job)
             continue
         settings = job.settings

@@ -20,7 +20,7 @@ from typing import Any
 from ..setting_names import in_words
 from .arguments import PROGRAM, parser
 from .config import config_jobs
-from .job_entries import chain_job, chain_list_job, check_defaults, ik_job, plant_job, targets_job
+from .job_entries import chain_job, chain_list_job, check_defaults, ik_job, plant_job, reduce_job, targets_job
 from .jobs import AnyJob, UsageError
 
 __all__ = ["PROGRAM", "Request", "in_blender_binary", "load_jobs", "parse_args", "script_args"]
@@ -101,6 +101,7 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
         ("max_iterations", ns.max_iterations),
         ("method", ns.method),
         ("output", "layer" if ns.layer else None),
+        ("key_error", ns.key_error),
     ):
         if value is not None:
             defaults[key] = value
@@ -111,6 +112,9 @@ def parse_args(args: Sequence[str], *, open_file: Path | None = None) -> Request
             legs = {"hips_bone": ns.hips, "chain_length": ns.leg_bones}
             given = {key: value for key, value in legs.items() if value is not None}
             chain = plant_job({"armature": ns.armature, "plant_feet": ns.plant_feet, **given}, "", defaults)
+        elif ns.reduce_keys:
+            reducing = {"armature": ns.armature, **({"bones": ns.bones} if ns.bones else {})}
+            chain = reduce_job(reducing, "", defaults)
         elif ns.from_ik_constraints:
             chain = ik_job({"armature": ns.armature, **({"after": ns.after} if ns.after else {})}, "", defaults)
         elif ns.targets_from_animation:
@@ -163,6 +167,11 @@ def _check_kind_of_job(ns: argparse.Namespace) -> None:
             raise UsageError(f"{option} {does} of --armature NAME: {todo}")
 
     planting = [flag for flag in ("--hips", "--leg-bones") if flag in given]
+    if "--bones" in given and not ns.reduce_keys:
+        raise UsageError("--bones applies to --reduce-keys")
+    if ns.reduce_keys:
+        alone("--reduce-keys", "thins the keys", "--bones")
+        return
     making = [flag for flag in ("--replace", "--no-poles") if flag in given]
     if making and not ns.targets_from_animation:
         raise UsageError(f"{' and '.join(making)} appl{'y' if len(making) > 1 else 'ies'} to --targets-from-animation")
@@ -209,6 +218,8 @@ _JOB_FLAGS = (
     "--targets-from-animation",
     "--replace",
     "--no-poles",
+    "--reduce-keys",
+    "--bones",
 )
 
 
@@ -240,7 +251,15 @@ def _negative_values(args: Sequence[str]) -> list[str]:
 
 
 #: The options whose value is a number or a frame range, which may start with a dash (``_NEGATIVE``).
-_NUMBER_OPTIONS = ("--frames", "--step", "--tolerance", "--max-iterations", "--chain-length", "--leg-bones")
+_NUMBER_OPTIONS = (
+    "--frames",
+    "--step",
+    "--tolerance",
+    "--max-iterations",
+    "--chain-length",
+    "--leg-bones",
+    "--key-error",
+)
 _NEGATIVE = re.compile(r"^-[\d.]")
 
 
@@ -270,6 +289,7 @@ _OPTIONS = {
     "hips_bone": "--hips",
     "output": "--layer",
     "replace": "--replace",
+    "key_error": "--key-error",
 }
 _PLANT_OPTIONS = {**_OPTIONS, "chain_length": "--leg-bones"}
 _KEYS = re.compile(rf"'?(?<!-)\b({'|'.join(_OPTIONS)})\b'?")  # not an option's name already (--method)

@@ -5,6 +5,6 @@ its Action, keys, Apply Layer) is ``fabrik_addon.blender.layer``.
 Imports nothing of Blender.
 """
 
-from .combine import BASE, KINDS, base_values, channel_kind, combined, layer_values
+from .combine import BASE, KINDS, base_values, channel_kind, combined, layer_values, played_as_blender
 
-__all__ = ["BASE", "KINDS", "base_values", "channel_kind", "combined", "layer_values"]
+__all__ = ["BASE", "KINDS", "base_values", "channel_kind", "combined", "layer_values", "played_as_blender"]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Generic
 
-from ..setting_checks import whole_number
+from ..setting_checks import key_error_distance, whole_number
 from ..setting_names import named, plant_named
 from ..settings import FrameRange, ObjectT, SolverSettings, check_output
 from .contacts import ContactRules
@@ -25,7 +25,7 @@ _CONTACT_KEYWORDS |= {"contact_gap": "gap_frames"}
 _RULE_KEYWORDS = tuple(f.name for f in fields(PlantRules) if f.name != "contacts")
 _FRAME_KEYWORDS = {"frame_start": "start", "frame_end": "end"}
 _SOLVER_KEYWORDS = ("max_iterations",)
-_OWN_KEYWORDS = ("chain_length", "hips_bone", "use_marks", "action_name", "output")
+_OWN_KEYWORDS = ("chain_length", "hips_bone", "use_marks", "action_name", "output", "key_error")
 PLANT_KEYWORDS = (*_OWN_KEYWORDS, *_FRAME_KEYWORDS, *_CONTACT_KEYWORDS, *_RULE_KEYWORDS, *_SOLVER_KEYWORDS)
 
 
@@ -61,6 +61,10 @@ class PlantSettings(Generic[ObjectT]):
     output : {"action", "layer"}
         Key the legs (and hips) into the Action, or into the armature's FABRIK layer over the animation, as
         ``settings.BakeSettings.output``.
+    key_error : float
+        World units (>= 0): keep the legs' and the hips' keys on the fewest frames that keep every bone within
+        it of the planted pose and every pinned ball within it of its pin, as ``settings.BakeSettings.key_error``;
+        0 keys every frame.
     """
 
     armature: ObjectT
@@ -73,6 +77,7 @@ class PlantSettings(Generic[ObjectT]):
     solver: SolverSettings = field(default_factory=SolverSettings)
     action_name: str | None = None
     output: str = "action"
+    key_error: float = 0.0
 
     def __post_init__(self) -> None:
         feet: object = self.feet
@@ -100,6 +105,7 @@ class PlantSettings(Generic[ObjectT]):
         if not isinstance(self.use_marks, bool):
             raise TypeError(f"{plant_named('use_marks')} must be True or False, got {self.use_marks!r}")
         check_output(self.output, self.action_name)
+        object.__setattr__(self, "key_error", key_error_distance(self.key_error, named("key_error")))
 
     @classmethod
     def from_keywords(
@@ -134,4 +140,5 @@ class PlantSettings(Generic[ObjectT]):
             solver=SolverSettings(**{name: keywords[name] for name in _SOLVER_KEYWORDS if name in keywords}),
             action_name=keywords.get("action_name"),
             output=keywords.get("output", "action"),
+            key_error=keywords.get("key_error", 0.0),
         )

@@ -69,6 +69,9 @@ const JOB_TYPE = {
         { key: "layer", type: "bool", default: false,
           description: "Key a layer over the animation (an NLA track that can be muted) instead of the Action "
               + "(a chain list saved with Output Layer is baked as a layer without it)" },
+        { key: "key_error", type: "float", propargs: { min: 0, precision: 6 },
+          description: "World units: keep keys on the fewest frames that keep every baked bone within this of the "
+              + "solved pose; 0: a key on every frame" },
         { key: "output", type: "string", subtype: "dir_path",
           description: "Folder for the baked files; empty: <name>_baked.blend beside each file" },
         { key: "in_place", type: "bool", default: false,
@@ -230,7 +233,8 @@ function bakeOptions(settings) {
         }
     }
     for (const [key, flag] of [["frames", "--frames"], ["step", "--step"], ["tolerance", "--tolerance"],
-                               ["max_iterations", "--max-iterations"], ["method", "--method"]]) {
+                               ["max_iterations", "--max-iterations"], ["method", "--method"],
+                               ["key_error", "--key-error"]]) {
         if (settings[key] !== undefined) {
             args.push(flag, String(settings[key]));
         }

@@ -136,3 +136,18 @@ def file_summary() -> dict[str, object]:
             summary[f"{obj.name}/drivers"] = sorted((d.data_path, d.array_index) for d in anim.drivers)
             summary[f"{obj.name}/blend"] = (anim.action_blend_type, anim.action_influence, len(anim.nla_tracks))
     return summary
+
+
+def picture_colours(path: Path) -> dict[str, float]:
+    """A rendered picture's share of white pixels, and how many are orange, green and red (the README pictures'
+    colours: before, after, and an edit's target)."""
+    image = bpy.data.images.load(str(path))
+    pixels = np.empty(image.size[0] * image.size[1] * 4, dtype=np.float32)
+    image.pixels.foreach_get(pixels)
+    rgb = pixels.reshape(-1, 4)[:, :3]
+    return {
+        "white": float((rgb > 0.95).all(axis=1).mean()),
+        "orange": float(((rgb[:, 0] > 0.8) & (rgb[:, 1] > 0.4) & (rgb[:, 1] < 0.8) & (rgb[:, 2] < 0.5)).sum()),
+        "green": float(((rgb[:, 1] > 0.5) & (rgb[:, 0] < 0.5) & (rgb[:, 2] < 0.6)).sum()),
+        "red": float(((rgb[:, 0] > 0.7) & (rgb[:, 1] < 0.35) & (rgb[:, 2] < 0.35)).sum()),
+    }

@@ -213,10 +213,12 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
                         "off_target_frames": [7, 9],
                         "off_target": {"out of reach": [7], "the scene": [9]},
                         "seconds": 0.5,
+                        "keys": None,
                     }
                 ],
                 "plantings": [],
                 "targets": [],
+                "reduced": [],
             },
             {
                 "input": "/b.blend",
@@ -226,6 +228,7 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
                 "chains": [],
                 "plantings": [],
                 "targets": [],
+                "reduced": [],
             },
         ]
     }

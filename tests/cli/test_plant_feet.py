@@ -246,6 +246,7 @@ def test_a_planting_is_reported_in_json_and_reads_back() -> None:
                 "off_target": {"IK limits": [9]},
             },
         ],
+        "keys": None,
     }
     assert from_json(data) == results
 

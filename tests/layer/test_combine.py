@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fabrik_addon.layer import base_values, channel_kind, combined, layer_values
+from fabrik_addon.layer import base_values, channel_kind, combined, layer_values, played_as_blender
 from fabrik_addon.solver import FloatArray, quat_to_matrix
 
 
@@ -73,3 +73,23 @@ def test_each_property_blends_by_its_kind_over_its_base_value() -> None:
     np.testing.assert_array_equal(base_values("add", 4), [0.0, 0.0, 0.0, 0.0])  # axis-angle too: Blender adds
     with pytest.raises(ValueError, match="unknown kind of channel 'slerp'"):
         layer_values("slerp", np.zeros((1, 4)), np.zeros((1, 4)))
+
+
+def test_blender_rounds_small_quaternion_turns_of_a_layer_by_its_float32_acos() -> None:
+    """Combine takes a turn's angle from ``acosf`` of its first value in float32: a turn whose cosine rounds to 1
+    plays as none, and larger ones are off by at most that rounding (about 0.04 degrees); other channels play
+    as ``combined`` has them. (Blender's own evaluation is held to this in tests/blender/test_key_reduction.py.)"""
+    rng = np.random.default_rng(1)
+    below = _quaternions(rng, 6)
+    axis = np.array([0.6, 0.0, 0.8])
+    angles = np.array([1e-5, 2e-4, 1e-3, 1e-2, 0.5, 2.0])
+    layer = np.concatenate([np.cos(angles / 2)[:, None], np.sin(angles / 2)[:, None] * axis], axis=1)
+    played = played_as_blender("quaternion", below, layer)
+    turns = quat_to_matrix(played) @ np.swapaxes(quat_to_matrix(below / np.linalg.norm(below, axis=1)[:, None]), 1, 2)
+    turned = np.arccos(np.clip((np.trace(turns, axis1=1, axis2=2) - 1) / 2, -1, 1))
+    assert turned[0] == pytest.approx(0.0, abs=1e-6)  # 1e-5 rad rounds to no turn
+    assert turned[1] == pytest.approx(0.0, abs=1e-6)
+    np.testing.assert_allclose(turned[2:], angles[2:], atol=7e-4)
+    np.testing.assert_allclose(turned[4:], angles[4:], rtol=1e-5)
+    below3, layer3 = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
+    np.testing.assert_array_equal(played_as_blender("add", below3, layer3), combined("add", below3, layer3))

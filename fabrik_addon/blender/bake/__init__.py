@@ -9,7 +9,7 @@ Imports ``rig``, ``compat``, and the solver's and settings' public names; the li
 and the API import only the names below.
 """
 
-from .checks import check_armature, check_channel_fcurves, current_scene
+from .checks import check_armature, check_channel_fcurves, check_writable, current_scene
 from .clear import clear
 from .ik_constraints import bake_ik_constraints
 from .inputs import Inputs, inputs_from_rows
@@ -41,6 +41,7 @@ __all__ = [
     "check_armature",
     "check_channel_fcurves",
     "check_keys_play",
+    "check_writable",
     "clear",
     "current_inputs",
     "current_scene",

@@ -178,11 +178,12 @@ def bake_ik_constraints(
     *,
     after: str = "mute",
     output: str = "action",
+    key_error: float = 0.0,
     progress: Callable[[float], None] | None = None,
 ) -> RigBakeReport:
     """Bake every IK constraint of ``armature`` that is on with FABRIK, in one walk, all or nothing, into its
-    Action or its FABRIK layer (``output``, as ``BakeSettings.output``); then mute them (``after="mute"``),
-    remove them (``"remove"``) or keep them (``"keep"``).
+    Action or its FABRIK layer (``output``, as ``BakeSettings.output``, its keys thinned within ``key_error``);
+    then mute them (``after="mute"``), remove them (``"remove"``) or keep them (``"keep"``).
 
     The solver's iteration cap is the larger of ``solver.max_iterations`` and the constraints' own.
 
@@ -207,6 +208,7 @@ def bake_ik_constraints(
         frames,
         replace(solver, max_iterations=max(solver.max_iterations, iterations)),
         output=output,
+        key_error=key_error,
     )
     replaced = {(armature, bone, name) for bone, name in [*((s.bone, s.constraint) for s in sources), *off]}
     for source in sources:  # each chain's own problems, named by its constraint

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ...solver import FloatArray
 from ..rig import ArmatureChain, bone_in_path, bone_path, chain_is_animated, rotation_property
-from .inputs import Inputs, inputs_from_rows, inverse, matrices, transformed
+from .inputs import Inputs, affine_inverse, inputs_from_rows, inverse, matrices, transformed
 from .sandbox import Evaluation
 
 #: A row to fill with what Blender evaluated, in float32 as Blender keeps it (a matrix column after column).
@@ -57,6 +57,11 @@ class BoneTrack:
         """The bone's posed matrix in world space on each frame (F, 4, 4): its head is the translation, its axes
         the columns (with the bone's and its parents' scale)."""
         return np.asarray(matrices(self.world) @ matrices(self.matrix), dtype=np.float64)
+
+    def hang_frames(self) -> FloatArray:
+        """The frame the bone hangs in on each frame (F, 4, 4), in world space: its posed matrix less its own
+        ``matrix_basis``, where its parent (and its rest under it) put it."""
+        return np.asarray(self.world_matrices() @ affine_inverse(matrices(self.basis)), dtype=np.float64)
 
     def locations_moving(self, moves: FloatArray, rest_turn: FloatArray | None = None) -> FloatArray:
         """Per frame, the bone's Location (F, 3) that moves its head by ``moves`` (F, 3) in world space from
@@ -295,8 +300,10 @@ def sample_tips(
     frames: NDArray[np.int64],
     chains: Sequence[ArmatureChain],
     progress: Callable[[int], None] | None = None,
+    tracks: Sequence[Track] = (),
 ) -> list[FloatArray]:
-    """Evaluate every frame once and read the world position of each chain's tip bone's tail.
+    """Evaluate every frame once and read the world position of each chain's tip bone's tail (and fill the rows
+    of ``tracks``).
 
     Returns
     -------
@@ -314,9 +321,9 @@ def sample_tips(
                 (_fill(copies[chain.armature], "matrix_world"), world),
                 (_fill(_pose_bones(copies[chain.armature], [chain.bone_names[-1]])[0], "tail"), tail),
             )
-        ]
+        ] + [read for track in tracks for read in track.reads(copies)]
 
-    walk = _Walk(evaluation, [chain.armature for chain in chains], reads)
+    walk = _Walk(evaluation, [chain.armature for chain in chains] + [track.armature for track in tracks], reads)
     with _walking():
         for i, frame in enumerate(frames.tolist()):
             evaluation.step(frame)

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...off_target import beyond_reach, off_target_causes, reach_span
+from ...reduction import KeysReport
 from ...solver import FloatArray
 from .inputs import Inputs
 from .unit import PreparedChain
@@ -55,6 +56,9 @@ class BakeReport:
         The Action the keys were written into.
     tips : ndarray, shape (F, 3)
         Where the tip bone's tail is on each frame, in world space, as Blender evaluates the written keys.
+    keys : KeysReport or None
+        With a ``key_error``, the chain's bones' keys kept and how far Blender's evaluation of them puts the
+        bones from the solved pose; None where every frame is keyed.
     """
 
     armature: str
@@ -72,6 +76,7 @@ class BakeReport:
     action: bpy.types.Action
     tips: FloatArray
     off_target: dict[str, tuple[int, ...]]
+    keys: KeysReport | None = None
 
     @property
     def on_target(self) -> bool:
@@ -95,6 +100,9 @@ class RigBakeReport:
     evaluation : str
         Where the frames were evaluated: ``"sandbox"`` (a scene holding only what the chains need), or
         ``"scene: <why>"`` when the sandbox could not give the scene's answer (or was not asked for).
+    keys : KeysReport or None
+        With a ``key_error``, every keyed bone's keys kept (the chains' and any a planting keys) and how far
+        Blender's evaluation of them puts the bones from the solved pose; None where every frame is keyed.
     """
 
     chains: tuple[BakeReport, ...]
@@ -102,6 +110,7 @@ class RigBakeReport:
     seconds: float
     timings: dict[str, float]
     evaluation: str
+    keys: KeysReport | None = None
 
 
 def chain_report(
@@ -115,6 +124,7 @@ def chain_report(
     seconds: float,
     timings: dict[str, float],
     action: bpy.types.Action,
+    keys: KeysReport | None = None,
 ) -> BakeReport:
     """The report of one chain of a bake: what it solved (``iterations``, ``reached``) and where Blender put
     its tip (``tips``) against its target (``inputs.targets``), on every frame, and why it missed where it did
@@ -159,4 +169,5 @@ def chain_report(
             unsolved=~reached,
             limited=chain.limits.any,
         ),
+        keys=keys,
     )

@@ -22,7 +22,8 @@ from ...settings import BakeSettings
 from ...solver import FloatArray
 from ..interrupts import put_back
 from ..layer import LayerWriter, animated_below, below_the_layer, find_layer
-from ..rig import KeyWriter, Node, PoseSnapshot, animated_paths, bone_path, rotation_property
+from ..reduction import Pins, Thinning, thin_held, tracked_bones
+from ..rig import ArmatureChain, KeyWriter, Node, PoseSnapshot, animated_paths, bone_path, rotation_property
 from .checks import current_scene
 from .inputs import Inputs
 from .order import solve_in_order
@@ -53,11 +54,14 @@ class Adjusted:
         Keys of its own, written with the chains' (all or nothing): see ``ExtraKeys``.
     keyed : dict of armature to set of str
         The bones ``write`` keys, which show their new keys after the bake (as the chains' bones do).
+    pins : Pins
+        Balls of feet to keep within the bake's ``key_error`` of their pins where keys are thinned.
     """
 
     inputs: list[Inputs]
     write: ExtraKeys | None = None
     keyed: Mapping[bpy.types.Object, set[str]] = field(default_factory=dict)
+    pins: Pins = field(default_factory=dict)
 
 
 class Adjust(Protocol):
@@ -141,7 +145,9 @@ def carry_out(
         layered = settings.output == "layer"
         below = [ChannelTrack.empty(a, p, len(frames)) for a, paths in _paths(channels).items() for p in paths]
         below = below if layered else []
+        thinned = {a: _tracks(a, channels[a], len(frames)) for a in channels} if settings.key_error else {}
         tracks: list[Track] = [*(() if adjust is None else adjust.tracks), *below]
+        tracks += [track for read in thinned.values() for track in read.values()]
         with _walks(plan, sandbox, tracks) as evaluation:
             mode = evaluation.mode
             clock = time.perf_counter()
@@ -161,10 +167,13 @@ def carry_out(
             with ExitStack() as undo:  # from here on, a failure undoes every key of every armature
                 writers = {a: undo.enter_context(_writer(a, settings, below_values.get(a, {}))) for a in chain_bones}
                 clock = time.perf_counter()
+                for writer in writers.values() if thinned else ():
+                    writer.hold()  # the keys are thinned before they are written
                 for unit, result in zip(plan.units, solved, strict=True):
                     _write(writers[unit.armature], frames, span, result)
                 if adjusted.write is not None:
                     adjusted.write(writers, frames, span)
+                thinning = thin_held(writers, frames, settings.key_error, thinned, adjusted.pins) if thinned else None
                 for writer in writers.values():
                     writer.finish()
                 keyed = {armature: set(bones) for armature, bones in chain_bones.items()}
@@ -177,7 +186,7 @@ def carry_out(
                 # the check evaluates the armatures alone.
                 evaluation.keep_only(chain_bones)
                 clock = time.perf_counter()
-                tips = sample_tips(evaluation, frames, [chain.chain for chain in prepared], checking)
+                tips = _check(evaluation, frames, [chain.chain for chain in prepared], checking, thinning)
                 timings["check keys"] = time.perf_counter() - clock
         succeeded = True
     finally:  # even if Ctrl+C lands meanwhile
@@ -206,10 +215,12 @@ def carry_out(
             seconds,
             timings,
             actions[chain.chain.armature],
+            None if thinning is None else thinning.report({chain.chain.armature: set(chain.chain.bone_names)}),
         )
         for i, (chain, tip) in enumerate(zip(prepared, tips, strict=True))
     )
-    return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, mode)
+    keys = None if thinning is None else thinning.report()
+    return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, mode, keys)
 
 
 def read_frames(
@@ -285,6 +296,27 @@ def _walks(plan: BakePlan, sandbox: bool, tracks: Sequence[Track] = ()) -> Itera
         only_what_is_read(evaluation, nodes),
     ):
         yield evaluation
+
+
+def _tracks(armature: bpy.types.Object, channels: Collection[tuple[str, int]], frames: int) -> dict[str, BoneTrack]:
+    """What the read walk reads of the armature's keyed bones for their keys to be thinned
+    (``reduction.tracked_bones``)."""
+    return {bone: BoneTrack.empty(armature, bone, frames) for bone in tracked_bones(armature, sorted(channels))}
+
+
+def _check(
+    evaluation: Evaluation,
+    frames: NDArray[np.int64],
+    chains: Sequence[ArmatureChain],
+    progress: Callable[[int], None],
+    thinning: Thinning | None,
+) -> list[FloatArray]:
+    """The check walk: each chain's tip on every frame as Blender evaluates the keys, and the thinned keys' bones
+    (walked again once they are keyed where Blender put a point out of bounds: ``Thinning.repair``)."""
+    tips = sample_tips(evaluation, frames, chains, progress, () if thinning is None else thinning.tracks)
+    if thinning is not None and thinning.repair():
+        tips = sample_tips(evaluation, frames, chains, None, thinning.tracks)
+    return tips
 
 
 def _settle(snapshots: list[PoseSnapshot], keyed: dict[bpy.types.Object, set[str]]) -> None:

@@ -12,10 +12,10 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ...layer import base_values, channel_kind, layer_values
+from ...layer import base_values, channel_kind, combined, layer_values, played_as_blender
 from ...solver import FloatArray
 from .. import compat
-from ..rig import Keys, KeyWriter
+from ..rig import Held, Keys, KeyWriter, Values
 from .stack import LAYER_NAME, MARK, PUSHED, Layer, find_layer, keyed_influence, push_down, span_strip
 
 
@@ -77,6 +77,15 @@ class LayerWriter(KeyWriter):
         else:
             layered = layer_values(kind, below[:, list(indices)], values)
         super().replace_channels(data_path, indices, group, frames, layered, span)
+
+    def played(self, held: Held, keyed: NDArray[np.float64], rows: NDArray[np.int64], exact: bool = False) -> Values:
+        """What the layer plays on the channels of ``held`` over what plays below it (its rows ``rows`` of the
+        bake's frames) when its F-curves hold ``keyed`` there, a quaternion's four values together: its turn rounded
+        as Blender rounds it (``layer.played_as_blender``), or with ``exact`` not."""
+        kind = channel_kind(held.data_path.rpartition(".")[2])
+        below = np.asarray(self.below[held.data_path], dtype=np.float64)[rows]
+        below = below if kind == "quaternion" else below[:, list(held.indices)]
+        return combined(kind, below, keyed) if exact else played_as_blender(kind, below, keyed)
 
     def finish(self) -> None:
         """Once every key is written: each F-curve of the layer plays its base value outside its keys (a key of

@@ -58,8 +58,14 @@ def _bake_settings(
 ) -> BakeSettings[bpy.types.Object]:
     """The bake a planting makes: its legs (``chains``), frames, solver and where the keys go."""
     legs = chains or (ChainSettings(settings.armature, None, settings.feet[0]),)
-    solved = solver or settings.solver
-    return BakeSettings(legs, frames or settings.frames, solved, settings.action_name, settings.output)
+    return BakeSettings(
+        legs,
+        frames or settings.frames,
+        solver or settings.solver,
+        settings.action_name,
+        settings.output,
+        settings.key_error,
+    )
 
 
 def _leg(armature: bpy.types.Object, foot: str, length: int, feet: tuple[str, ...]) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...reduction import KeysReport
 from ...solver import FloatArray
 from ..bake import RigBakeReport
 
@@ -127,6 +128,12 @@ class PlantReport:
         """The first and last frame planted."""
         keyed = self.bake.chains[0].frames
         return int(keyed[0]), int(keyed[-1])
+
+    @property
+    def keys(self) -> KeysReport | None:
+        """With a ``key_error``: the legs' and the hips' keys kept, and how far Blender's evaluation of them puts
+        the bones from the planted pose (``RigBakeReport.keys``); None where every frame is keyed."""
+        return self.bake.keys
 
     @property
     def max_hips_drop(self) -> float:

@@ -162,11 +162,16 @@ class _Planter:
             root_frames = leg.root_frames.copy()
             root_frames[:, 2, 3] -= planted.drop  # the hips went down, and every leg with them
             adjusted.append(replace(leg, targets=np.ascontiguousarray(planted.goals[:, k]), root_frames=root_frames))
+        # Where a ball is pinned (and its pin within reach), thinned keys keep it near its pin.
+        pinned = (planted.weights >= 1.0) & ~planted.out_of_reach
+        pins = {
+            self.settings.armature: {f: (pinned[:, k], planted.goals[:, k]) for k, f in enumerate(self.settings.feet)}
+        }
         if not self.tracks or not (planted.drop.any() or earlier.any()):
-            return Adjusted(adjusted)
+            return Adjusted(adjusted, pins=pins)
         hips = self.tracks[0]
         keys = _HipsKeys(hips, planted.drop, earlier)
-        return Adjusted(adjusted, keys, {self.settings.armature: {hips.bone}})
+        return Adjusted(adjusted, keys, {self.settings.armature: {hips.bone}}, pins)
 
 
 @dataclass(frozen=True)

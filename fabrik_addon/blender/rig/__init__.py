@@ -28,17 +28,20 @@ from .channels import (
     rotation_channels,
     rotation_property,
 )
-from .keys import Keys, KeyWriter, check_playing, check_unlocked, enum_name, keys_within, nla_plays, remove_keys
+from .fcurve_checks import check_playing, check_unlocked, enum_name, nla_plays
+from .keys import Held, Keys, KeyWriter, Values, keys_within, remove_keys
 from .links import Node, bone_in_path, closure, path_to
 from .pose_snapshot import PoseSnapshot
 
 __all__ = [
     "ROTATION_PATHS",
     "ArmatureChain",
+    "Held",
     "KeyWriter",
     "Keys",
     "Node",
     "PoseSnapshot",
+    "Values",
     "animated_paths",
     "armature_data",
     "bone_channels",

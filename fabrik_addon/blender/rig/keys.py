@@ -4,6 +4,8 @@
 whole arrays with ``foreach_get``/``foreach_set``. Used as a context manager it undoes everything it did
 if anything fails inside the ``with`` block: keys, new F-curves, a new or reassigned Action. Where the keys go
 is its one choice (``write_into``): the object's Action, or another (a layer's, ``fabrik_addon.blender.layer``).
+A writer can also hold the keys it is given (``hold``), for a bake that thins them before they are written
+(``replace_keys`` writes any keys, Bezier keys with their handles among them).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from types import TracebackType
-from typing import TypeGuard, cast
+from typing import cast
 
 import bpy
 import numpy as np
@@ -20,6 +22,7 @@ from numpy.typing import NDArray
 
 from .. import compat
 from ..interrupts import put_back
+from .fcurve_checks import check_unlocked, nla_plays
 
 # Every writable keyframe property, by the number of values it has per key and its array type.
 _PAIRS = ("co", "handle_left", "handle_right")
@@ -126,6 +129,24 @@ class Keys:
         fcurve.update()
 
 
+#: Values of channels on frames, (F, n).
+Values = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Held:
+    """Keys a writer was given while holding them (``KeyWriter.hold``): ``values`` (F, len(indices)) for
+    ``data_path[indices]`` on ``frames``, replacing the keys within ``span``, in F-curves grouped under ``group``;
+    the values are what the F-curves would hold (a layer's own)."""
+
+    data_path: str
+    indices: tuple[int, ...]
+    group: str
+    frames: NDArray[np.int64]
+    values: NDArray[np.float64]
+    span: tuple[float, float] | None
+
+
 @dataclass
 class KeyWriter:
     """Replace keys of ``obj``'s F-curves in a frame range; undo it all if the ``with`` block fails.
@@ -143,6 +164,7 @@ class KeyWriter:
     _undo: list[Callable[[], None]] = field(default_factory=list)
     _action: bpy.types.Action | None = None
     _slot: bpy.types.ActionSlot | None = None
+    _held: list[Held] | None = None
 
     def __enter__(self) -> KeyWriter:
         if self.into is not None:
@@ -200,6 +222,21 @@ class KeyWriter:
     def finish(self) -> None:
         """Called once every key is written, inside the ``with`` block: nothing more to do for an Action."""
 
+    def hold(self) -> None:
+        """From now on keep the keys ``replace_channels`` is given instead of writing them, until ``release``."""
+        self._held = []
+
+    def release(self) -> list[Held]:
+        """Stop holding keys (``hold``): the keys held, to write (thinned or not) with ``replace_keys``."""
+        held, self._held = self._held or [], None
+        return held
+
+    def played(self, held: Held, keyed: NDArray[np.float64], rows: NDArray[np.int64], exact: bool = False) -> Values:
+        """What the channels of ``held`` play on its rows ``rows`` when their F-curves hold ``keyed`` (R,
+        len(held.indices)) there, as Blender plays them (``exact``: without its rounding): in an Action, the
+        keys' values."""
+        return keyed
+
     def _choose_action(self, current: bpy.types.Action | None) -> bpy.types.Action:
         if self.action_name is None and current is not None:
             return current
@@ -230,6 +267,28 @@ class KeyWriter:
         ValueError
             If the F-curve, or its group, is locked (the caller's ``with`` block then undoes every key).
         """
+        self.replace_keys(
+            data_path, index, group, frames, span, lambda only: Keys.baked(frames, values, only, interpolation)
+        )
+
+    def replace_keys(
+        self,
+        data_path: str,
+        index: int,
+        group: str,
+        frames: NDArray[np.int64],
+        span: tuple[float, float] | None,
+        keys: Callable[[tuple[str, ...] | None], Keys],
+    ) -> None:
+        """Make ``keys`` the keys of ``data_path[index]`` within ``span`` (by default the first and last of
+        ``frames``), keeping the others: ``keys(only)`` makes them, with just the properties ``only`` where the
+        F-curve keeps no other key (Blender's defaults for the rest), every property where it does.
+
+        Raises
+        ------
+        ValueError
+            If the F-curve, or its group, is locked (the caller's ``with`` block then undoes every key).
+        """
         action, slot = self.action, self._slot
         fcurve, created = compat.ensure_slot_fcurve(action, slot, data_path, index, group)
         first, last = span if span is not None else (float(frames[0]), float(frames[-1]))
@@ -241,9 +300,10 @@ class KeyWriter:
             old = self.keep_for_undo(fcurve)
             kept = old.outside(first, last)
         if kept is not None and len(kept.frames):
-            kept.merged(Keys.baked(frames, values, interpolation=interpolation)).write(fcurve)
-        else:  # nothing to keep: the baked keys alone, with Blender's defaults for all but these two
-            Keys.baked(frames, values, _BAKED_ONLY, interpolation).write(fcurve, only=_BAKED_ONLY)
+            kept.merged(keys(None)).write(fcurve)
+        else:  # nothing to keep: the new keys alone, with Blender's defaults for the properties they leave out
+            made = keys(_BAKED_ONLY)
+            made.write(fcurve, only=tuple(made.arrays))
 
     def replace_channels(
         self,
@@ -255,7 +315,12 @@ class KeyWriter:
         span: tuple[float, float] | None = None,
     ) -> None:
         """``replace`` for several channels of one property at once: ``data_path[indices[j]]`` keyed with
-        ``values[:, j]`` (F, len(indices)), linear."""
+        ``values[:, j]`` (F, len(indices)), linear; held instead while the writer holds keys (``hold``)."""
+        if self._held is not None:
+            self._held.append(
+                Held(data_path, tuple(indices), group, frames, np.asarray(values, dtype=np.float64), span)
+            )
+            return
         for j, index in enumerate(indices):
             self.replace(data_path, index, group, frames, values[:, j], span)
 
@@ -274,54 +339,6 @@ class KeyWriter:
     def rollback(self) -> None:
         """Undo every change this writer made, newest first (all of them, even if Ctrl+C lands meanwhile)."""
         put_back(self._undo)
-
-
-def nla_plays(anim: bpy.types.AnimData | None) -> TypeGuard[bpy.types.AnimData]:
-    """Whether Blender plays NLA strips of the animation data ``anim`` (beneath its active Action, if any)."""
-    return anim is not None and anim.use_nla and any(not t.mute and len(t.strips) for t in anim.nla_tracks)
-
-
-def check_unlocked(obj: bpy.types.Object, fcurve: bpy.types.FCurve) -> None:
-    """A locked F-curve, or one in a locked group, takes no keys and loses none, as with Blender's own keying.
-
-    Raises
-    ------
-    ValueError
-        Naming the F-curve and what to unlock.
-    """
-    locked = "its group" if fcurve.group is not None and fcurve.group.lock else "it" if fcurve.lock else ""
-    if locked:
-        raise ValueError(
-            f"the F-curve {fcurve.data_path}[{fcurve.array_index}] of '{obj.name}' is locked: unlock {locked} first"
-        )
-
-
-def check_playing(obj: bpy.types.Object, fcurve: bpy.types.FCurve, name: str) -> None:
-    """An F-curve (``name`` says whose) takes keys and plays them as keyed: not locked (``check_unlocked``), not
-    muted, no modifier that changes its values (Cycles is allowed: it repeats the keys outside their range only,
-    and a bake keys every frame of its own).
-
-    Raises
-    ------
-    ValueError
-        Naming the F-curve and what to do.
-    """
-    check_unlocked(obj, fcurve)
-    if fcurve.mute:
-        raise ValueError(f"{name} is muted, so the baked keys would not play: unmute it before baking")
-    for modifier in fcurve.modifiers:
-        if not modifier.mute and modifier.type != "CYCLES":
-            raise ValueError(
-                f"{name} has a {enum_name(modifier, 'type')} modifier, which would change the baked keys: remove "
-                "it, or mute it, before baking"
-            )
-
-
-def enum_name(struct: bpy.types.bpy_struct, prop: str) -> str:
-    """The name Blender's interface shows for the value of ``struct``'s enum property ``prop`` ("Noise")."""
-    rna = struct.bl_rna.properties[prop]
-    assert isinstance(rna, bpy.types.EnumProperty)
-    return str(rna.enum_items[getattr(struct, prop)].name)
 
 
 def keys_within(fcurve: bpy.types.FCurve, first: float, last: float) -> int:

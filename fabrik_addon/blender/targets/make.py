@@ -18,6 +18,9 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
+from ...reduction import KeysReport
+from ...setting_checks import key_error_distance
+from ...setting_names import named
 from ...settings import FrameRange
 from ...solver import FloatArray, matrix_to_quat, sign_continuous
 from ...targets import pole_angle, pole_places
@@ -25,6 +28,7 @@ from ..bake import BoneTrack, check_armature, current_scene, read_bones
 from ..chain_list import chain_lists_read
 from ..interrupts import put_back
 from ..properties import FABRIK_PG_chain, chain_label, enabled_chains, settings_of
+from ..reduction import thin_object_keys
 from ..rig import KeyWriter, armature_data, chain_bone_names
 
 #: A custom property of the Empties made here: the name of the armature whose chain they serve.
@@ -52,6 +56,9 @@ class TargetsReport:
     frames : tuple of int
         The first and last frame keyed.
     seconds : float
+    keys : KeysReport or None
+        With a ``key_error``, the Empties' keys kept and how far Blender's evaluation of them puts the Empties
+        from where the animation has the chains; None where every frame is keyed.
     """
 
     targets: dict[str, bpy.types.Object]
@@ -60,6 +67,7 @@ class TargetsReport:
     collection: bpy.types.Collection
     frames: tuple[int, int]
     seconds: float
+    keys: KeysReport | None = None
 
 
 @dataclass
@@ -79,6 +87,7 @@ def targets_from_animation(
     frames: FrameRange | None = None,
     poles: bool = True,
     replace: bool = False,
+    key_error: float = 0.0,
     progress: Callable[[float], None] | None = None,
 ) -> TargetsReport:
     """Key an Empty where each chain's tip is on every frame (and a pole where it bends), and make them the
@@ -95,6 +104,10 @@ def targets_from_animation(
         Give chains of two bones or more a pole Empty and the pole angle that reproduces their bend.
     replace : bool
         Replace a chain's target (and pole) where it has one; Empties made here before are keyed again.
+    key_error : float
+        World units (>= 0; 0 keys every frame): keep the Empties' keys on the fewest frames that keep each within
+        this distance of where the animation has its chain (and, where it turns, points a fifth of its chain's
+        length off it).
     progress : callable, optional
         Called with the fraction done, from 0 to 1.
 
@@ -106,6 +119,7 @@ def targets_from_animation(
     """
     started = time.perf_counter()
     armature = check_armature(armature)
+    key_error = key_error_distance(key_error, named("key_error"))
     picked = _picked(armature, chains, poles, replace)
     scene = current_scene()
     span = (frames or FrameRange()).resolved(scene.frame_start, scene.frame_end)
@@ -116,15 +130,17 @@ def targets_from_animation(
     if progress is not None:
         progress(0.95)
     making = _Making(armature)
+    frames_keyed = np.array(keyed, dtype=np.int64)
     try:  # the last step: nothing of the file changes before it
-        targets, pole_empties, angles, collection = making.make(picked, goals, np.array(keyed, dtype=np.int64))
+        targets, pole_empties, angles, collection = making.make(picked, goals, frames_keyed, holding=bool(key_error))
+        kept = thin_object_keys(making.held, frames_keyed, key_error) if key_error else None
         if progress is not None:
             progress(1.0)
     except BaseException:
         making.rollback()
         raise
     seconds = time.perf_counter() - started
-    return TargetsReport(targets, pole_empties, angles, collection, (keyed[0], keyed[-1]), seconds)
+    return TargetsReport(targets, pole_empties, angles, collection, (keyed[0], keyed[-1]), seconds, kept)
 
 
 def _picked(armature: bpy.types.Object, names: Sequence[str] | None, poles: bool, replace: bool) -> list[_Chain]:
@@ -176,10 +192,11 @@ def _share(progress: Callable[[float], None] | None, share: float) -> Callable[[
 class _Goal:
     """An Empty to key for a chain: the one it has (if made here before) or a new one, its name, size, look and
     keys (places, and orientations as quaternions where the chain uses Rotation), and the chain settings it
-    takes (with a value each)."""
+    takes (with a value each); ``length`` is its chain's (world units)."""
 
     current: bpy.types.Object | None
     name: str
+    length: float
     size: float
     display: str
     places: FloatArray
@@ -203,7 +220,14 @@ def _goals(armature: bpy.types.Object, chain: _Chain, tracks: dict[str, BoneTrac
         turns = sign_continuous(matrix_to_quat(tip[:, :3, :3] / np.linalg.norm(tip[:, :3, :3], axis=1, keepdims=True)))
     display = "ARROWS" if item.use_rotation else "SPHERE"
     target = _Goal(
-        item.target, f"{chain.label} Target", length * _TARGET_SIZE, display, tails, turns, (("target_bone", ""),)
+        item.target,
+        f"{chain.label} Target",
+        length,
+        length * _TARGET_SIZE,
+        display,
+        tails,
+        turns,
+        (("target_bone", ""),),
     )
     if not chain.pole:
         return (target,)
@@ -217,6 +241,7 @@ def _goals(armature: bpy.types.Object, chain: _Chain, tracks: dict[str, BoneTrac
     pole = _Goal(
         item.pole_target,
         f"{chain.label} Pole",
+        length,
         length * _POLE_SIZE,
         "PLAIN_AXES",
         places,
@@ -232,24 +257,27 @@ class _Making:
 
     armature: bpy.types.Object
     undo: list[Callable[[], None]] = field(default_factory=list)
+    #: With ``holding``, each Empty's writer, holding its keys to thin, and its chain's length (world units).
+    held: list[tuple[KeyWriter, float]] = field(default_factory=list)
 
     def rollback(self) -> None:
         """Take back everything made, newest first (all of it, even if Ctrl+C lands meanwhile)."""
         put_back(self.undo)
 
     def make(
-        self, chains: list[_Chain], goals: list[tuple[_Goal, ...]], frames: NDArray[np.int64]
+        self, chains: list[_Chain], goals: list[tuple[_Goal, ...]], frames: NDArray[np.int64], *, holding: bool = False
     ) -> tuple[dict[str, bpy.types.Object], dict[str, bpy.types.Object], dict[str, float], bpy.types.Collection]:
         """Make and key every chain's Empties, put the new ones into the collection named after the armature, and
         make them the chains' targets and poles: per chain label its target, pole and pole angle, and the
         collection. Everything is computed before (``_goals``): a datablock made, or a chain's pointer set, that
-        a rollback then takes back would not leave the file's bytes as they were (Blender stores them anew)."""
+        a rollback then takes back would not leave the file's bytes as they were (Blender stores them anew).
+        With ``holding``, the keys are held to thin (``held``)."""
         collection = self._collection()
         targets, poles, angles = {}, {}, {}
         for chain, (target, *pole) in zip(chains, goals, strict=True):
-            targets[chain.label] = self._goal(chain.item, "target", target, frames, collection)
+            targets[chain.label] = self._goal(chain.item, "target", target, frames, collection, holding)
             if pole:
-                poles[chain.label] = self._goal(chain.item, "pole_target", pole[0], frames, collection)
+                poles[chain.label] = self._goal(chain.item, "pole_target", pole[0], frames, collection, holding)
                 angles[chain.label] = float(dict(pole[0].settings)["pole_angle"])  # type: ignore[arg-type]
         return targets, poles, angles, collection
 
@@ -260,11 +288,13 @@ class _Making:
         goal: _Goal,
         frames: NDArray[np.int64],
         collection: bpy.types.Collection,
+        holding: bool,
     ) -> bpy.types.Object:
-        """The Empty of ``goal``, keyed, set as the chain's ``pointer`` with the goal's settings."""
+        """The Empty of ``goal``, keyed (held to thin, with ``holding``), set as the chain's ``pointer`` with the
+        goal's settings."""
         empty = self._empty(goal.current, goal.name, goal.size, collection)
         empty.empty_display_type = goal.display  # type: ignore[assignment]
-        self._key(empty, frames, goal.places, goal.turns)
+        self._key(empty, frames, goal.places, goal.turns, goal.length if holding else None)
         for name, value in ((pointer, empty), *goal.settings):
             self._set(item, name, value)
         return empty
@@ -299,11 +329,20 @@ class _Making:
         return empty
 
     def _key(
-        self, empty: bpy.types.Object, frames: NDArray[np.int64], places: FloatArray, turns: FloatArray | None
+        self,
+        empty: bpy.types.Object,
+        frames: NDArray[np.int64],
+        places: FloatArray,
+        turns: FloatArray | None,
+        holding: float | None,
     ) -> None:
-        """Key the Empty's location (and rotation) on ``frames``, replacing its keys in their span."""
+        """Key the Empty's location (and rotation) on ``frames``, replacing its keys in their span; with
+        ``holding`` (its chain's length), hold the keys to thin them (``held``)."""
         writer = KeyWriter(empty).__enter__()
         self.undo.append(writer.rollback)
+        if holding is not None:
+            writer.hold()
+            self.held.append((writer, holding))
         writer.replace_channels("location", range(3), "Object Transforms", frames, places)
         if turns is not None:
             writer.replace_channels("rotation_quaternion", range(4), "Object Transforms", frames, turns)

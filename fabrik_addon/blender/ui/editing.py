@@ -11,11 +11,13 @@ import bpy
 from bpy.props import BoolProperty
 
 from ...settings import FrameRange
+from .. import compat
 from ..layer import apply_layer, find_layer
 from ..live import LEAVE_FIRST, LIVE
-from ..properties import enabled_chains, frame_range, no_chain_text
+from ..properties import enabled_chains, frame_range, key_error_of, no_chain_text, settings_of
+from ..reduce_keys import reduce_keys
 from ..targets import targets_from_animation
-from .messages import counted, sentence
+from .messages import counted, kept_words, sentence
 from .operators import ArmatureOperator, armature_problem, progress_bar
 
 if TYPE_CHECKING:
@@ -69,17 +71,19 @@ class FABRIK_OT_targets_from_animation(ArmatureOperator):
                     frames=FrameRange(frames.start, frames.end),
                     poles=self.poles,
                     replace=self.replace,
+                    key_error=key_error_of(armature),
                     progress=progress,
                 )
         except (TypeError, ValueError) as error:
             self.report({"ERROR"}, sentence(error))
             return {"CANCELLED"}
         poles = f" and {counted(len(report.poles), 'pole')}" if report.poles else ""
+        kept = "" if report.keys is None else f" ({kept_words(report.keys)})"
         self.report(
             {"INFO"},
             f"Made {counted(len(report.targets), 'target')}{poles} from the animation, keyed on frames "
-            f"{report.frames[0]}-{report.frames[1]}, in the collection '{report.collection.name}': Bake to follow "
-            "them, move them to edit",
+            f"{report.frames[0]}-{report.frames[1]}{kept}, in the collection '{report.collection.name}': Bake to "
+            "follow them, move them to edit",
         )
         return {"FINISHED"}
 
@@ -112,4 +116,42 @@ class FABRIK_OT_apply_layer(ArmatureOperator):
         return {"FINISHED"}
 
 
-CLASSES = (FABRIK_OT_targets_from_animation, FABRIK_OT_apply_layer)
+class FABRIK_OT_reduce_keys(ArmatureOperator):
+    """Thin the keys of the active armature's bones (or the selected ones, with Selected Bones) in the frame range
+    to the fewest frames that keep every bone within Key Error of where its keys put it, as Blender plays them"""
+
+    bl_idname = "fabrik.reduce_keys"
+    bl_label = "Reduce Keys"
+
+    @classmethod
+    def problem(cls, context: bpy.types.Context) -> str | None:
+        def keyless(armature: bpy.types.Object) -> str | None:
+            if armature.animation_data is None or armature.animation_data.action is None:
+                layered = " (its keys are in the FABRIK layer: Apply Layer first)" if find_layer(armature) else ""
+                return f"The armature '{armature.name}' has no Action to reduce the keys of{layered}"
+            if key_error_of(armature) <= 0.0:
+                return "Set a Key Error above 0: how far the fewer keys may move a bone"
+            return None
+
+        return _problem(context, keyless)
+
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        armature = context.active_object
+        assert armature is not None
+        assert context.scene is not None
+        keys = settings_of(armature).keys
+        bones = compat.selected_bones(armature) if keys.only_selected else None
+        frames = frame_range(armature, context.scene)
+        try:
+            with progress_bar(context) as progress:
+                report = reduce_keys(armature, bones, key_error=keys.key_error, frames=frames, progress=progress)
+        except (TypeError, ValueError) as error:
+            self.report({"ERROR"}, sentence(error))
+            return {"CANCELLED"}
+        self.report(
+            {"INFO"}, f"Reduced the keys of frames {frames.start}-{frames.end}: {kept_words(report, context.scene)}"
+        )
+        return {"FINISHED"}
+
+
+CLASSES = (FABRIK_OT_targets_from_animation, FABRIK_OT_apply_layer, FABRIK_OT_reduce_keys)

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 
 import bpy
 
+from ...reduction import KeysReport
 from ...setting_names import in_words
-from ..properties import FABRIK_PG_bake_summary
+from ..bake_summary import FABRIK_PG_bake_summary
 
 
 def sentence(message: object) -> str:
@@ -74,3 +75,10 @@ def in_output(text: str, output: str) -> str:
         return text
     first, _, rest = text.partition("\n")
     return f"{first} (into the FABRIK layer: mute it for the animation as it was)" + (f"\n{rest}" if rest else "")
+
+
+def kept_words(keys: KeysReport, scene: bpy.types.Scene | None = None) -> str:
+    """How many keys a reduction kept and the largest error Blender's evaluation of them shows: "kept 8% of the
+    keys (1234 of 15360), largest error 0.48 mm" (in the scene's units, with a scene)."""
+    worst = f"{keys.max_error:.3g}" if scene is None else length_text(scene, keys.max_error)
+    return f"kept {100 * keys.kept:.0f}% of the keys ({keys.keys} of {keys.dense_keys}), largest error {worst}"

@@ -20,11 +20,12 @@ from ..properties import (
     chain_label,
     enabled_chains,
     frame_range,
+    key_error_of,
     no_chain_text,
     output_of,
     solver_settings,
 )
-from .messages import bake_text, counted, in_output, length_text, sentence
+from .messages import bake_text, counted, in_output, kept_words, length_text, sentence
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -136,9 +137,11 @@ class FABRIK_OT_bake(_ChainOperator):
     ) -> set[OperatorReturnItems]:
         assert context.scene is not None
         with progress_bar(context) as progress:
-            bake_chains(armature, progress=progress)
+            report = bake_chains(armature, progress=progress)
         summaries = [(chain_label(chain, index), chain.last_bake) for index, chain in enabled_chains(armature)]
-        self.report({"INFO"}, in_output(bake_text(summaries, context.scene), settings.output))
+        text = bake_text(summaries, context.scene)
+        kept = "" if report.keys is None else f"\n{sentence(kept_words(report.keys, context.scene))}"
+        self.report({"INFO"}, in_output(text + kept, settings.output))
         return {"FINISHED"}
 
 
@@ -198,7 +201,13 @@ class FABRIK_OT_bake_ik_constraints(ArmatureOperator):
             output = output_of(armature)
             with progress_bar(context) as progress:
                 report = bake_ik_constraints(
-                    armature, frames, solver, after=self.after, output=output, progress=progress
+                    armature,
+                    frames,
+                    solver,
+                    after=self.after,
+                    output=output,
+                    key_error=key_error_of(armature),
+                    progress=progress,
                 )
         except (TypeError, ValueError) as error:
             self.report({"ERROR"}, sentence(error))
@@ -211,6 +220,7 @@ class FABRIK_OT_bake_ik_constraints(ArmatureOperator):
         lines += [
             f"{chain.tip_bone}: max error {length_text(context.scene, chain.max_error)}" for chain in report.chains
         ]
+        lines += [] if report.keys is None else [sentence(kept_words(report.keys, context.scene))]
         self.report({"INFO"}, in_output("\n".join(lines), output))
         return {"FINISHED"}
 

@@ -75,12 +75,16 @@ class FABRIK_PT_main(_Sidebar):
                 layout.label(text=f"{chain_label(settings.chains[index], index)}: {sentence(problem)}", icon="ERROR")
         layout.prop(settings, "live_preview", icon="HIDE_OFF")
         layout.row().prop(settings, "output", expand=True)
+        layout.prop(settings.keys, "key_error")
         row = layout.row(align=True)
         row.scale_y = 1.4
         row.operator("fabrik.bake", icon="ACTION")
         row.operator("fabrik.clear", icon="X")
+        row = layout.row(align=True)
         if find_layer(armature) is not None:
-            layout.operator("fabrik.apply_layer", icon="NLA_PUSHDOWN")
+            row.operator("fabrik.apply_layer", icon="NLA_PUSHDOWN")
+        row.operator("fabrik.reduce_keys", icon="IPO_BEZIER")
+        row.prop(settings.keys, "only_selected", text="", icon="RESTRICT_SELECT_OFF")
         row = layout.row(align=True)
         row.operator("fabrik.solve_now", icon="CON_KINEMATIC")
         row.operator("fabrik.key_current_frame", icon="KEY_HLT")

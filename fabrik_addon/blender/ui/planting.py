@@ -16,7 +16,7 @@ from ...planting import PlantSettings
 from ...settings import FrameRange
 from ..live import LEAVE_FIRST, LIVE
 from ..planting import detect_contacts, length_text, plant_feet, plant_settings
-from ..properties import frame_range, output_of, settings_of, solver_settings
+from ..properties import frame_range, key_error_of, output_of, settings_of, solver_settings
 from .messages import sentence
 from .operators import ArmatureOperator, armature_problem, progress_bar
 from .panel import ArmatureSubpanel
@@ -59,7 +59,7 @@ class _PlantOperator(ArmatureOperator):
             custom = settings_of(armature).use_custom_range
             frames = frame_range(armature, context.scene) if custom else FrameRange()
             planting = plant_settings(armature, settings_of(armature).planting, frames, solver_settings(armature))
-            settings = replace(planting, output=output_of(armature))
+            settings = replace(planting, output=output_of(armature), key_error=key_error_of(armature))
             with progress_bar(context) as progress:
                 message = self.act(context, settings, progress)
         except (TypeError, ValueError) as error:

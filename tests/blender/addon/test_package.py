@@ -66,11 +66,11 @@ def test_install_bake_disable_and_enable_again(package: Path, tmp_path: Path) ->
     assert seen["bake"] == ["FINISHED"]
     assert seen["baked_frames"] == 20
     assert 0 < seen["max_error"] <= 1e-3
-    # panels, operators and the list (with Targets from Animation and Apply Layer); Plant Feet's panel and 4
-    # operators; property groups (with the planting's 2); bpy.ops.fabrik; Object.fabrik and
+    # panels, operators and the list (with Targets from Animation, Apply Layer and Reduce Keys); Plant Feet's panel
+    # and 4 operators; property groups (with the planting's 2 and the keys' 1); bpy.ops.fabrik; Object.fabrik and
     # WindowManager.fabrik_playback; handlers
     handlers = 13 if seen["import_handlers"] else 12  # 6 of them stepping through iterations, 5 the preview's
-    assert len(seen["held_while_enabled"]) == 19 + 5 + 4 + 2 + 1 + 2 + handlers, seen["held_while_enabled"]
+    assert len(seen["held_while_enabled"]) == 20 + 6 + 4 + 2 + 1 + 2 + handlers, seen["held_while_enabled"]
     assert seen["disabled"]
     assert seen["left_after_disable"] == []
     assert seen["enabled_again"]

@@ -12,6 +12,7 @@ from rigs import make_chain
 
 from fabrik_addon.blender.planting.properties import FABRIK_PG_planting
 from fabrik_addon.blender.properties import FABRIK_PG_chain, FABRIK_PG_settings, settings_of
+from fabrik_addon.blender.reduction.properties import FABRIK_PG_keys
 from fabrik_addon.blender.ui import panel
 from fabrik_addon.setting_names import LABELS, PLANT_LABELS
 
@@ -128,7 +129,8 @@ def test_messages_name_settings_by_the_labels_the_panel_shows() -> None:
     """``settings.LABELS`` (how messages name a setting) are the properties' names; the Bone below Target and
     the Weight beside Rotation are named with what they belong to."""
     for keyword, label in LABELS.items():
-        group = FABRIK_PG_chain if keyword in FABRIK_PG_chain.bl_rna.properties else FABRIK_PG_settings
+        groups = (FABRIK_PG_chain, FABRIK_PG_settings, FABRIK_PG_keys)  # Key Error: Object.fabrik.keys
+        group = next(group for group in groups if keyword in group.bl_rna.properties)
         name = group.bl_rna.properties[keyword].name
         assert label == name or label in {f"Target {name}", f"Rotation {name}"}, (keyword, label, name)
     for keyword, label in PLANT_LABELS.items():  # Plant Feet's, its properties named as api.plant_feet's keywords

@@ -34,6 +34,7 @@ UNDO = {
     "foot_remove": True,
     "key_current_frame": True,
     "plant_feet": True,
+    "reduce_keys": True,
     "solve_now": True,
     "step_leave": False,
     "step_play": False,
@@ -75,6 +76,13 @@ def _layered() -> None:
     assert bpy.ops.fabrik.bake() == {"FINISHED"}
 
 
+def _baked_with_a_key_error() -> None:
+    armature, *_ = chain_scene()
+    armature.fabrik.output = "ACTION"  # Reduce Keys thins the Action's keys
+    assert bpy.ops.fabrik.bake() == {"FINISHED"}
+    armature.fabrik.keys.key_error = 0.01
+
+
 #: Operators without an undo test of their own, each with a scene in which it changes the file.
 SCENES: dict[str, Callable[[], None]] = {
     "clear": _baked,
@@ -82,6 +90,7 @@ SCENES: dict[str, Callable[[], None]] = {
     "key_current_frame": _solved,
     "targets_from_animation": _walked,
     "apply_layer": _layered,
+    "reduce_keys": _baked_with_a_key_error,
 }
 
 

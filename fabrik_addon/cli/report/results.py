@@ -1,4 +1,4 @@
-"""What happened to each file: results, the JSON report and the lines printed on stderr.
+"""What happened to each file: the results, the JSON report and the lines a ``-j N`` child hands its parent.
 
 The report's schema::
 
@@ -14,7 +14,13 @@ The report's schema::
                                          "off_target_frames": [frame, ...],
                                          "off_target": {cause: [frame, ...]}}]}],
                 "targets": [{"armature": name, "targets": {chain: object}, "poles": {chain: object},
-                             "frames": [first, last], "seconds": number}]}]}
+                             "frames": [first, last], "seconds": number}],
+                "reduced": [{"armature": name, "frames": [first, last], "seconds": number}]}]}
+
+With a ``key_error``, each chain, planting, targets and reduction also has ``"keys": {"keys": number,
+"dense_keys": number, "key_error": number, "max_error": number, "p99_error": number}``: the keys written
+against a key on every frame, and how far Blender's evaluation of them puts the bones (or Empties) from the
+pose they stand for; null without one.
 
 ``output`` is null when nothing was written for the file; a failed file lists no chains and no plantings,
 since none of them was saved. ``off_target_frames`` are the frames where Blender's evaluation of the keys puts
@@ -29,15 +35,33 @@ a ball is farther from its goal than the tolerance, ``off_target`` the same by c
 from __future__ import annotations
 
 import json
-import os
-import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from .files import write_atomically
+from ..files import quiet_stdout as quiet_stdout
+from ..files import write_atomically
+
+
+@dataclass(frozen=True)
+class KeysResult:
+    """The keys kept within ``key_error`` against a key on every frame, and the largest and 99th-percentile error
+    Blender's evaluation of them shows (world units): of a ``reduction.KeysReport``, or its JSON (``of``)."""
+
+    keys: int
+    dense_keys: int
+    key_error: float
+    max_error: float
+    p99_error: float
+
+    @classmethod
+    def of(cls, found: Any) -> KeysResult | None:
+        values = found if found is None or isinstance(found, dict) else vars(found)
+        return None if values is None else cls(*(values[name] for name in cls.__dataclass_fields__))
+
+    def words(self) -> str:
+        return f"kept {100 * self.keys / max(self.dense_keys, 1):.0f}% of the keys, max error {self.max_error:.1e}"
 
 
 @dataclass(frozen=True)
@@ -53,6 +77,7 @@ class ChainResult:
     off_target_frames: tuple[int, ...]
     seconds: float
     why: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    keys: KeysResult | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +110,7 @@ class PlantResult:
     seconds: float
     length_unit: tuple[str, float] = ("mm", 0.001)
     warnings: tuple[str, ...] = ()
+    keys: KeysResult | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +123,17 @@ class TargetsResult:
     poles: dict[str, str]
     frames: tuple[int, int]
     seconds: float
+    keys: KeysResult | None = None
+
+
+@dataclass(frozen=True)
+class ReduceResult:
+    """The keys of one armature's bones reduced, over ``frames`` (first and last)."""
+
+    armature: str
+    frames: tuple[int, int]
+    seconds: float
+    keys: KeysResult
 
 
 @dataclass(frozen=True)
@@ -110,6 +147,7 @@ class FileResult:
     chains: tuple[ChainResult, ...] = field(default=())
     plantings: tuple[PlantResult, ...] = field(default=())
     targets: tuple[TargetsResult, ...] = field(default=())
+    reduced: tuple[ReduceResult, ...] = field(default=())
 
     @classmethod
     def failed(cls, path: Path | str, message: str) -> FileResult:
@@ -134,6 +172,7 @@ def to_json(results: Sequence[FileResult]) -> dict[str, Any]:
                         "off_target_frames": list(c.off_target_frames),
                         "off_target": _causes_json(c.why),
                         "seconds": c.seconds,
+                        "keys": _keys_json(c.keys),
                     }
                     for c in r.chains
                 ],
@@ -145,13 +184,22 @@ def to_json(results: Sequence[FileResult]) -> dict[str, Any]:
                         "poles": dict(t.poles),
                         "frames": list(t.frames),
                         "seconds": t.seconds,
+                        "keys": _keys_json(t.keys),
                     }
                     for t in r.targets
+                ],
+                "reduced": [
+                    {"armature": k.armature, "frames": list(k.frames), "seconds": k.seconds, "keys": _keys_json(k.keys)}
+                    for k in r.reduced
                 ],
             }
             for r in results
         ]
     }
+
+
+def _keys_json(keys: KeysResult | None) -> dict[str, Any] | None:
+    return None if keys is None else asdict(keys)
 
 
 def _planting_json(planting: PlantResult) -> dict[str, Any]:
@@ -170,7 +218,7 @@ def _planting_json(planting: PlantResult) -> dict[str, Any]:
     entry = {"armature": planting.armature, "frames": list(planting.frames), "max_error": planting.max_error}
     entry |= {"max_hips_drop": planting.max_hips_drop, "metres_per_unit": planting.metres_per_unit}
     entry |= {"length_unit": list(planting.length_unit), "warnings": list(planting.warnings)}
-    return entry | {"seconds": planting.seconds, "feet": feet}
+    return entry | {"seconds": planting.seconds, "feet": feet, "keys": _keys_json(planting.keys)}
 
 
 def _causes_json(why: tuple[tuple[str, tuple[int, ...]], ...]) -> dict[str, list[int]]:
@@ -204,6 +252,7 @@ def _planting(data: dict[str, Any]) -> PlantResult:
         seconds=float(data["seconds"]),
         length_unit=(str(data["length_unit"][0]), float(data["length_unit"][1])),
         warnings=tuple(str(w) for w in data["warnings"]),
+        keys=KeysResult.of(data.get("keys")),
     )
 
 
@@ -225,6 +274,7 @@ def from_json(data: dict[str, Any]) -> list[FileResult]:
                     tuple(int(x) for x in c["off_target_frames"]),
                     float(c["seconds"]),
                     _causes(c["off_target"]),
+                    KeysResult.of(c.get("keys")),
                 )
                 for c in f["chains"]
             ),
@@ -236,8 +286,14 @@ def from_json(data: dict[str, Any]) -> list[FileResult]:
                     dict(t["poles"]),
                     (int(t["frames"][0]), int(t["frames"][1])),
                     float(t["seconds"]),
+                    KeysResult.of(t.get("keys")),
                 )
                 for t in f.get("targets", ())
+            ),
+            tuple(
+                ReduceResult(k["armature"], (int(k["frames"][0]), int(k["frames"][1])), float(k["seconds"]), keys)
+                for k in f.get("reduced", ())
+                if (keys := KeysResult.of(k["keys"])) is not None
             ),
         )
         for f in data["files"]
@@ -257,70 +313,6 @@ def read_report(path: Path) -> list[FileResult]:
     return from_json(json.loads(path.read_text(encoding="utf-8")))
 
 
-def say(message: str, stream: TextIO | None = None) -> None:
-    """Progress and results go to stderr (stdout belongs to Blender's own messages)."""
-    out = stream or sys.stderr
-    print(message, file=out, flush=True)
-
-
-def file_done(result: FileResult, seconds: float, counter: str = "") -> str:
-    """One line for a finished file: ``[3/8] shot_03.blend: ok (0.41 s): 2 chains, max error 3.1e-04 -> ...``,
-    with what each planting did (``planted LeftFoot, RightFoot: 8 contacts, skate up to 27 -> 0.07 mm, ...``)."""
-    head = f"{counter}{Path(result.input).name}"
-    if result.status != "ok":
-        return f"{head}: error ({seconds:.2f} s): {result.error}"
-    done = [_made(made) for made in result.targets] + [_planted(planting) for planting in result.plantings]
-    if result.chains or not (result.plantings or result.targets):
-        worst = max((c.max_error for c in result.chains), default=0.0)
-        missed = _missed(sum(len(c.off_target_frames) for c in result.chains), "off target", _by_cause(result.chains))
-        done.insert(0, f"{_count(len(result.chains), 'chain')}, max error {worst:.1e}{missed}")
-    return f"{head}: ok ({seconds:.2f} s): {'; '.join(done)} -> {result.output}"
-
-
-def _planted(planting: PlantResult) -> str:
-    """What a planting did, in a few words: ``planted LeftFoot, RightFoot: 8 contacts, skate up to 27 -> 0.07
-    mm, max error 9.9e-04, hips lowered up to 21 mm, 12 frames out of reach``."""
-    feet = planting.feet
-    unit, per = planting.length_unit
-    before = max((s for f in feet for s in f.skate_before), default=0.0) / per
-    after = max((s for f in feet for s in f.skate_after), default=0.0) / per
-    line = f"planted {', '.join(f.foot for f in feet)}: {_count(sum(len(f.contacts) for f in feet), 'contact')}"
-    line += f", skate up to {_digits(before)} -> {_digits(after)} {unit}, max error {planting.max_error:.1e}"
-    if planting.max_hips_drop > 0:
-        line += f", hips lowered up to {_digits(planting.max_hips_drop / per)} {unit}"
-    line += _missed(sum(len(f.out_of_reach_frames) for f in feet), "out of reach")
-    line += _missed(sum(len(f.off_target_frames) for f in feet), "off target", _by_cause(feet))
-    return line + "".join(f"; warning: {warning}" for warning in planting.warnings)
-
-
-def _made(made: TargetsResult) -> str:
-    """What Targets from Animation did: ``made targets for 4 chains of Rig (3 poles), frames 1-360``."""
-    poles = f" ({_count(len(made.poles), 'pole')})" if made.poles else ""
-    first, last = made.frames
-    return f"made targets for {_count(len(made.targets), 'chain')} of {made.armature}{poles}, frames {first}-{last}"
-
-
-def _digits(value: float) -> str:
-    return f"{value:.1f}" if value >= 1 else f"{value:.2g}"
-
-
-def _count(number: int, thing: str) -> str:
-    return f"{number} {thing}{'' if number == 1 else 's'}"
-
-
-def _missed(frames: int, how: str, why: str = "") -> str:
-    return f", {frames} frames {how}{why}" if frames else ""
-
-
-def _by_cause(results: Sequence[ChainResult | FootResult]) -> str:
-    """How many frames missed for each cause, over ``results``: `` (3 out of reach, 1 the scene)``."""
-    counts: dict[str, int] = {}
-    for result in results:
-        for cause, frames in result.why:
-            counts[cause] = counts.get(cause, 0) + len(frames)
-    return f" ({', '.join(f'{count} {cause}' for cause, count in counts.items())})" if counts else ""
-
-
 #: How a ``-j N`` child tells its parent that it finished a file (the parent prints the line, numbered).
 CHILD_LINE = "@fabrik-file "
 
@@ -336,49 +328,3 @@ def read_child_line(line: str) -> tuple[FileResult, float] | None:
         return None
     data = json.loads(line[len(CHILD_LINE) :])
     return from_json({"files": [data["file"]]})[0], float(data["seconds"])
-
-
-@contextmanager
-def quiet_stdout() -> Iterator[None]:
-    """Silence what Blender's C code prints on stdout meanwhile ("Read blend", "Saved copy as ..."): this
-    command's own lines go to stderr."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
-def off_target(results: Sequence[FileResult]) -> list[ChainResult | FootResult]:
-    """The baked chains with a frame off target (or out of reach), then the planted feet with a frame off
-    target or a pin out of reach: what ``--strict`` fails on."""
-    chains: list[ChainResult | FootResult] = [
-        c for r in results for c in r.chains if c.off_target_frames or c.unreachable_frames
-    ]
-    feet = [f for r in results for p in r.plantings for f in p.feet if f.off_target_frames or f.out_of_reach_frames]
-    return chains + feet
-
-
-def summary(results: Sequence[FileResult], seconds: float, *, strict: bool = False) -> str:
-    """The last line: files baked and failed, frames off target, and with ``strict`` that they make the exit
-    status 3 (when no file failed: then it is 1)."""
-    failed = [r for r in results if r.status != "ok"]
-    line = f"baked {len(results) - len(failed)} of {len(results)} file(s) in {seconds:.1f} s"
-    line += f"; {len(failed)} failed" if failed else ""
-    missed = off_target(results)
-    if missed:
-        out = [c.unreachable_frames if isinstance(c, ChainResult) else c.out_of_reach_frames for c in missed]
-        frames = sum(len(set(c.off_target_frames) | set(o)) for c, o in zip(missed, out, strict=True))
-        chains = sum(isinstance(c, ChainResult) for c in missed)
-        where = [_count(n, word) for n, word in ((chains, "chain"), (len(missed) - chains, "leg")) if n]
-        line += f"; {frames} frames off target{_by_cause(missed)} in {' and '.join(where)}"
-        line += f" (--strict: exit status {STRICT_STATUS})" if strict and not failed else ""
-    return line
-
-
-#: The exit status of ``--strict`` when every file baked but a frame is off target.
-STRICT_STATUS = 3
