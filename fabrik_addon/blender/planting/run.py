@@ -82,7 +82,8 @@ def plant_feet(
             f"{length_text(legs.scene, float(planter.earlier.max()))}: this one lowered them from where they were "
             "before it (the drops do not add up), but started from the legs as that one planted them, so the balls' "
             "blends into and out of contacts eased again (nearer their pins, the hips lower to reach them); to plant "
-            "the animation as captured, undo the earlier planting first"
+            "the animation as captured, undo the earlier planting first, or plant as a layer (Output 'layer'), "
+            "which plants the animation below it every time"
         )
     return PlantReport(
         tuple(reports),
