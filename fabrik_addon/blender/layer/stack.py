@@ -19,7 +19,7 @@ from functools import partial
 import bpy
 
 from .. import compat
-from ..interrupts import put_back
+from ..interrupts import made, put_back
 from ..rig import check_playing
 
 #: The layer's track, strip and (with the armature's name before it) Action are named so.
@@ -211,9 +211,8 @@ def push_down(armature: bpy.types.Object, undo: Undo) -> bpy.types.Action:
     assert action is not None, "push down the active Action"
     assignment = compat.action_assignment(armature)
     slot = compat.object_slot(armature)
-    track = anim.nla_tracks.new()
     undo(lambda: compat.restore_action_assignment(armature, assignment))
-    undo(lambda: anim.nla_tracks.remove(track))
+    track = made(undo, anim.nla_tracks.new, anim.nla_tracks.remove)
     track.name = action.name
     first, last = float(action.frame_range[0]), float(action.frame_range[1])
     strip = track.strips.new(action.name, int(first), action)

@@ -81,8 +81,8 @@ def write_marks(writer: KeyWriter, foot: str, frames: Sequence[int], contacts: S
     assert pose is not None
     bone = pose.bones[foot]
     if bone.get(MARK) is None:  # the property the keys animate, taken away again if the writer undoes its keys
-        bone[MARK] = 0
         writer.on_undo(lambda: bone.pop(MARK, None))
+        bone[MARK] = 0
     keyed: dict[int, float] = {frames[0]: 0.0}
     for first, last in contacts:
         keyed[frames[first]] = 1.0
@@ -111,6 +111,6 @@ def write_hips_drop(
     assert pose is not None
     bone = pose.bones[hips]
     if bone.get(HIPS_DROP) is None:
-        bone[HIPS_DROP] = 0.0
         writer.on_undo(lambda: bone.pop(HIPS_DROP, None))
+        bone[HIPS_DROP] = 0.0
     writer.replace(mark_path(hips, HIPS_DROP), 0, hips, frames, drop, span)

@@ -26,7 +26,7 @@ from ...solver import FloatArray, matrix_to_quat, sign_continuous
 from ...targets import pole_angle, pole_places
 from ..bake import BoneTrack, check_armature, current_scene, read_bones
 from ..chain_list import chain_lists_read
-from ..interrupts import put_back
+from ..interrupts import made, put_back
 from ..properties import FABRIK_PG_chain, chain_label, enabled_chains, settings_of
 from ..reduction import thin_object_keys
 from ..rig import KeyWriter, armature_data, chain_bone_names
@@ -305,13 +305,11 @@ class _Making:
         name = f"{self.armature.name} Targets"
         collection: bpy.types.Collection | None = bpy.data.collections.get(name)
         if collection is None:
-            made = bpy.data.collections.new(name)
-            self.undo.append(lambda: bpy.data.collections.remove(made))
-            collection = made
+            collection = made(self.undo.append, lambda: bpy.data.collections.new(name), bpy.data.collections.remove)
         if collection not in scene.collection.children_recursive:
-            scene.collection.children.link(collection)
-            linked = collection
-            self.undo.append(lambda: scene.collection.children.unlink(linked))
+            linked, children = collection, scene.collection.children
+            self.undo.append(lambda: children.unlink(linked) if linked.name in children else None)
+            children.link(collection)
         return collection
 
     def _empty(
@@ -320,8 +318,7 @@ class _Making:
         """The chain's Empty: the one it has if it was made here for this armature (keyed again), else a new one."""
         if current is not None and current.get(MADE_FOR) == self.armature.name and current.type == "EMPTY":
             return current
-        empty = bpy.data.objects.new(name, None)
-        self.undo.append(lambda: bpy.data.objects.remove(empty))
+        empty = made(self.undo.append, lambda: bpy.data.objects.new(name, None), bpy.data.objects.remove)
         empty[MADE_FOR] = self.armature.name
         empty.empty_display_size = size
         empty.rotation_mode = "QUATERNION"
