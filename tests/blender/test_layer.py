@@ -32,7 +32,9 @@ def _walk() -> tuple[bpy.types.Object, dict[str, bpy.types.Object]]:
 
 
 def _points(armature: bpy.types.Object, frames: range | None = None) -> FloatArray:
-    return edit_scenes.bone_points(armature, edit_scenes.chain_bones(armature), frames or mocap.scene_frames())
+    bones = edit_scenes.chain_bones(armature)
+    assert bones, "the armature's chain list names the bones to measure"
+    return edit_scenes.bone_points(armature, bones, frames or mocap.scene_frames())
 
 
 def _layer_keys(armature: bpy.types.Object) -> dict[tuple[str, int], int]:
@@ -273,3 +275,28 @@ def test_ik_constraints_bake_into_a_layer() -> None:
     assert layer is not None
     assert {compat.slot_fcurves(layer.action, layer.slot)[0].data_path.split('"')[1]} <= {arm.upper, arm.forearm}
     np.testing.assert_allclose(_points(armature), before, rtol=0, atol=1e-4)  # toward the animated wrist
+
+
+@pytest.mark.parametrize("keyed", ["X rotation only", "the root bone not at all"])
+def test_baking_the_layer_again_unchanged_gives_the_same_pose_whatever_frame_the_scene_is_on(keyed: str) -> None:
+    """Channels nothing below the layer animates (a bone keyed on its Euler X alone, or a bone not keyed) are
+    read at their base values, not at the layer's value on the frame the scene was on: Bake pressed again with
+    nothing changed leaves every bone where it was (1.7 units off before, on a 3-unit chain)."""
+    armature, names = make_chain(3)
+    frames = range(1, 31)
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = frames.start, frames.stop - 1
+    for i, name in enumerate(names):
+        bone = armature.pose.bones[name]
+        bone.rotation_mode = "XYZ"
+        if keyed == "the root bone not at all" and i == 0:
+            continue
+        for frame in frames:
+            bone.rotation_euler[0] = 0.5 * np.sin(frame / 6 + i)
+            bone.keyframe_insert("rotation_euler", index=0, frame=frame)
+    target = keyed_empty("Target", reach_loop(3.0, frames))
+    api.bake(armature, target, tip_bone=names[-1], output="layer", tolerance=1e-4)
+    first = edit_scenes.bone_points(armature, names, frames)
+    for frame in (1, 15, 30):
+        bpy.context.scene.frame_set(frame)
+        api.bake(armature, target, tip_bone=names[-1], output="layer", tolerance=1e-4)
+        np.testing.assert_allclose(edit_scenes.bone_points(armature, names, frames), first, rtol=0, atol=1e-6)

@@ -18,6 +18,7 @@ from functools import partial
 
 import bpy
 
+from ...layer import base_values, channel_kind
 from .. import compat
 from ..interrupts import made, put_back
 from ..rig import check_playing
@@ -183,15 +184,21 @@ def animated_by_strips(armature: bpy.types.Object, layer: Layer | None = None) -
 def below_the_layer(armature: bpy.types.Object, channels: Collection[tuple[str, int]]) -> Iterator[None]:
     """Meanwhile the armature plays the animation below its FABRIK layer on ``channels`` (the layer's F-curves
     for them muted, its other channels playing), and nothing above the layer (the tracks above it muted):
-    what a layer bake reads its chains from. Everything muted here is unmuted on leaving."""
+    what a layer bake reads its chains from. A channel nothing below the layer animates is set to its base value
+    meanwhile (Blender leaves a channel nothing plays at its last value: the layer's, on the frame the scene was
+    on). Everything muted or set here is put back on leaving."""
     layer = find_layer(armature)
     unmute: list[Callable[[], None]] = []
     try:
         if layer is not None:
+            below = animated_below(armature, layer)
             for fcurve in layer.fcurves():
-                if (fcurve.data_path, fcurve.array_index) in channels and not fcurve.mute:
+                channel = (fcurve.data_path, fcurve.array_index)
+                if channel in channels and not fcurve.mute:
                     unmute.append(partial(setattr, fcurve, "mute", False))
                     fcurve.mute = True
+                    if channel not in below:
+                        _set_meanwhile(armature, channel, unmute)
             for track in layer.tracks_above():
                 if not track.mute:
                     unmute.append(partial(setattr, track, "mute", False))
@@ -199,6 +206,18 @@ def below_the_layer(armature: bpy.types.Object, channels: Collection[tuple[str, 
         yield
     finally:
         put_back(unmute)
+
+
+def _set_meanwhile(
+    armature: bpy.types.Object, channel: tuple[str, int], put_back_later: list[Callable[[], None]]
+) -> None:
+    """Set the armature's ``channel`` (data path, index) to the base value a layer blends it over
+    (``layer.base_values``), what was there put back later."""
+    path, index = channel
+    values = armature.path_resolve(path)
+    kind = channel_kind(path.rpartition(".")[2])
+    put_back_later.append(partial(values.__setitem__, index, values[index]))
+    values[index] = float(base_values(kind, max(index + 1, 4))[index])
 
 
 def push_down(armature: bpy.types.Object, undo: Undo) -> bpy.types.Action:
