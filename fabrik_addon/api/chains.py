@@ -228,6 +228,7 @@ def clear(
     chain_length: int = 0,
     frame_start: int | None = None,
     frame_end: int | None = None,
+    output: str = "action",
 ) -> int:
     """Remove the rotation and Y scale keys of a chain's bones from ``frame_start`` to ``frame_end``.
 
@@ -238,6 +239,9 @@ def clear(
         The chain, as for ``bake``.
     frame_start, frame_end : int, optional
         Both included; the scene's frame range by default.
+    output : {"action", "layer"}
+        Where the keys are: the Action, or the armature's FABRIK layer (a layer left without keys is removed,
+        the Action it pushed down active again), as ``bake``'s ``output``.
 
     Returns
     -------
@@ -249,8 +253,9 @@ def clear(
     TypeError, ValueError
         For bad input, as ``bake`` raises them; nothing is removed then.
     """
+    check_output(output, None)
     chain = ChainSettings(armature, None, tip_bone, chain_length)
-    return clear_settings(BakeSettings((chain,), FrameRange(frame_start, frame_end)))
+    return clear_settings(BakeSettings((chain,), FrameRange(frame_start, frame_end), output=output))
 
 
 def armatures_with_chains() -> list[bpy.types.Object]:

@@ -92,6 +92,25 @@ def test_chains_baked_apart_share_the_layer_and_each_plays_only_on_its_frames() 
     assert np.linalg.norm(points[100:150, right] - before[100:150, right], axis=-1).max() > 0.5  # moved within
     assert len(armature.animation_data.nla_tracks) == 2
 
+    # Clear takes a chain's keys away on some frames: there it is as animated again, the other chain as baked.
+    left = [bones.index(name) for name in (arms["Left"].upper, arms["Left"].forearm)]
+    for first, last in ((140, 160), (190, 200)):  # inside its keys, and at their end
+        assert (
+            api.clear(
+                armature,
+                tip_bone=arms["Right"].forearm,
+                chain_length=2,
+                frame_start=first,
+                frame_end=last,
+                output="layer",
+            )
+            > 0
+        )
+        cleared = _points(armature)
+        span = slice(first - frames.start, last - frames.start + 1)
+        np.testing.assert_allclose(cleared[span][:, right], before[span][:, right], rtol=0, atol=1e-4)
+        np.testing.assert_array_equal(cleared[:, left], points[:, left])
+
 
 def test_clear_takes_the_layer_away_and_the_action_it_pushed_down_plays_again() -> None:
     armature, _ = _walk()
@@ -99,12 +118,9 @@ def test_clear_takes_the_layer_away_and_the_action_it_pushed_down_plays_again() 
     api.bake_chains(armature, output="layer")
     assert armature.animation_data.action is None
     removed = sum(api.clear(armature, tip_bone=c.tip_bone, chain_length=c.chain_length) for c in armature.fabrik.chains)
-    assert removed == 0  # clear's keyword API clears the Action: the layer is the chain list's
-    settings = BakeSettings(
-        tuple(ChainSettings(armature, None, c.tip_bone, c.chain_length) for c in armature.fabrik.chains),
-        output="layer",
-    )
-    assert api.clear_settings(settings) > 0
+    assert removed == 0  # the Action has none of the chains' keys: they are in the layer
+    chains = armature.fabrik.chains
+    assert sum(api.clear(armature, tip_bone=c.tip_bone, chain_length=c.chain_length, output="layer") for c in chains)
     anim = armature.animation_data
     assert find_layer(armature) is None
     assert anim.action == action

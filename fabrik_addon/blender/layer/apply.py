@@ -17,7 +17,7 @@ from ...solver import FloatArray
 from .. import compat
 from ..rig import Keys, KeyWriter, bone_in_path, remove_keys
 from .stack import Layer, Undo, find_layer, span_strip
-from .writer import key_span, pushed_down
+from .writer import guard, key_span, pushed_down
 
 
 @dataclass(frozen=True)
@@ -99,14 +99,23 @@ def apply_layer(armature: bpy.types.Object) -> AppliedLayer:
 
 def clear_layer(armature: bpy.types.Object, channels: Collection[tuple[str, int]], first: float, last: float) -> int:
     """Remove the keys from frame ``first`` to ``last`` of the armature's FABRIK layer's F-curves of ``channels``
-    (data path, index; an F-curve left without keys goes), then have the strip span the keys left, or remove
-    the layer where none is left (``remove_layer``). Returns how many keys went (0 without a layer)."""
+    (data path, index; an F-curve left without keys goes, one left with keys on either side plays nothing from
+    ``first`` to ``last``: its base value keyed on them, ``writer.guard``), then have the strip span the keys
+    left, or remove the layer where none is left (``remove_layer``). Returns how many keys went (0 without a
+    layer)."""
     layer = find_layer(armature)
     if layer is None:
         return 0
     into = (layer.action, layer.slot)
     fcurves = [f for f in layer.fcurves() if (f.data_path, f.array_index) in channels]
-    removed = sum(remove_keys(armature, fcurve, first, last, into) for fcurve in fcurves)
+    removed = 0
+    for fcurve in fcurves:
+        keys = len(fcurve.keyframe_points)
+        gone = remove_keys(armature, fcurve, first, last, into)
+        removed += gone
+        if 0 < gone < keys:  # some keys left (with none left, the F-curve went)
+            start, end = key_span(fcurve)
+            guard(fcurve, [frame for frame, keeps in ((first, start < first), (last, end > last)) if keeps])
     spans = [key_span(fcurve) for fcurve in layer.fcurves() if len(fcurve.keyframe_points)]
     strip = layer.strip
     if not spans:

@@ -119,12 +119,17 @@ class LayerWriter(KeyWriter):
         span_strip(strip, first, last)
 
     def _guard(self, fcurve: bpy.types.FCurve, frames: list[float]) -> None:
-        """Key the F-curve's base value on ``frames``, keeping its keys."""
-        old = self.keep_for_undo(fcurve)
-        base = base_values(channel_kind(fcurve.data_path.rpartition(".")[2]), fcurve.array_index + 1)
-        value = float(base[fcurve.array_index])
-        guard = Keys.baked(np.array(frames, dtype=np.int64), np.full(len(frames), value))
-        old.merged(guard).write(fcurve)
+        """Key the F-curve's base value on ``frames``, keeping its keys (``guard``)."""
+        guard(fcurve, frames, self.keep_for_undo(fcurve))
+
+
+def guard(fcurve: bpy.types.FCurve, frames: Sequence[float], old: Keys | None = None) -> None:
+    """Key a layer F-curve's base value (what it blends over where nothing below animates it) on ``frames``,
+    keeping its keys (``old``: as they are, by default), so that the layer plays nothing there."""
+    old = Keys.read(fcurve) if old is None else old
+    base = base_values(channel_kind(fcurve.data_path.rpartition(".")[2]), fcurve.array_index + 1)
+    value = float(base[fcurve.array_index])
+    old.merged(Keys.baked(np.array(frames, dtype=np.int64), np.full(len(frames), value))).write(fcurve)
 
 
 def key_span(fcurve: bpy.types.FCurve) -> tuple[float, float]:
