@@ -84,8 +84,9 @@ def parser() -> argparse.ArgumentParser:
             "reported), 2 for a usage error (nothing is opened), 3 with --strict when every file baked but a frame "
             "is off target (or a planted foot's pin out of reach), 130 or 143 when stopped by Ctrl+C or SIGTERM "
             "(the file being baked is not written). "
-            "With the extension installed: blender -c fabrik_bake ARGS; from the repository: python "
-            "scripts/fabrik_bake.py ARGS, or blender -b --python scripts/fabrik_bake.py -- ARGS."
+            "With the extension installed: blender -c fabrik_bake ARGS; from the repository: blender -b --python "
+            "scripts/fabrik_bake.py -- ARGS, or a Python 3.11 with Blender's bpy module (.venv/bin/python) "
+            "scripts/fabrik_bake.py ARGS."
         ),
     )
     command.add_argument("inputs", nargs="*", metavar="INPUT", help=".blend files, or folders of them")
