@@ -4,25 +4,15 @@ arguments: no traceback."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.pythons import python_without_bpy
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fabrik_bake.py"
-
-
-def _python_without_bpy() -> list[str]:
-    """The system's ``python3`` where it has no ``bpy`` (as on a fresh machine); else this Python without its
-    site-packages (``-S``), where no ``bpy`` can be found either."""
-    found = shutil.which("python3")
-    if found is not None:
-        probe = [found, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('bpy') is not None)"]
-        if subprocess.run(probe, capture_output=True, check=False).returncode == 0:
-            return [found]
-    return [sys.executable, "-S"]
 
 
 @pytest.mark.parametrize(
@@ -30,7 +20,7 @@ def _python_without_bpy() -> list[str]:
 )
 def test_the_script_under_a_python_without_bpy_says_what_to_run_instead(args: list[str], tmp_path: Path) -> None:
     done = subprocess.run(
-        [*_python_without_bpy(), str(SCRIPT), *args], capture_output=True, text=True, cwd=tmp_path, check=False
+        [*python_without_bpy(), str(SCRIPT), *args], capture_output=True, text=True, cwd=tmp_path, check=False
     )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
