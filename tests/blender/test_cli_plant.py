@@ -63,7 +63,7 @@ def test_planted_feet_hold_still_in_the_saved_file_as_the_report_says(tmp_path: 
     contacts = sum(len(foot["contacts"]) for foot in planting["feet"])
     line = (
         rf"\[1/1\] walk\.blend: ok \(\d+\.\d\d s\): planted LeftAnkle, RightAnkle: {contacts} contacts, skate up to "
-        rf"\d+\.\d -> \d\.\d+ mm, max error \d\.\de-0\d, hips lowered up to \d+\.\d mm -> {re.escape(entry['output'])}"
+        rf"\d+\.\d -> \d\.\d+ mm, max error \d\.\d+ mm, hips lowered up to \d+\.\d mm -> {re.escape(entry['output'])}"
     )
     assert any(re.fullmatch(line, text) for text in run.stderr.splitlines()), run.stderr
     assert f"walk.blend: {name}/LeftAnkle+RightAnkle: 100%" in run.stderr

@@ -19,11 +19,12 @@ from ...planting import Contact, Foot, Planting, PlantSettings, check_foot, plan
 from ...solver import FloatArray
 from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, carry_out, read_frames
 from ..rig import KeyWriter, armature_data, bone_path
+from ..units import length_text, named_unit
 from .feet import plan_legs
 from .find import with_feet
 from .marks import read_hips_drop, read_marks, write_hips_drop, write_marks
 from .report import FootReport, PlantReport
-from .units import leg_warning, length_text, named_unit
+from .units import leg_warning
 
 
 def plant_feet(
@@ -51,6 +52,7 @@ def plant_feet(
     baked = carry_out(legs, progress, adjust=planter)
     assert planter.planting is not None, "the bake calls the planter between reading and solving"
     planted, feet = planter.planting, planter.feet
+    unit = named_unit(legs.scene)
     reports = []
     for k, (foot, chain) in enumerate(zip(feet, baked.chains, strict=True)):
         found = planted.contacts[k]
@@ -73,6 +75,7 @@ def plant_feet(
                     unsolved=np.isin(frames, chain.unreachable_frames),
                     limited=legs.chains[k].chain.limits.any,
                 ),
+                length_unit=unit,
             )
         )
     warnings = [leg_warning(legs.scene, settings.armature, float(np.mean([foot.reach for foot in feet])))]
@@ -94,7 +97,7 @@ def plant_feet(
         time.perf_counter() - started,
         baked,
         tuple(warning for warning in warnings if warning is not None),
-        named_unit(legs.scene),
+        unit,
         planted.pinned,
         found_feet,
     )

@@ -15,8 +15,9 @@ from bpy.props import IntProperty
 from ...planting import PlantSettings
 from ...settings import FrameRange
 from ..live import LEAVE_FIRST, LIVE
-from ..planting import detect_contacts, length_text, plant_feet, plant_settings
+from ..planting import detect_contacts, plant_feet, plant_settings
 from ..properties import frame_range, key_error_of, output_of, settings_of, solver_settings
+from ..units import length_text
 from .messages import sentence
 from .operators import ArmatureOperator, armature_problem, progress_bar
 from .panel import ArmatureSubpanel
