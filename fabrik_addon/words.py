@@ -22,10 +22,19 @@ Unit: TypeAlias = tuple[str, float]
 SCENE_UNITS: Unit = ("units", 1.0)
 
 
+#: A unit, the larger one a length in it is given in from this many of it on, and how many make the larger.
+_LARGER = {"mm": ("m", 1000.0), "in": ("ft", 12.0)}
+
+
 def length_words(value: float, unit: Unit = SCENE_UNITS) -> str:
-    """A length given in scene units, in ``unit`` with its symbol: ``"1.6 mm"``."""
+    """A length given in scene units, in ``unit`` with its symbol: ``"1.6 mm"``; a length of a metre or more
+    given in millimetres in metres (``"3.2 m"``), one of 100 inches or more in feet."""
     symbol, per = unit
-    return f"{digits(value / per)} {symbol}"
+    amount = value / per
+    larger, times = _LARGER.get(symbol, (symbol, 1.0))
+    if abs(amount) >= max(times, 100.0) and larger != symbol:
+        return f"{digits(amount / times)} {larger}"
+    return f"{digits(amount)} {symbol}"
 
 
 def digits(value: float) -> str:

@@ -73,3 +73,13 @@ def test_a_keys_report_shows_counts_and_maxima_in_its_unit_not_its_arrays() -> N
     shown = repr(replace(report, length_unit=MM))
     assert shown == "KeysReport(kept 8% of the keys (1234 of 15360), largest error 0.48 mm, key error 0.5 mm)"
     assert "array" not in shown
+
+
+def test_a_length_of_a_metre_or_more_is_given_in_metres_and_of_100_inches_in_feet() -> None:
+    assert length_words(3.2053, MM) == "3.2 m"
+    assert length_words(0.8013, MM) == "801.3 mm"
+    assert length_words(-1.5, MM) == "-1.5 m"
+    inch = ("in", 0.0254)
+    assert length_words(99 * 0.0254, inch) == "99.0 in"
+    assert length_words(120 * 0.0254, inch) == "10.0 ft"
+    assert length_words(2000.0, ("cm", 1.0)) == "2000.0 cm"  # a chosen unit other than mm or in stays

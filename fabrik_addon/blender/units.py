@@ -44,6 +44,13 @@ def length_text(scene: bpy.types.Scene, value: float) -> str:
     return str(bpy.utils.units.to_string(units.system, "LENGTH", value * units.scale_length, precision=3))
 
 
+def scene_length(value: float) -> str:
+    """A length (scene units) as the current scene shows it (``length_text``), for a message raised where no
+    scene is at hand; in Blender units where there is no current scene."""
+    scene = bpy.context.scene
+    return length_words(value) if scene is None else length_text(scene, value)
+
+
 def _chosen(units: bpy.types.UnitSettings) -> str | None:
     """The scene's Length unit where it is a fixed one other than the system's base (metres, feet), else None."""
     length = units.length_unit

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...off_target import off_target_causes
-from ...planting import Contact, Foot, Planting, PlantSettings, check_foot, plant, skate
+from ...planting import Contact, Foot, Planting, PlantSettings, check_foot, plant, skate, wrong_unit
 from ...solver import FloatArray
 from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, carry_out, read_frames
 from ..rig import KeyWriter, armature_data, bone_path
@@ -78,7 +78,8 @@ def plant_feet(
                 length_unit=unit,
             )
         )
-    warnings = [leg_warning(legs.scene, settings.armature, float(np.mean([foot.reach for foot in feet])))]
+    leg_length = float(np.mean([foot.reach for foot in feet]))
+    warnings = [leg_warning(legs.scene, settings.armature, leg_length), *wrong_unit(settings.rules, leg_length, unit)]
     if planter.earlier is not None and planter.earlier.any():
         warnings.append(
             f"an earlier Plant Feet lowered hips '{settings.hips_bone}' by up to "

@@ -17,6 +17,7 @@ from ...reduction import KeysReport, basis, keyed_curve, keys_report, points_of,
 from ...solver import FloatArray
 from ...words import SCENE_UNITS, Unit
 from ..rig import Held, KeyWriter, bone_in_path
+from ..units import scene_length
 from .bezier import write_kept
 from .measure import PoseTrack, measured_points, pose_tracks
 from .model import BoneModel, BoneRows, Keyed, Plays, bone_model, tracked
@@ -233,9 +234,10 @@ def _check_posed(
     node = int(model.skeleton.point_nodes[off].min())  # the first bone off (parents come first): what moves it
     columns = np.flatnonzero(model.skeleton.point_nodes == node)
     row, column = np.unravel_index(int(np.argmax(apart[:, columns])), (len(apart), len(columns)))
+    away = scene_length(float(apart[row, columns[column]]))
     raise ValueError(
         f"bone '{model.bones[node]}' of '{model.armature.name}' is not where its keys put it on frame {frames[row]} "
-        f"(they put it {apart[row, columns[column]]:.3g} away): a constraint, a driver or NLA strips move it too, so "
+        f"(they put it {away} away): a constraint, a driver or NLA strips move it too, so "
         "thinning its keys would not keep its pose; mute what moves it, or leave the bone out"
     )
 

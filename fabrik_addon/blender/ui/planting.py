@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
 Planting = PlantSettings[bpy.types.Object]
+#: How the panel's labels name the unit of Plant Feet's lengths: leg lengths, hip to ankle.
+LEGS = "legs"
 Progress = Callable[[float], None]
 
 
@@ -203,8 +205,9 @@ class FABRIK_PT_planting(ArmatureSubpanel):
         layout.prop(planting, "chain_length")
         layout.prop_search(planting, "hips_bone", armature.data, "bones", icon="BONE_DATA")
         contacts = layout.column(heading="Contacts", align=True)
-        contacts.prop(planting, "contact_height")
-        contacts.prop(planting, "contact_speed")
+        # Lengths in leg lengths, as their labels say: a value in the scene's unit would be far off.
+        contacts.prop(planting, "contact_height", text=f"Height ({LEGS})")
+        contacts.prop(planting, "contact_speed", text=f"Speed ({LEGS}/s)")
         contacts.prop(planting, "contact_seconds")
         contacts.prop(planting, "contact_gap")
         row = layout.row(heading="Floor")
@@ -216,10 +219,10 @@ class FABRIK_PT_planting(ArmatureSubpanel):
         held = layout.column(align=True)
         held.prop(planting, "pin_at")
         held.prop(planting, "blend_seconds")
-        held.prop(planting, "soft_reach")
+        held.prop(planting, "soft_reach", text=f"Soft Reach ({LEGS})")
         hips = held.row()
         hips.active = bool(planting.hips_bone)
-        hips.prop(planting, "hips_speed")
+        hips.prop(planting, "hips_speed", text=f"Hips Speed ({LEGS}/s)")
         hips = held.row()
         hips.active = bool(planting.hips_bone)
         hips.prop(planting, "hips_seconds")
