@@ -1,5 +1,6 @@
 """The chain list's operators (fabrik.chain_add, chain_remove, chain_move) through bpy.ops: what they do to the
-list and its selection, their polls' messages, and one undo step each."""
+list and its selection, their polls' messages, and one undo step each; the chain + makes for the active bone
+(its limb) on Rigify's metarig, a simple chain and a motion-capture rig."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import Any
 
 import bpy
 import mocap
+import numpy as np
 import pytest
-from rigs import make_chain, rigify_metarig
+from rigs import keyed_empty, loop_path, make_chain, rigify_metarig
 
 from fabrik_addon.blender.properties import FABRIK_PG_settings, chain_label, settings_of
 from fabrik_addon.blender.rig import chain_bone_names
@@ -209,3 +211,21 @@ def test_a_linked_armature_cannot_be_changed(tmp_path: Path) -> None:
     for operator in (bpy.ops.fabrik.chain_add, bpy.ops.fabrik.chain_remove, bpy.ops.fabrik.bake, bpy.ops.fabrik.clear):
         assert message in _poll_failure(operator)
     assert len(settings_of(armature).chains) == 1
+
+
+def test_the_chain_plus_makes_for_a_rigify_hand_bakes_on_target(capsys: pytest.CaptureFixture[str]) -> None:
+    """The Quick start: the hand active, +, a target, Bake: on target on every frame."""
+    armature = rigify_metarig("human")
+    bones = ("upper_arm.L", "forearm.L", "hand.L")
+    root = np.array(armature.matrix_world @ armature.data.bones[bones[0]].head_local)
+    tip = np.array(armature.matrix_world @ armature.data.bones[bones[-1]].tail_local)
+    reach = sum(armature.data.bones[b].length for b in bones)
+    frames = range(1, 31)
+    target = keyed_empty("Target", loop_path(frames, tuple(root + 0.6 * (tip - root)), (0.25 * reach,) * 3))
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = frames.start, frames.stop - 1
+    assert _added(armature, "hand.L", capsys)[0] == 3
+    chain = settings_of(armature).chains[0]
+    chain.target = target
+    assert bpy.ops.fabrik.bake() == {"FINISHED"}
+    assert (chain.last_bake.frames, chain.last_bake.bones, chain.last_bake.unreachable) == (30, 3, 0)
+    assert "on target on every frame" in capsys.readouterr().out
