@@ -92,7 +92,8 @@ class PlantReport:
     bake : RigBakeReport
         The bake of the legs: per leg the frames, the error on each and the evaluated balls (``tips``).
     warnings : tuple of str
-        What was planted but may not be what was meant (legs implausibly long for the scene's units, say).
+        What was planted but may not be what was meant: legs implausibly long for the scene's units, a setting in
+        leg lengths that looks given in another unit (``planting.wrong_unit``: a contact height of 4).
     length_unit : (str, float)
         The scene's unit for lengths this small (its Length unit; millimetres or inches where that is Adaptive)
         as its symbol and the scene units in one.
