@@ -13,12 +13,13 @@ from .. import blender
 from ..blender import BakeReport, RigBakeReport
 from ..blender import bake as bake_settings
 from ..blender import clear as clear_settings
-from ..setting_checks import key_error_distance
+from ..setting_checks import key_error_distance, keywords_checked
 from ..setting_names import named
 from ..settings import KEYWORDS, BakeSettings, ChainSettings, FrameRange, SolverSettings, check_output
 from ..solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
 
 
+@keywords_checked
 def bake(
     armature: bpy.types.Object,
     target: bpy.types.Object,
@@ -140,6 +141,7 @@ def bake(
     return bake_settings(settings, progress).chains[0]
 
 
+@keywords_checked
 def bake_chains(
     armature: bpy.types.Object, *, progress: Callable[[float], None] | None = None, **overrides: Any
 ) -> RigBakeReport:
@@ -173,6 +175,7 @@ def bake_chains(
     return blender.bake_chains(armature, overrides, progress)
 
 
+@keywords_checked
 def bake_ik_constraints(
     armature: bpy.types.Object,
     *,
@@ -221,6 +224,7 @@ def bake_ik_constraints(
     )
 
 
+@keywords_checked
 def clear(
     armature: bpy.types.Object,
     *,
@@ -258,6 +262,7 @@ def clear(
     return clear_settings(BakeSettings((chain,), FrameRange(frame_start, frame_end), output=output))
 
 
+@keywords_checked
 def armatures_with_chains() -> list[bpy.types.Object]:
     """The armatures of the open file with an enabled chain in their chain list (what ``bake_chains`` bakes),
     read with or without the add-on enabled."""

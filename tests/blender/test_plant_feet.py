@@ -16,7 +16,8 @@ from rigs import new_file
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
-from fabrik_addon.blender.planting import MARK, length_text, marks_fcurve
+from fabrik_addon.blender.planting import MARK, marks_fcurve
+from fabrik_addon.blender.units import length_text
 
 from .oracle import FloatArray, file_digest
 

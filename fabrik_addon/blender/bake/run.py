@@ -24,6 +24,7 @@ from ..interrupts import put_back
 from ..layer import LayerWriter, animated_below, below_the_layer, find_layer
 from ..reduction import Pins, Thinning, thin_held, tracked_bones
 from ..rig import ArmatureChain, KeyWriter, Node, PoseSnapshot, animated_paths, bone_path, rotation_property
+from ..units import named_unit
 from .checks import current_scene
 from .inputs import Inputs
 from .order import solve_in_order
@@ -204,6 +205,7 @@ def carry_out(
         for unit, result in zip(plan.units, solved, strict=True)
         for j, i in enumerate(unit.members)
     }
+    length_unit = named_unit(scene)
     reports = tuple(
         chain_report(
             chain,
@@ -215,11 +217,14 @@ def carry_out(
             seconds,
             timings,
             actions[chain.chain.armature],
-            None if thinning is None else thinning.report({chain.chain.armature: set(chain.chain.bone_names)}),
+            None
+            if thinning is None
+            else thinning.report({chain.chain.armature: set(chain.chain.bone_names)}, length_unit),
+            length_unit,
         )
         for i, (chain, tip) in enumerate(zip(prepared, tips, strict=True))
     )
-    keys = None if thinning is None else thinning.report()
+    keys = None if thinning is None else thinning.report(unit=length_unit)
     return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, mode, keys)
 
 

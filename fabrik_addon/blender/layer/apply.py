@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 
 from ...layer import base_values, channel_kind, combined
 from ...solver import FloatArray
+from ...words import block_name, counted
 from .. import compat
 from ..rig import Keys, KeyWriter, bone_in_path, remove_keys
 from .stack import Layer, Undo, find_layer, span_strip
@@ -38,6 +39,13 @@ class AppliedLayer:
     action: bpy.types.Action
     channels: int
     frames: tuple[int, int]
+
+    def __repr__(self) -> str:
+        first, last = self.frames
+        return (
+            f"AppliedLayer({counted(self.channels, 'channel')} merged into Action {block_name(self.action)}, "
+            f"frames {first}-{last})"
+        )
 
 
 def apply_layer(armature: bpy.types.Object) -> AppliedLayer:

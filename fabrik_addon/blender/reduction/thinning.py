@@ -7,7 +7,7 @@ puts a point out of bounds all the same, keyed there (``repair``) before the che
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import bpy
 import numpy as np
@@ -15,7 +15,9 @@ from numpy.typing import NDArray
 
 from ...reduction import KeysReport, basis, keyed_curve, keys_report, points_of, posed, thin_keys
 from ...solver import FloatArray
+from ...words import SCENE_UNITS, Unit
 from ..rig import Held, KeyWriter, bone_in_path
+from ..units import scene_length
 from .bezier import write_kept
 from .measure import PoseTrack, measured_points, pose_tracks
 from .model import BoneModel, BoneRows, Keyed, Plays, bone_model, tracked
@@ -112,9 +114,9 @@ class Thinning:
         self._measured = None
         return repaired
 
-    def report(self, bones: Mapping[bpy.types.Object, set[str]] | None = None) -> KeysReport:
+    def report(self, bones: Mapping[bpy.types.Object, set[str]] | None = None, unit: Unit = SCENE_UNITS) -> KeysReport:
         """The report of the keys kept (of ``bones`` only, by armature, if given) and of Blender's evaluation of
-        them, as the check walk read it."""
+        them, as the check walk read it; its lengths shown in ``unit`` (the scene's)."""
         errors, keys, dense, rounding = [], 0, 0, 0.0
         for armature, measured in zip(self.armatures, self.measured().values(), strict=True):
             model = armature.model
@@ -131,7 +133,8 @@ class Thinning:
                 if bone_in_path(held.data_path) in picked and held not in armature.sources:
                     keys += held.values.size
                     dense += held.values.size
-        return keys_report(self.frames, np.concatenate(errors, axis=1), keys, dense, self.key_error, rounding)
+        report = keys_report(self.frames, np.concatenate(errors, axis=1), keys, dense, self.key_error, rounding)
+        return replace(report, length_unit=unit)
 
 
 def thin_held(
@@ -231,9 +234,10 @@ def _check_posed(
     node = int(model.skeleton.point_nodes[off].min())  # the first bone off (parents come first): what moves it
     columns = np.flatnonzero(model.skeleton.point_nodes == node)
     row, column = np.unravel_index(int(np.argmax(apart[:, columns])), (len(apart), len(columns)))
+    away = scene_length(float(apart[row, columns[column]]))
     raise ValueError(
         f"bone '{model.bones[node]}' of '{model.armature.name}' is not where its keys put it on frame {frames[row]} "
-        f"(they put it {apart[row, columns[column]]:.3g} away): a constraint, a driver or NLA strips move it too, so "
+        f"(they put it {away} away): a constraint, a driver or NLA strips move it too, so "
         "thinning its keys would not keep its pose; mute what moves it, or leave the bone out"
     )
 

@@ -25,12 +25,14 @@ from ...setting_names import named
 from ...settings import FrameRange
 from ...solver import FloatArray, matrix_to_quat, sign_continuous
 from ...targets import pole_angle, pole_places
+from ...words import block_name, counted
 from ..bake import BoneTrack, check_armature, current_scene, read_bones
 from ..chain_list import chain_lists_read
 from ..interrupts import made, put_back
 from ..properties import FABRIK_PG_chain, chain_label, enabled_chains, settings_of
 from ..reduction import thin_object_keys
 from ..rig import KeyWriter, armature_data, chain_bone_names
+from ..units import named_unit
 
 #: A custom property of the Empties made here: the name of the armature whose chain they serve.
 MADE_FOR = "fabrik_targets_of"
@@ -69,6 +71,14 @@ class TargetsReport:
     frames: tuple[int, int]
     seconds: float
     keys: KeysReport | None = None
+
+    def __repr__(self) -> str:
+        poles = f" ({counted(len(self.poles), 'pole')})" if self.poles else ""
+        keys = "" if self.keys is None else f", {self.keys.words()}"
+        return (
+            f"TargetsReport(targets for {counted(len(self.targets), 'chain')}{poles} in {block_name(self.collection)}, "
+            f"frames {self.frames[0]}-{self.frames[1]}{keys}; {self.seconds:.2f} s)"
+        )
 
 
 @dataclass
@@ -136,7 +146,7 @@ def targets_from_animation(
     frames_keyed = np.array(keyed, dtype=np.int64)
     try:  # the last step: nothing of the file changes before it
         targets, pole_empties, angles, collection = making.make(picked, goals, frames_keyed, holding=bool(key_error))
-        kept = thin_object_keys(making.held, frames_keyed, key_error) if key_error else None
+        kept = thin_object_keys(making.held, frames_keyed, key_error, named_unit(scene)) if key_error else None
         if progress is not None:
             progress(1.0)
     except BaseException:
