@@ -166,7 +166,9 @@ def carry_out(
             timings["solve"] = time.perf_counter() - clock
 
             with ExitStack() as undo:  # from here on, a failure undoes every key of every armature
-                writers = {a: undo.enter_context(_writer(a, settings, below_values.get(a, {}))) for a in chain_bones}
+                writers = {
+                    a: undo.enter_context(_writer(a, settings, below_values.get(a, {}), span)) for a in chain_bones
+                }
                 clock = time.perf_counter()
                 for writer in writers.values() if thinned else ():
                     writer.hold()  # the keys are thinned before they are written
@@ -359,12 +361,15 @@ def _write(writer: KeyWriter, frames: NDArray[np.int64], span: tuple[float, floa
 
 
 def _writer(
-    armature: bpy.types.Object, settings: BakeSettings[bpy.types.Object], below: Mapping[str, FloatArray]
+    armature: bpy.types.Object,
+    settings: BakeSettings[bpy.types.Object],
+    below: Mapping[str, FloatArray],
+    span: tuple[float, float],
 ) -> KeyWriter:
     """Where the keys of ``armature`` go: its Action, or its FABRIK layer over what plays ``below`` it (data path
-    to values on the bake's frames), by the bake's ``output``."""
+    to values on the bake's frames, the first and last of them ``span``), by the bake's ``output``."""
     if settings.output == "layer":
-        return LayerWriter(armature, below=below)
+        return LayerWriter(armature, below=below, frames=span)
     return KeyWriter(armature, settings.action_name)
 
 

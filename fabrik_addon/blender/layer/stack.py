@@ -21,7 +21,7 @@ import bpy
 from ...layer import base_values, channel_kind
 from .. import compat
 from ..interrupts import made, put_back
-from ..rig import check_playing
+from ..rig import check_playing, nla_plays
 
 #: The layer's track, strip and (with the armature's name before it) Action are named so.
 LAYER_NAME = "FABRIK Layer"
@@ -220,30 +220,42 @@ def _set_meanwhile(
     values[index] = float(base_values(kind, max(index + 1, 4))[index])
 
 
-def push_down(armature: bpy.types.Object, undo: Undo) -> bpy.types.Action:
+def push_down(armature: bpy.types.Object, undo: Undo, frames: tuple[float, float] | None = None) -> bpy.types.Action:
     """Move the armature's active Action onto an NLA track of its own above the others, as Blender's Push Down
-    does: a strip playing it frame for frame with the Action's blending, influence and extrapolation, the
-    Action itself untouched. Where its F-curves go on past their keys (a Cycles modifier, linear extrapolation),
-    the strip covers the scene's frames too, so that it plays there as the Action did. Returns the Action."""
+    does, a strip playing it frame for frame over its keys (Blender plays an active Action over its keys whatever
+    its Manual Frame Range says), the Action itself untouched, so that the armature plays as before:
+
+    - where NLA strips played below it, with the Action's blending, influence and extrapolation;
+    - where none did, Replace at full influence, holding its first and last keys (Blender plays an Action alone
+      in full, ignoring its blending, influence and extrapolation);
+    - where its F-curves go on past their keys (a Cycles modifier, linear extrapolation), the strip covers the
+      scene's frames and ``frames`` (a bake's first and last) too, so that it plays there as the Action did.
+
+    Returns the Action."""
     anim = _animation(armature)
     action = anim.action
     assert action is not None, "push down the active Action"
     assignment = compat.action_assignment(armature)
     slot = compat.object_slot(armature)
+    over_strips = nla_plays(anim)
     undo(lambda: compat.restore_action_assignment(armature, assignment))
     track = made(undo, anim.nla_tracks.new, anim.nla_tracks.remove)
     track.name = action.name
-    first, last = float(action.frame_range[0]), float(action.frame_range[1])
+    first, last = float(action.curve_frame_range[0]), float(action.curve_frame_range[1])
     strip = track.strips.new(action.name, int(first), action)
     compat.set_strip_slot(strip, slot)
     if any(_goes_on(fcurve) for fcurve in compat.slot_fcurves(action, slot)):
         scene = bpy.context.scene
         assert scene is not None
-        first, last = min(first, scene.frame_start), max(last, scene.frame_end)
+        low, high = frames if frames is not None else (first, last)
+        first, last = min(first, scene.frame_start, low), max(last, scene.frame_end, high)
     span_strip(strip, first, last)
-    strip.blend_type, strip.extrapolation = anim.action_blend_type, anim.action_extrapolation
-    if anim.action_influence < 1.0:
-        keyed_influence(strip, anim.action_influence)
+    if over_strips:
+        strip.blend_type, strip.extrapolation = anim.action_blend_type, anim.action_extrapolation
+        if anim.action_influence < 1.0:
+            keyed_influence(strip, anim.action_influence)
+    else:
+        strip.blend_type, strip.extrapolation = "REPLACE", "HOLD"
     anim.action = None
     return action
 

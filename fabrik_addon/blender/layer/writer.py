@@ -32,6 +32,8 @@ class LayerWriter(KeyWriter):
     """
 
     below: Mapping[str, FloatArray] = field(default_factory=dict)
+    #: The bake's first and last frame: an Action pushed down plays over them too (``stack.push_down``).
+    frames: tuple[float, float] | None = None
     layer: Layer | None = None
 
     def __enter__(self) -> LayerWriter:
@@ -52,7 +54,7 @@ class LayerWriter(KeyWriter):
             if not anim.use_nla:  # no tracks to play (``check_layer`` refuses a switched-off stack with some)
                 self.on_undo(lambda: setattr(anim, "use_nla", False))
                 anim.use_nla = True
-            pushed = push_down(armature, self.on_undo) if anim.action is not None else None
+            pushed = push_down(armature, self.on_undo, self.frames) if anim.action is not None else None
             name = f"{armature.name} {LAYER_NAME}"
             action = made(self.on_undo, lambda: bpy.data.actions.new(name), bpy.data.actions.remove)
             action[MARK] = True
