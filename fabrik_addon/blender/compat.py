@@ -65,12 +65,14 @@ def slot_on_assignment(obj: bpy.types.Object, action: bpy.types.Action) -> bpy.t
     return next((slot for slot in action.slots if slot.identifier in wanted), None)
 
 
-def objects_sharing_channels(action: bpy.types.Action, obj: bpy.types.Object) -> list[str]:
+def objects_sharing_channels(
+    action: bpy.types.Action, obj: bpy.types.Object, slot: bpy.types.ActionSlot | None = None
+) -> list[str]:
     """Other objects that keys written for ``obj`` into ``action`` would also animate, and whose channels
     would animate ``obj``: those that play ``action``, as their active Action or in an NLA strip, in 4.2 (an
     Action animates every object it is assigned to with all its F-curves); from 4.4 on those that play it
-    through the slot ``obj`` keys (``slot_on_assignment``; ``Object.copy`` shares it)."""
-    slot = slot_on_assignment(obj, action)
+    through the slot ``obj`` keys (``slot``, by default ``slot_on_assignment``; ``Object.copy`` shares it)."""
+    slot = slot if slot is not None else slot_on_assignment(obj, action)
     if SLOTTED_ACTIONS and slot is None:
         return []  # a new slot of its own
     names = []

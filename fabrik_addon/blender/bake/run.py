@@ -17,11 +17,10 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ...layer import base_values, channel_kind
 from ...settings import BakeSettings
 from ...solver import FloatArray
 from ..interrupts import put_back
-from ..layer import LayerWriter, animated_below, below_the_layer, find_layer
+from ..layer import LayerWriter, below_the_layer, played_below
 from ..reduction import Pins, Thinning, thin_held, tracked_bones
 from ..rig import ArmatureChain, KeyWriter, Node, PoseSnapshot, animated_paths, bone_path, rotation_property
 from ..units import named_unit
@@ -387,18 +386,9 @@ def _paths(channels: Mapping[bpy.types.Object, Collection[tuple[str, int]]]) -> 
 
 
 def _below_values(tracks: Sequence[ChannelTrack]) -> dict[bpy.types.Object, dict[str, FloatArray]]:
-    """What plays below each armature's layer on each channel the bake keys, read (``tracks``) as Blender
-    evaluated it with the layer's channels muted, but the base value of each index nothing below animates
-    (Combine blends over that, not over the pose a muted channel leaves behind)."""
-    values: dict[bpy.types.Object, dict[str, FloatArray]] = {}
-    animated: dict[bpy.types.Object, set[tuple[str, int]]] = {}
+    """What plays below each armature's layer on each channel the bake keys (``tracks``, read with the layer's
+    channels muted), as Combine blends over it (``played_below``)."""
+    read: dict[bpy.types.Object, dict[str, NDArray[np.float32]]] = {}
     for track in tracks:
-        if track.armature not in animated:
-            animated[track.armature] = animated_below(track.armature, find_layer(track.armature))
-        read = np.asarray(track.values, dtype=np.float64)
-        base = base_values(channel_kind(track.prop), read.shape[1])
-        for index in range(read.shape[1]):
-            if (track.data_path, index) not in animated[track.armature]:
-                read[:, index] = base[index]
-        values.setdefault(track.armature, {})[track.data_path] = read
-    return values
+        read.setdefault(track.armature, {})[track.data_path] = track.values
+    return {armature: played_below(armature, values) for armature, values in read.items()}

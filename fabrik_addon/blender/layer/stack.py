@@ -11,17 +11,20 @@ Layer and Clear make it active again).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 
 import bpy
+import numpy as np
+from numpy.typing import NDArray
 
 from ...layer import base_values, channel_kind
+from ...solver import FloatArray
 from .. import compat
 from ..interrupts import made, put_back
-from ..rig import check_playing, nla_plays
+from ..rig import check_playing, enum_name, nla_plays
 
 #: The layer's track, strip and (with the armature's name before it) Action are named so.
 LAYER_NAME = "FABRIK Layer"
@@ -139,6 +142,64 @@ def check_layer(armature: bpy.types.Object, channels: Collection[tuple[str, int]
         if (fcurve.data_path, fcurve.array_index) in channels:
             where = f"{fcurve.data_path}[{fcurve.array_index}]"
             check_playing(armature, fcurve, f"the F-curve {where} of the FABRIK layer of '{armature.name}'")
+    check_strip(layer)
+    _check_above(layer, channels)
+
+
+def check_strip(layer: Layer) -> None:
+    """The layer's strip plays its keys frame for frame, blended with Combine: a bake keys what it must play.
+
+    Raises
+    ------
+    ValueError
+        Naming what was changed and what to do.
+    """
+    strip = layer.strip
+    if strip is None:
+        return
+    changed = [
+        what
+        for what, wrong in (
+            (
+                f"blends with {enum_name(strip, 'blend_type')} (a layer blends with Combine)",
+                strip.blend_type != "COMBINE",
+            ),
+            ("plays reversed", strip.use_reverse),
+            ("is scaled", strip.scale != 1.0),
+            ("repeats", strip.repeat != 1.0),
+            ("was moved", strip.frame_start != strip.action_frame_start),
+        )
+        if wrong
+    ]
+    if changed:
+        raise ValueError(
+            f"the FABRIK layer's strip of '{layer.armature.name}' {' and '.join(changed)}, so its keys would not play "
+            "on the frames they are baked for: set it back in the NLA editor (Combine, frame for frame), or apply "
+            "the layer (Apply Layer) and bake a new one"
+        )
+
+
+def _check_above(layer: Layer, channels: Collection[tuple[str, int]]) -> None:
+    """No NLA track above the layer animates what the bake keys: it would play over the layer's keys.
+
+    Raises
+    ------
+    ValueError
+        Naming the track and a channel.
+    """
+    for track in layer.tracks_above():
+        if track.mute:
+            continue
+        for strip in track.strips:
+            if strip.mute or strip.action is None:
+                continue
+            for fcurve in compat.slot_fcurves(strip.action, compat.strip_slot(strip)):
+                if (fcurve.data_path, fcurve.array_index) in channels and not fcurve.mute:
+                    raise ValueError(
+                        f"the NLA track '{track.name}' above the FABRIK layer of '{layer.armature.name}' animates "
+                        f"{fcurve.data_path}[{fcurve.array_index}], which it would play over the layer's keys: move "
+                        "it below the layer in the NLA editor, or mute it"
+                    )
 
 
 def _other_users(action: bpy.types.Action, armature: bpy.types.Object) -> list[str]:
@@ -162,6 +223,22 @@ def animated_below(armature: bpy.types.Object, layer: Layer | None) -> set[tuple
         return set()
     curves = {(f.data_path, f.array_index) for f in compat.assigned_fcurves(armature) if not f.mute}
     return curves | animated_by_strips(armature, layer)
+
+
+def played_below(armature: bpy.types.Object, read: Mapping[str, NDArray[np.float32]]) -> dict[str, FloatArray]:
+    """What plays below the armature's layer on each data path of ``read`` (its values frame after frame, as
+    Blender evaluated them with the layer's channels muted), but the base value of each index nothing below
+    animates: Combine blends over that, not over the pose a muted channel leaves behind."""
+    animated = animated_below(armature, find_layer(armature))
+    played = {}
+    for data_path, values in read.items():
+        row = np.asarray(values, dtype=np.float64)
+        base = base_values(channel_kind(data_path.rpartition(".")[2]), row.shape[1])
+        for index in range(row.shape[1]):
+            if (data_path, index) not in animated:
+                row[:, index] = base[index]
+        played[data_path] = row
+    return played
 
 
 def animated_by_strips(armature: bpy.types.Object, layer: Layer | None = None) -> set[tuple[str, int]]:
@@ -244,7 +321,7 @@ def push_down(armature: bpy.types.Object, undo: Undo, frames: tuple[float, float
     first, last = float(action.curve_frame_range[0]), float(action.curve_frame_range[1])
     strip = track.strips.new(action.name, int(first), action)
     compat.set_strip_slot(strip, slot)
-    if any(_goes_on(fcurve) for fcurve in compat.slot_fcurves(action, slot)):
+    if any(goes_on(fcurve) for fcurve in compat.slot_fcurves(action, slot)):
         scene = bpy.context.scene
         assert scene is not None
         low, high = frames if frames is not None else (first, last)
@@ -260,7 +337,7 @@ def push_down(armature: bpy.types.Object, undo: Undo, frames: tuple[float, float
     return action
 
 
-def _goes_on(fcurve: bpy.types.FCurve) -> bool:
+def goes_on(fcurve: bpy.types.FCurve) -> bool:
     """Whether an F-curve's values go on changing past its keys."""
     return fcurve.extrapolation != "CONSTANT" or any(not modifier.mute for modifier in fcurve.modifiers)
 
