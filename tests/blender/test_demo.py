@@ -1,4 +1,4 @@
-"""scripts/demo and scripts/demo.py, in the quick variant (a tiny render of two moments) to keep CI short: it
+"""scripts/demo and scripts/pictures/demo.py, in the quick variant (a tiny render of two moments) to keep CI short: it
 writes into the ignored demo/out/ and nowhere else, prints only its own lines, and the saved file is the scene
 as rendered, holding a bake that Blender's own evaluation puts on the targets, with each FABRIK rig's chains in
 its chain list, so that pressing Bake in it bakes the same keys again."""
@@ -55,7 +55,7 @@ def out_folder(tmp_path: Path) -> Iterator[Path]:
 def test_the_demo_writes_only_into_demo_out_prints_only_its_lines_and_saves_the_bake(out_folder: Path) -> None:
     picture_before, status_before = README_PICTURE.read_bytes(), git_status()
     run = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "demo.py"), "--quick"],
+        [sys.executable, str(REPO / "scripts" / "pictures" / "demo.py"), "--quick"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -154,7 +154,7 @@ def assert_same_keys(
 def test_quick_never_updates_the_readme_picture() -> None:
     picture_before = README_PICTURE.read_bytes()
     run = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "demo.py"), "--quick", "--update-readme-picture"],
+        [sys.executable, str(REPO / "scripts" / "pictures" / "demo.py"), "--quick", "--update-readme-picture"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -12,7 +12,7 @@ fresh process (the bpy module starts with its default scene: a block opens or bu
   process finds the add-on off until it runs that block.
 - The TOML block is the config those command lines bake with; the JSON block must have the keys of the report
   they write. ``scripts/...`` lines must name scripts that exist and options they take.
-- The ``Object.fabrik`` tables must be the ones ``scripts/property_table.py`` generates now.
+- The ``Object.fabrik`` tables must be the ones ``scripts/tools/property_table.py`` generates now.
 """
 
 from __future__ import annotations
@@ -139,12 +139,13 @@ def test_every_block_is_one_these_tests_run_or_parse() -> None:
             if words[0] == "blender":
                 blender_command = words[2] if words[1] == "-c" else None
                 script = words[words.index("--python") + 1] if "--python" in words else None
-                assert blender_command in BLENDER_COMMANDS or script == "scripts/fabrik_bake.py", f"{block}: {words}"
+                known = blender_command in BLENDER_COMMANDS or script == "scripts/tools/fabrik_bake.py"
+                assert known, f"{block}: {words}"
 
 
 def test_the_object_fabrik_tables_are_current() -> None:
     readme = README.read_text(encoding="utf-8")
-    assert property_table.current(readme) == property_table.tables(), "run scripts/property_table.py --write"
+    assert property_table.current(readme) == property_table.tables(), "run scripts/tools/property_table.py --write"
     assert "`chains[i].tip_bone`" in readme
     assert "`Object.fabrik.tolerance` | float (scene units) | ≥ 1e-06 | `0.001`" in readme
 
@@ -259,14 +260,14 @@ def test_the_bpy_module_installs_the_extension_and_a_new_process_enables_it(pack
     assert started["enabled"]
 
 
-@pytest.mark.parametrize("runner", ["scripts/fabrik_bake.py"])
+@pytest.mark.parametrize("runner", ["scripts/tools/fabrik_bake.py"])
 def test_the_repository_copy_of_the_command_runs_the_readme_lines(runner: str, tmp_path: Path) -> None:
     shots_and_config(readme_scene(tmp_path / "readme.blend"), tmp_path)
     lines = [words for block in of_language("sh") for words in command_lines(block) if runner in words]
     assert len(lines) >= 2
     for words in lines:
-        # ".venv/bin/python scripts/fabrik_bake.py ARGS", or "blender -b --python scripts/fabrik_bake.py -- ARGS"
-        # (Blender hands the script only what follows "--"): the same arguments, with the bpy module here.
+        # ".venv/bin/python scripts/tools/fabrik_bake.py ARGS", or "blender -b --python scripts/tools/fabrik_bake.py --
+        # ARGS" (Blender hands the script only what follows "--"): the same arguments, with the bpy module here.
         args = words[words.index("--") + 1 :] if "--" in words else words[words.index(runner) + 1 :]
         done = subprocess.run(
             [sys.executable, str(REPO / runner), *args], cwd=tmp_path, capture_output=True, text=True, timeout=600

@@ -14,7 +14,7 @@ stacked into ``demo/out/fabrik_demo.png``. ``--update-readme-picture`` also copi
 The times printed are this run's, measured on the machine it runs on (wall-clock, ``time.perf_counter``).
 
 Run ``scripts/demo`` (it sets up the environment first), or with the bpy module:
-``.venv/bin/python scripts/demo.py [--quick] [--output-dir DIR] [--update-readme-picture]``.
+``.venv/bin/python scripts/pictures/demo.py [--quick] [--output-dir DIR] [--update-readme-picture]``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
 
 import demo_scene as ds
 import rigs
@@ -45,7 +46,7 @@ import fabrik_addon
 from fabrik_addon.blender.properties import settings_of
 from fabrik_addon.cli.report import quiet_stdout
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FRAMES = range(1, 121)
 #: The frames in the picture, top to bottom.
 MOMENTS = (28, 52, 84)
@@ -334,7 +335,7 @@ def quiet() -> Iterator[None]:
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="scripts/demo.py",
+        prog="scripts/pictures/demo.py",
         description=__doc__.split("\n\n")[0],
         epilog="Only --update-readme-picture changes a file git tracks; demo/out/ is ignored.",
     )
