@@ -26,7 +26,7 @@ OUT = REPO / "demo" / "out"
 README_PICTURE = REPO / "demo" / "fabrik_demo.png"
 #: Every line the demo prints: the heading, a line per rig, the render, what it saved.
 OUR_LINES = re.compile(
-    r"FABRIK demo with Blender [^:]+: 120 frames, tolerance 1 mm"
+    r"FABRIK demo with Blender [^:]+: 120 frames, tolerance 1(\.0)? mm"
     r"|  (Rigify arm|Tentacle|Tree) +\d+ bones baked in .*"
     r"|  Blender's IK constraints? on the same .*"
     r"|  rendered \d+ frames with Cycles in \d+ s"
