@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import bpy
@@ -13,8 +14,11 @@ from ...off_target import beyond_reach, off_target_causes, reach_span
 from ...reduction import KeysReport
 from ...solver import FloatArray
 from ...words import SCENE_UNITS, Unit, causes_words, counted, frames_words, length_words, missed_words
+from ..reduction import Thinning
+from ..units import named_unit
 from .inputs import Inputs
-from .unit import PreparedChain
+from .plan import BakePlan
+from .unit import PreparedChain, Solved
 
 
 @dataclass(frozen=True)
@@ -207,3 +211,45 @@ def chain_report(
         keys=keys,
         length_unit=length_unit,
     )
+
+
+def rig_report(
+    plan: BakePlan,
+    solved: Sequence[Solved],
+    tips: Sequence[FloatArray],
+    inputs: Sequence[Inputs],
+    actions: Mapping[bpy.types.Object, bpy.types.Action],
+    thinning: Thinning | None,
+    took: tuple[float, dict[str, float], str],
+) -> RigBakeReport:
+    """The report of a bake of ``plan``: each chain's (``chain_report``) from what its unit ``solved``, where
+    Blender put its tip (``tips``, per chain) and what it was solved from (``inputs``), the Action its keys went
+    into (``actions``, per armature) and the keys kept (``thinning``); ``took``: the seconds, the timings of each
+    step and where the frames were evaluated."""
+    seconds, timings, mode = took
+    frames = np.array(plan.frames, dtype=np.int64)
+    found = {
+        i: (result.iterations[j], result.reached[j])
+        for unit, result in zip(plan.units, solved, strict=True)
+        for j, i in enumerate(unit.members)
+    }
+    unit = named_unit(plan.scene)
+    tolerance = plan.settings.solver.tolerance
+    reports = tuple(
+        chain_report(
+            chain,
+            frames,
+            *found[i],
+            tip,
+            inputs[i],
+            tolerance,
+            seconds,
+            timings,
+            actions[chain.chain.armature],
+            None if thinning is None else thinning.report({chain.chain.armature: set(chain.chain.bone_names)}, unit),
+            unit,
+        )
+        for i, (chain, tip) in enumerate(zip(plan.chains, tips, strict=True))
+    )
+    keys = None if thinning is None else thinning.report(unit=unit)
+    return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, mode, keys)
