@@ -87,6 +87,7 @@ def _report(planter: _Planter, baked: RigBakeReport, found_feet: bool, started: 
                     eased=(planted.goals[:, k] != planted.pinned[:, k]).any(axis=-1),
                     unsolved=np.isin(frames, chain.unreachable_frames),
                     limited=legs.chains[k].chain.limits.any,
+                    key_error=legs.settings.key_error,
                 ),
                 length_unit=unit,
             )
