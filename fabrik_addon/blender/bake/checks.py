@@ -82,7 +82,10 @@ def check_goal(
         if bone not in bones:
             close = difflib.get_close_matches(bone, bones.keys(), n=3)
             hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
-            raise ValueError(f"the {role} '{obj.name}' has no bone {bone!r}{hint}")
+            raise ValueError(
+                f"the {role} '{obj.name}' has no bone {bone!r}{hint}: pick one of its bones as the "
+                f"{named(_BONE_KEYWORDS[role])}"
+            )
     elif obj == armature:
         raise ValueError(
             f"the {role} cannot be the armature '{armature.name}' itself: pick an Empty or another object, "
