@@ -34,7 +34,10 @@ class FABRIK_PG_bake_summary(bpy.types.PropertyGroup):
     unreachable_frames: StringProperty(name="Frames Out of Reach", override=_OVERRIDABLE)  # type: ignore[valid-type]
     off_target_causes: StringProperty(  # type: ignore[valid-type]
         name="Why Off Target",
-        description="The frames off target by cause: out of reach, soft reach, IK limits, not converged, the scene",
+        description=(
+            "The frames off target by cause: out of reach, soft reach, IK limits, goals apart, not converged, within "
+            "key error, the scene"
+        ),
         override=_OVERRIDABLE,
     )
     seconds: FloatProperty(name="Time", unit="TIME_ABSOLUTE", override=_OVERRIDABLE)  # type: ignore[valid-type]

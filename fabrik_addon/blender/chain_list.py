@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from itertools import pairwise
 from typing import Any
 
@@ -19,6 +20,8 @@ from .properties import bake_settings, chain_label, enabled_chains, settings_poi
 from .versioning import migrate_file
 
 _SOLVER_KEYWORDS = ("tolerance", "max_iterations", "method", "warm_start")
+#: The properties of a chain's summary (each of which ``summarise`` writes).
+_SUMMARY_FIELDS = tuple(FABRIK_PG_bake_summary.__annotations__)
 #: How many runs of frames a summary names before it stops with "...".
 _MOST_RUNS = 6
 
@@ -65,11 +68,26 @@ def bake_chains(
         given.get("output", saved.output),
         given.get("key_error", saved.key_error),
     )
-    report = bake(settings, progress)
     keyed = settings.frames.resolved(scene.frame_start, scene.frame_end)
-    for (_, chain), chain_report in zip(enabled_chains(armature), report.chains, strict=True):
-        summarise(chain.last_bake, chain_report, keyed)
-    return report
+    summaries = [chain.last_bake for _, chain in enabled_chains(armature)]
+    return bake(settings, progress, finish=partial(_summarise_all, summaries, keyed))
+
+
+def _summarise_all(
+    summaries: Sequence[FABRIK_PG_bake_summary],
+    frames: range,
+    report: RigBakeReport,
+    on_undo: Callable[[Callable[[], None]], None],
+) -> None:
+    """Write each chain's summary of the bake (``summarise``), each put back (``on_undo``) if the bake fails."""
+    for summary, chain_report in zip(summaries, report.chains, strict=True):
+        on_undo(partial(_put, summary, {name: getattr(summary, name) for name in _SUMMARY_FIELDS}))
+        summarise(summary, chain_report, frames)
+
+
+def _put(summary: FABRIK_PG_bake_summary, values: Mapping[str, Any]) -> None:
+    for name, value in values.items():
+        setattr(summary, name, value)
 
 
 def chain_lists_read() -> None:

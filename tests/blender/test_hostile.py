@@ -238,22 +238,26 @@ def _keyed_fcurve(armature: bpy.types.Object) -> bpy.types.FCurve:
 
 
 def test_an_f_curve_modifier_or_mute_on_a_channel_the_keys_go_into_is_refused_naming_it(rig: Rig) -> None:
-    """A Noise modifier would shake the baked keys, and a muted F-curve would not play them; a muted modifier
-    leaves the keys as they are, and so does Cycles (it repeats the keys outside their range, and the bake
-    keys every frame of its range)."""
+    """A Noise modifier would shake the baked keys, a Cycles one repeat them over other frames, and a muted
+    F-curve would not play them; a muted modifier leaves the keys as they are (``test_cycles`` has more)."""
     armature, names, target = rig
     fcurve = _keyed_fcurve(armature)
     channel = re.escape("the F-curve pose.bones[\"bone.001\"].rotation_quaternion[1] of 'Rig'")
+    cycles = fcurve.modifiers.new("CYCLES")  # Blender adds Cycles first or not at all
+    refused(
+        f"{channel} has a Cycles modifier, which repeats its keys",
+        lambda: api.bake(armature, target, tip_bone=names[-1]),
+    )
+    cycles.mute = True
     noise = fcurve.modifiers.new("NOISE")
     refused(
-        f"{channel} has a Noise modifier, which would change the baked keys: remove it, or mute it, before baking",
+        f"{channel} has a Noise modifier, which changes the values its keys play: remove it, or mute it, before baking",
         lambda: api.bake(armature, target, tip_bone=names[-1]),
     )
     noise.mute = True
-    fcurve.modifiers.new("CYCLES")
     fcurve.mute = True
     refused(
-        f"{channel} is muted, so the baked keys would not play: unmute it before baking",
+        f"{channel} is muted, so its keys do not play: unmute it before baking",
         lambda: api.bake(armature, target, tip_bone=names[-1]),
     )
     fcurve.mute = False

@@ -1,7 +1,7 @@
-"""Ctrl+C at any moment leaves the file as it was: a ``KeyboardInterrupt`` raised at a line of the add-on's code
-chosen across a whole bake (an Action bake, a layer bake, Plant Feet, Targets from Animation, a layer bake
-with fewer keys, Reduce Keys), the user's own muted F-curve included, every key, mute flag, NLA track, Action,
-scene and object as before."""
+"""Ctrl+C at any moment leaves the file as it was: a ``KeyboardInterrupt`` raised at a line of the add-on's code chosen
+across a whole bake (an Action bake, a layer bake, Plant Feet, Targets from Animation, a layer bake with fewer keys,
+Reduce Keys, Clear of the Action or of the layer), the user's own muted F-curve included, every key, mute flag, NLA
+track, Action, scene and object as before."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from fabrik_addon import api
-from fabrik_addon.blender import compat
+from fabrik_addon.blender import clear, compat
+from fabrik_addon.blender.properties import bake_settings
 
 from .oracle import data_snapshot
 
@@ -44,7 +45,13 @@ def _state() -> dict[str, object]:
         if obj.type == "ARMATURE" and hasattr(obj, "fabrik"):
             chains = obj.fabrik.chains
             state[f"chains {obj.name}"] = [(_name(c.target), _name(c.pole_target), c.pole_angle) for c in chains]
+            state[f"last bakes {obj.name}"] = [_last_bake(c.last_bake) for c in chains]
     return state
+
+
+def _last_bake(summary: Any) -> tuple[object, ...]:
+    """A chain's Last Bake summary, but for the seconds it took (which differ from bake to bake)."""
+    return tuple(getattr(summary, name) for name in type(summary).__annotations__ if name != "seconds")
 
 
 def _name(datablock: bpy.types.ID | None) -> str | None:
@@ -93,7 +100,8 @@ def _lines(run: Callable[[], object]) -> int:
     return count[0]
 
 
-def _walk() -> bpy.types.Object:
+def _walk(layered: bool = False) -> bpy.types.Object:
+    """The walk with its chains and targets, and the user's own muted F-curve; ``layered``: baked as a layer."""
     api.armatures_with_chains()
     armature = edit_scenes.clip_with_chains("walk_30fps_m")
     api.targets_from_animation(armature)
@@ -105,7 +113,15 @@ def _walk() -> bpy.types.Object:
     ]
     muted.mute = True
     armature.location.x = 0.5  # targets made again are keyed elsewhere
+    if layered:
+        api.bake_chains(armature, output="layer")
     return armature
+
+
+def _clear(armature: bpy.types.Object, output: str) -> int:
+    """Clear the armature's chains (of their keys in the ``output``), as the sidebar's Clear does."""
+    armature.fabrik.output = output
+    return clear(bake_settings(armature, bpy.context.scene))
 
 
 BAKES: dict[str, Callable[[bpy.types.Object], object]] = {
@@ -115,6 +131,8 @@ BAKES: dict[str, Callable[[bpy.types.Object], object]] = {
     "targets": lambda armature: api.targets_from_animation(armature, replace=True),
     "fewer keys": lambda armature: api.bake_chains(armature, output="layer", key_error=0.002),
     "reduce keys": lambda armature: api.reduce_keys(armature, edit_scenes.chain_bones(armature), key_error=0.05),
+    "clear": lambda armature: _clear(armature, "ACTION"),
+    "clear layer": lambda armature: _clear(armature, "LAYER"),
 }
 
 
@@ -123,8 +141,24 @@ BAKES: dict[str, Callable[[bpy.types.Object], object]] = {
 def test_ctrl_c_at_any_moment_leaves_the_file_as_it_was_or_as_baked(kind: str) -> None:
     """Interrupted anywhere, a bake leaves the file as it was; interrupted once it has written and checked
     everything (on its way out), as baked."""
+    rng = np.random.default_rng(36)
+    _interrupted_anywhere(kind, lambda total: {*rng.integers(1, total, 60).tolist(), 1, total // 2, total - 1})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["action", "plant feet"])
+def test_ctrl_c_as_a_bake_finishes_leaves_the_file_as_it_was_or_as_baked(kind: str) -> None:
+    """Interrupted on any of its last lines (once the keys are written: the report made, each chain's Last Bake
+    summary written), a bake leaves every key and every summary as they were, or as baked (a bake of the chain
+    list left its keys, and the summaries of the chains written before the interruption, 7 cm off)."""
+    _interrupted_anywhere(kind, lambda total: set(range(total - 400, total)))
+
+
+def _interrupted_anywhere(kind: str, picked: Callable[[int], set[int]]) -> None:
+    """Interrupt the bake ``kind`` at each line ``picked`` (given how many lines it runs), checking the file is
+    as it was before the bake or after it."""
     bake = BAKES[kind]
-    armature = _walk()
+    armature = _walk(layered=kind == "clear layer")
     before = _state()
     bake(armature)  # once to warm the caches a bake keeps between bakes (the chains' kept steps)
     after = _state()
@@ -132,16 +166,14 @@ def test_ctrl_c_at_any_moment_leaves_the_file_as_it_was_or_as_baked(kind: str) -
 
     def fresh() -> bpy.types.Object:
         bpy.ops.wm.read_factory_settings(use_empty=True)
-        armature = _walk()
+        armature = _walk(layered=kind == "clear layer")
         assert _state() == before
         return armature
 
     armature = fresh()
     total = _lines(lambda: bake(armature))
     armature = fresh()
-    rng = np.random.default_rng(36)
-    picks = sorted({*rng.integers(1, total, 60).tolist(), 1, total // 2, total - 1})
-    for line in picks:
+    for line in sorted(picked(total)):
         interrupted = _interrupted_at(line, partial(bake, armature))
         now = _state()
         assert now in (before, after), f"interrupted at line {line} of {total}"

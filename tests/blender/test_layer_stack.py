@@ -184,8 +184,8 @@ def test_apply_keeps_each_channel_playing_as_it_did_around_the_layer_whatever_fr
 @pytest.mark.parametrize(
     ("arrange", "message"),
     [
-        ("cycles", "goes on past its keys \\(a Cycles modifier or extrapolation that is not Constant\\)"),
-        ("linear", "goes on past its keys"),
+        ("cycles", "has a Cycles modifier, which repeats its keys .*; keep the layer, or remove the modifier first"),
+        ("linear", "goes on past its keys \\(a Cycles modifier or extrapolation that is not Constant\\)"),
         ("muted", "rotation_euler\\[0\\] of the Action 'RigAction' below the FABRIK layer of 'Rig' is muted"),
         ("noise", "has a Noise modifier"),
         ("trimmed at the layer's end", "plays its Action's frames 1-25 and Apply Layer would key frames .*ends before"),

@@ -82,7 +82,10 @@ def check_goal(
         if bone not in bones:
             close = difflib.get_close_matches(bone, bones.keys(), n=3)
             hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
-            raise ValueError(f"the {role} '{obj.name}' has no bone {bone!r}{hint}")
+            raise ValueError(
+                f"the {role} '{obj.name}' has no bone {bone!r}{hint}: pick one of its bones as the "
+                f"{named(_BONE_KEYWORDS[role])}"
+            )
     elif obj == armature:
         raise ValueError(
             f"the {role} cannot be the armature '{armature.name}' itself: pick an Empty or another object, "
@@ -221,12 +224,23 @@ def check_writable(
         )
 
 
+#: What to do about a Cycles modifier on an F-curve a bake would key in the Action (``check_channel_fcurves``).
+_LAYER_INSTEAD = (
+    f"set {named('output')} to 'layer' to key a layer over the Action (which plays on below as it did), or remove "
+    "the modifier first"
+)
+
+
 def check_channel_fcurves(
-    armature: bpy.types.Object, action_name: str | None, channels: Collection[tuple[str, int]]
+    armature: bpy.types.Object,
+    action_name: str | None,
+    channels: Collection[tuple[str, int]],
+    cycled: str = _LAYER_INSTEAD,
+    doing: str = "baking",
 ) -> None:
     """The F-curves that the keys of ``channels`` (data path, index) go into take them and play them: none is
-    locked (see ``rig.check_unlocked``) or muted, or has a modifier that changes its values (Cycles is
-    allowed: it repeats the keys outside their range only, and the bake keys every frame of its own).
+    locked (see ``rig.check_unlocked``), muted, or has a modifier that changes or repeats its values (``cycled``
+    says what to do about a Cycles modifier, ``doing`` what writes the keys: see ``rig.check_playing``).
     Checked before anything is written."""
     anim = armature.animation_data
     current = anim.action if anim is not None else None
@@ -236,9 +250,8 @@ def check_channel_fcurves(
     fcurves = compat.assigned_fcurves(armature) if action == current else compat.fcurves_on_assignment(armature, action)
     for fcurve in fcurves:
         if (fcurve.data_path, fcurve.array_index) in channels:
-            check_playing(
-                armature, fcurve, f"the F-curve {fcurve.data_path}[{fcurve.array_index}] of '{armature.name}'"
-            )
+            name = f"the F-curve {fcurve.data_path}[{fcurve.array_index}] of '{armature.name}'"
+            check_playing(armature, fcurve, name, cycled, doing)
 
 
 def check_action_switch(armature: bpy.types.Object, action_name: str | None, chain_bones: Collection[str]) -> None:

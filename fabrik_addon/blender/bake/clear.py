@@ -7,7 +7,7 @@ import bpy
 from ...settings import BakeSettings
 from .. import compat
 from ..layer import clear_layer, find_layer
-from ..rig import ROTATION_PATHS, bone_path, chain_bone_names, check_unlocked, keys_within, remove_keys
+from ..rig import ROTATION_PATHS, KeyRemoval, bone_path, chain_bone_names, check_unlocked, keys_within
 from .checks import check_armature, check_writable, current_scene
 
 
@@ -33,7 +33,7 @@ def clear(settings: BakeSettings[bpy.types.Object]) -> int:
     ------
     TypeError, ValueError
         For bad input, as a bake raises them, and for a locked F-curve with keys in the range; nothing is
-        removed then.
+        removed then (nor when Ctrl+C stops it midway).
     """
     scene = current_scene()
     frames = settings.frames.resolved(scene.frame_start, scene.frame_end)
@@ -57,6 +57,13 @@ def clear(settings: BakeSettings[bpy.types.Object]) -> int:
     for armature, fcurve in curves:
         if keys_within(fcurve, first, last):  # a locked F-curve that would lose keys
             check_unlocked(armature, fcurve)
-    if settings.output == "layer":
-        return sum(clear_layer(armature, channels, first, last) for armature, channels in baked.items())
-    return sum(remove_keys(armature, fcurve, first, last) for armature, fcurve in dict.fromkeys(curves))
+    removed = 0
+    with KeyRemoval() as removal:  # all or nothing, even if Ctrl+C lands midway
+        if settings.output == "layer":
+            for armature, channels in baked.items():
+                removed += clear_layer(armature, channels, first, last, removal)
+        else:
+            for armature, fcurve in dict.fromkeys(curves):
+                removed += removal.remove(armature, fcurve, first, last)
+        removal.finish()
+    return removed

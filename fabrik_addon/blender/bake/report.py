@@ -3,18 +3,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ...off_target import beyond_reach, off_target_causes, reach_span
+from ...off_target import beyond_reach, off_target_causes, reach_span, tip_heads
 from ...reduction import KeysReport
 from ...solver import FloatArray
 from ...words import SCENE_UNITS, Unit, causes_words, counted, frames_words, length_words, missed_words
+from ..reduction import Thinning
+from ..units import named_unit
 from .inputs import Inputs
-from .unit import PreparedChain
+from .plan import BakePlan
+from .unit import PreparedChain, Solved
 
 
 @dataclass(frozen=True)
@@ -42,9 +46,11 @@ class BakeReport:
     off_target : dict of str to tuple of int
         The same frames by cause (``fabrik_addon.off_target``): ``"out of reach"`` (the target farther from
         the chain's root than its bones reach, or nearer than they fold), ``"soft reach"`` (eased short of it,
-        as asked), ``"IK limits"`` (the solve could not get there within them), ``"not converged"`` (the
-        iterations ran out), ``"the scene"`` (solved, but something the bake does not own plays the keys
-        elsewhere). Only causes with frames.
+        as asked; a tip bone turned to its target in full counts from its head), ``"IK limits"`` (the solve
+        could not get there within them), ``"goals apart"`` (a tree's goals pull its shared bones apart),
+        ``"not converged"`` (the iterations ran out), ``"within key error"`` (solved, and the keys kept play
+        within the Key Error of it), ``"the scene"`` (solved, but something the bake does not own plays the
+        keys elsewhere). Only causes with frames.
     tolerance : float
         The tolerance the bake was given, in world units.
     max_error : float
@@ -160,22 +166,32 @@ def chain_report(
     action: bpy.types.Action,
     keys: KeysReport | None = None,
     length_unit: Unit = SCENE_UNITS,
+    solve: tuple[int, bool, float] = (0, False, 0.0),
 ) -> BakeReport:
     """The report of one chain of a bake: what it solved (``iterations``, ``reached``) and where Blender put
     its tip (``tips``) against its target (``inputs.targets``), on every frame, and why it missed where it did
-    (``off_target_causes``: the chain hangs from ``inputs.root_frames``); its lengths shown in ``length_unit``."""
+    (``off_target_causes``: the chain hangs from ``inputs.root_frames``); its lengths shown in ``length_unit``.
+    ``solve``: the iterations the solve was allowed (0: as many as it took), whether the chain was solved in a
+    tree, and the bake's key error."""
     targets = inputs.targets
     error = np.linalg.norm(tips - targets, axis=1)
     chain = prepared.chain
     settings = prepared.settings
     roots = inputs.root_frames[:, :3, 3]
     scales = np.linalg.norm(inputs.root_frames[:, :3, :3], axis=1).mean(axis=1)  # uniform: checked
-    near, far = reach_span(chain.rest.lengths)
+    lengths = chain.rest.lengths
+    near, far = reach_span(lengths)
     distance = np.linalg.norm(targets - roots, axis=1)
     stretches = settings.use_stretch and bool((chain.limits.stretch > 0.0).any())
     out_of_reach = np.zeros(len(frames), dtype=bool)
     if not stretches:
         out_of_reach = beyond_reach(roots, targets, (near, far), scales)
+        heads = inputs.tip_heads
+        if heads is None and inputs.target_rotations is not None and settings.rotation_weight >= 1.0:
+            heads = tip_heads(targets, inputs.target_rotations, lengths[-1] * scales)
+        if heads is not None and len(lengths) > 1:  # the tip bone turned in full: the bones above reach its head
+            out_of_reach |= beyond_reach(roots, heads, reach_span(lengths[:-1]), scales)
+    allowed, in_tree, key_error = solve
     eased = np.zeros(len(frames), dtype=bool)
     if settings.soft_reach > 0.0 and not stretches:
         eased = distance > scales * far - settings.soft_reach
@@ -203,7 +219,55 @@ def chain_report(
             eased=eased,
             unsolved=~reached,
             limited=chain.limits.any,
+            stalled=(iterations < allowed) if in_tree else None,
+            key_error=key_error,
         ),
         keys=keys,
         length_unit=length_unit,
     )
+
+
+def rig_report(
+    plan: BakePlan,
+    solved: Sequence[Solved],
+    tips: Sequence[FloatArray],
+    inputs: Sequence[Inputs],
+    actions: Mapping[bpy.types.Object, bpy.types.Action],
+    thinning: Thinning | None,
+    took: tuple[float, dict[str, float], str],
+) -> RigBakeReport:
+    """The report of a bake of ``plan``: each chain's (``chain_report``) from what its unit ``solved``, where
+    Blender put its tip (``tips``, per chain) and what it was solved from (``inputs``), the Action its keys went
+    into (``actions``, per armature) and the keys kept (``thinning``); ``took``: the seconds, the timings of each
+    step and where the frames were evaluated."""
+    seconds, timings, mode = took
+    frames = np.array(plan.frames, dtype=np.int64)
+    found = {
+        i: (result.iterations[j], result.reached[j])
+        for unit, result in zip(plan.units, solved, strict=True)
+        for j, i in enumerate(unit.members)
+    }
+    length_unit = named_unit(plan.scene)
+    tolerance = plan.settings.solver.tolerance
+    in_trees = {i for unit in plan.units if len(unit.members) > 1 for i in unit.members}
+    reports = tuple(
+        chain_report(
+            chain,
+            frames,
+            *found[i],
+            tip,
+            inputs[i],
+            tolerance,
+            seconds,
+            timings,
+            actions[chain.chain.armature],
+            None
+            if thinning is None
+            else thinning.report({chain.chain.armature: set(chain.chain.bone_names)}, length_unit),
+            length_unit,
+            (plan.settings.solver.max_iterations, i in in_trees, plan.settings.key_error),
+        )
+        for i, (chain, tip) in enumerate(zip(plan.chains, tips, strict=True))
+    )
+    keys = None if thinning is None else thinning.report(unit=length_unit)
+    return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, mode, keys)

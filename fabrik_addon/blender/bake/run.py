@@ -23,13 +23,12 @@ from ..interrupts import put_back
 from ..layer import LayerWriter, below_the_layer, played_below
 from ..reduction import Pins, Thinning, thin_held, tracked_bones
 from ..rig import ArmatureChain, KeyWriter, Node, PoseSnapshot, animated_paths, bone_path, rotation_property
-from ..units import named_unit
 from .checks import current_scene
 from .inputs import Inputs
 from .order import solve_in_order
 from .plan import BakePlan, plan
 from .read import BoneTrack, ChannelTrack, Track, sample_inputs, sample_tips
-from .report import RigBakeReport, chain_report
+from .report import RigBakeReport, rig_report
 from .sandbox import Evaluation, evaluating, only_what_is_read
 from .unit import Solved
 
@@ -40,6 +39,12 @@ _CHECK_SHARE = 0.45
 #: Writes keys of a bake's own besides the chains' (``Adjusted.write``): given each armature's writer, the frames
 #: and the span of frames whose keys are replaced.
 ExtraKeys = Callable[[Mapping[bpy.types.Object, KeyWriter], NDArray[np.int64], tuple[float, float]], None]
+
+
+#: Writes what goes with a bake's keys (a chain list's summaries), given the report before the bake returns, and
+#: what undoes each change, to give before making it: if it fails, or Ctrl+C lands before the bake returns, every
+#: key and every change it made is undone.
+Finish = Callable[[RigBakeReport, Callable[[Callable[[], None]], None]], None]
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,7 @@ def bake(
     progress: Callable[[float], None] | None = None,
     *,
     sandbox: bool = True,
+    finish: Finish | None = None,
 ) -> RigBakeReport:
     """Key the rotations of every chain of ``settings`` so that its tip follows its target on every frame.
 
@@ -95,6 +101,8 @@ def bake(
     sandbox : bool
         Evaluate frames in a sandbox scene holding only what the chains need (see ``evaluation``); False
         steps the whole scene (the same keys, slower in a heavy scene).
+    finish : Finish, optional
+        Writes what goes with the keys, given the report before the bake returns: all or nothing with them.
 
     Returns
     -------
@@ -106,7 +114,7 @@ def bake(
         For settings the scene cannot honour, with a message naming what is wrong. Nothing is written then:
         the bake either completes or leaves the file as it was.
     """
-    return carry_out(plan(settings), progress, sandbox=sandbox)
+    return carry_out(plan(settings), progress, sandbox=sandbox, finish=finish)
 
 
 def carry_out(
@@ -115,9 +123,11 @@ def carry_out(
     *,
     sandbox: bool = True,
     adjust: Adjust | None = None,
+    finish: Finish | None = None,
 ) -> RigBakeReport:
     """Carry out a planned bake (see ``bake``): read, solve, write, check; all or nothing. ``adjust`` changes
-    what was read before it is solved, and may key bones of its own with the chains'."""
+    what was read before it is solved, and may key bones of its own with the chains'; ``finish`` writes what goes
+    with the keys (see ``Finish``)."""
     started = time.perf_counter()
     settings, scene, prepared, chain_bones = plan.settings, plan.scene, plan.chains, plan.chain_bones
     solver = settings.solver
@@ -141,30 +151,30 @@ def carry_out(
     keyed: dict[bpy.types.Object, set[str]] = {}  # the bones that show their new keys, once they are written
     mode = ""
     try:
-        channels = _channels(plan, adjust)
-        layered = settings.output == "layer"
-        below = [ChannelTrack.empty(a, p, len(frames)) for a, paths in _paths(channels).items() for p in paths]
-        below = below if layered else []
-        thinned = {a: _tracks(a, channels[a], len(frames)) for a in channels} if settings.key_error else {}
-        tracks: list[Track] = [*(() if adjust is None else adjust.tracks), *below]
-        tracks += [track for read in thinned.values() for track in read.values()]
-        with _walks(plan, sandbox, tracks) as evaluation:
-            mode = evaluation.mode
-            clock = time.perf_counter()
-            with ExitStack() as muted:  # a layer's chains read what plays below the layer
-                for armature, baked in channels.items() if layered else ():
-                    muted.enter_context(below_the_layer(armature, baked))
-                inputs = sample_inputs(evaluation, frames, prepared, reading, tracks)
-            below_values = _below_values(below) if layered else {}
-            timings["read scene"] = time.perf_counter() - clock
-            adjusted = Adjusted(inputs) if adjust is None else adjust(inputs, frames)
-            inputs = adjusted.inputs
+        with ExitStack() as undo:  # a failure before the report is made undoes every key of every armature
+            channels = _channels(plan, adjust)
+            layered = settings.output == "layer"
+            below = [ChannelTrack.empty(a, p, len(frames)) for a, paths in _paths(channels).items() for p in paths]
+            below = below if layered else []
+            thinned = {a: _tracks(a, channels[a], len(frames)) for a in channels} if settings.key_error else {}
+            tracks: list[Track] = [*(() if adjust is None else adjust.tracks), *below]
+            tracks += [track for read in thinned.values() for track in read.values()]
+            with _walks(plan, sandbox, tracks) as evaluation:
+                mode = evaluation.mode
+                clock = time.perf_counter()
+                with ExitStack() as muted:  # a layer's chains read what plays below the layer
+                    for armature, baked in channels.items() if layered else ():
+                        muted.enter_context(below_the_layer(armature, baked))
+                    inputs = sample_inputs(evaluation, frames, prepared, reading, tracks)
+                below_values = _below_values(below) if layered else {}
+                timings["read scene"] = time.perf_counter() - clock
+                adjusted = Adjusted(inputs) if adjust is None else adjust(inputs, frames)
+                inputs = adjusted.inputs
 
-            clock = time.perf_counter()
-            solved = solve_in_order(plan.units, plan.order, inputs, frames, solver)
-            timings["solve"] = time.perf_counter() - clock
+                clock = time.perf_counter()
+                solved = solve_in_order(plan.units, plan.order, inputs, frames, solver)
+                timings["solve"] = time.perf_counter() - clock
 
-            with ExitStack() as undo:  # from here on, a failure undoes every key of every armature
                 writers = {
                     a: undo.enter_context(_writer(a, settings, below_values.get(a, {}), span)) for a in chain_bones
                 }
@@ -190,7 +200,15 @@ def carry_out(
                 clock = time.perf_counter()
                 tips = _check(evaluation, frames, [chain.chain for chain in prepared], checking, thinning)
                 timings["check keys"] = time.perf_counter() - clock
-        succeeded = True
+            actions = {armature: writer.action for armature, writer in writers.items()}
+            seconds = time.perf_counter() - started
+            report = rig_report(plan, solved, tips, inputs, actions, thinning, (seconds, timings, mode))
+            if finish is not None:
+                undone: list[Callable[[], None]] = []  # what ``finish`` did, undone if the bake fails after all
+                undo.push(lambda kind, *_: put_back(undone) if kind is not None else None)
+                finish(report, undone.append)
+            undo.pop_all()  # done: from here on, whatever lands keeps the keys (an exit that ran would undo them)
+            succeeded = True
     finally:  # even if Ctrl+C lands meanwhile
         put_back(
             [
@@ -198,35 +216,7 @@ def carry_out(
                 lambda: None if mode == "sandbox" else scene.frame_set(original_frame[0], subframe=original_frame[1]),
             ]
         )
-
-    seconds = time.perf_counter() - started
-    actions = {armature: writer.action for armature, writer in writers.items()}
-    found = {
-        i: (result.iterations[j], result.reached[j])
-        for unit, result in zip(plan.units, solved, strict=True)
-        for j, i in enumerate(unit.members)
-    }
-    length_unit = named_unit(scene)
-    reports = tuple(
-        chain_report(
-            chain,
-            frames,
-            *found[i],
-            tip,
-            inputs[i],
-            settings.solver.tolerance,
-            seconds,
-            timings,
-            actions[chain.chain.armature],
-            None
-            if thinning is None
-            else thinning.report({chain.chain.armature: set(chain.chain.bone_names)}, length_unit),
-            length_unit,
-        )
-        for i, (chain, tip) in enumerate(zip(prepared, tips, strict=True))
-    )
-    keys = None if thinning is None else thinning.report(unit=length_unit)
-    return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, mode, keys)
+    return report
 
 
 def read_frames(

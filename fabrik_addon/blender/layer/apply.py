@@ -12,7 +12,7 @@ import bpy
 
 from ...words import block_name, counted
 from .. import compat
-from ..rig import Keys, KeyWriter, bone_in_path, remove_keys
+from ..rig import KeyRemoval, Keys, KeyWriter, bone_in_path
 from .checks import check_strip
 from .merge import keep_handles, plan_merge
 from .stack import Layer, Undo, find_layer, span_strip
@@ -106,12 +106,14 @@ def _span_below(armature: bpy.types.Object, below: bpy.types.NlaStrip, keyed: tu
     span_strip(below, min(span[0], keyed[0]), max(span[1], keyed[1]), shift)
 
 
-def clear_layer(armature: bpy.types.Object, channels: Collection[tuple[str, int]], first: float, last: float) -> int:
+def clear_layer(
+    armature: bpy.types.Object, channels: Collection[tuple[str, int]], first: float, last: float, removal: KeyRemoval
+) -> int:
     """Remove the keys from frame ``first`` to ``last`` of the armature's FABRIK layer's F-curves of ``channels``
     (data path, index; an F-curve left without keys goes, one left with keys on either side plays nothing from
     ``first`` to ``last``: its base value keyed on them, ``writer.guard``), then have the strip span the keys
-    left, or remove the layer where none is left (``remove_layer``). Returns how many keys went (0 without a
-    layer)."""
+    left, or remove the layer where none is left (``remove_layer``); every change through ``removal`` (all or
+    nothing). Returns how many keys went (0 without a layer)."""
     layer = find_layer(armature)
     if layer is None:
         return 0
@@ -120,16 +122,19 @@ def clear_layer(armature: bpy.types.Object, channels: Collection[tuple[str, int]
     removed = 0
     for fcurve in fcurves:
         keys = len(fcurve.keyframe_points)
-        gone = remove_keys(armature, fcurve, first, last, into)
+        gone = removal.remove(armature, fcurve, first, last, into)
         removed += gone
-        if 0 < gone < keys:  # some keys left (with none left, the F-curve went)
+        if 0 < gone < keys:  # some keys left (with none left, the F-curve goes)
             start, end = key_span(fcurve)
             guard(fcurve, [frame for frame, keeps in ((first, start < first), (last, end > last)) if keeps])
     spans = [key_span(fcurve) for fcurve in layer.fcurves() if len(fcurve.keyframe_points)]
     strip = layer.strip
     if not spans:
-        remove_layer(armature)
+        action = _remove(layer, removal.on_undo)
+        removal.on_finish(lambda: _forget(action))
     elif removed and strip is not None:
+        span = (strip.action_frame_start, strip.action_frame_end, strip.frame_start - strip.action_frame_start)
+        removal.on_undo(lambda: span_strip(strip, *span))
         span_strip(strip, min(start for start, _ in spans), max(end for _, end in spans))
     return removed
 
@@ -163,8 +168,8 @@ def _remove(layer: Layer, undo: Undo) -> bpy.types.Action:
     strip = layer.strip
     assert strip is not None, "a baked layer has its strip"
     copy = _StripCopy.of(armature, layer.track, strip)
+    undo(lambda: copy.make_again(armature))  # before the track goes: Ctrl+C may land between any two lines
     anim.nla_tracks.remove(layer.track)
-    undo(lambda: copy.make(armature))
     name = pushed_down(layer)
     if name and below and anim.action is None and not above:
         track = below[-1]
@@ -172,12 +177,19 @@ def _remove(layer: Layer, undo: Undo) -> bpy.types.Action:
         if len(strips) == 1 and strips[0].action is not None and strips[0].action.name == name:
             pushed = _StripCopy.of(armature, track, strips[0])
             assignment = compat.action_assignment(armature)
+            blending = (anim.action_blend_type, anim.action_extrapolation)
+            undo(lambda: pushed.make_again(armature))
             anim.nla_tracks.remove(track)
-            undo(lambda: pushed.make(armature))
-            compat.restore_action_assignment(armature, (pushed.action, pushed.slot))
-            anim.action_blend_type, anim.action_extrapolation = pushed.blending
             undo(lambda: compat.restore_action_assignment(armature, assignment))
+            undo(lambda: _blend(anim, blending))
+            compat.restore_action_assignment(armature, (pushed.action, pushed.slot))
+            _blend(anim, pushed.blending)
     return layer.action
+
+
+def _blend(anim: bpy.types.AnimData, blending: tuple[Any, Any]) -> None:
+    """Have the active Action blend and extrapolate as ``blending`` says (its enums, as a strip's)."""
+    anim.action_blend_type, anim.action_extrapolation = blending
 
 
 @dataclass(frozen=True)
@@ -211,6 +223,13 @@ class _StripCopy:
             (strip.blend_type, strip.extrapolation),
             Keys.read(curve) if strip.use_animated_influence and curve is not None else None,
         )
+
+    def make_again(self, armature: bpy.types.Object) -> None:
+        """``make`` the track where it is gone (and only there: undoing its removal may run before it went)."""
+        anim = armature.animation_data
+        assert anim is not None
+        if self.track_name not in anim.nla_tracks:
+            self.make(armature)
 
     def make(self, armature: bpy.types.Object) -> None:
         anim = armature.animation_data

@@ -70,7 +70,8 @@ def check_layer(armature: bpy.types.Object, channels: Collection[tuple[str, int]
     for fcurve in layer.fcurves():
         if (fcurve.data_path, fcurve.array_index) in channels:
             where = f"{fcurve.data_path}[{fcurve.array_index}]"
-            check_playing(armature, fcurve, f"the F-curve {where} of the FABRIK layer of '{armature.name}'")
+            name = f"the F-curve {where} of the FABRIK layer of '{armature.name}'"
+            check_playing(armature, fcurve, name, "remove the modifier first")
     check_strip(layer)
     _check_influence(layer)
     _check_above(layer, channels)

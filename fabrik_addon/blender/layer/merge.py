@@ -142,7 +142,7 @@ def _check_merge_into(
         )
     for fcurve in targets:
         where = f"the F-curve {fcurve.data_path}[{fcurve.array_index}] of {name}"
-        check_playing(armature, fcurve, where)
+        check_playing(armature, fcurve, where, "keep the layer, or remove the modifier first", "applying the layer")
         if goes_on(fcurve):
             raise ValueError(
                 f"{where} goes on past its keys (a Cycles modifier or extrapolation that is not Constant), so keys "

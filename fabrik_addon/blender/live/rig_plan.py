@@ -13,7 +13,7 @@ relations (``updates``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,6 +160,14 @@ class RigPlan:
     bone_names : tuple of str
         The bones the plan knows by name (its units' bones, the bones they hang from, those whose constraints
         it reads): a bone renamed since makes it stale.
+    goal_bones : tuple of (bpy.types.Object, str)
+        The target and pole bones its units' chains name, with their armatures: one renamed since makes it
+        stale.
+    goal_rigs : tuple of bpy.types.Object
+        The armatures among its enabled chains' targets and poles.
+    names_seen : tuple of tuple of str
+        Where it has problems: every bone's name of the armature and of ``goal_rigs`` when it was made, so that
+        a rename that mends a problem (a bone named back) makes it stale.
     """
 
     armature: bpy.types.Object
@@ -174,16 +182,23 @@ class RigPlan:
     reads: frozenset[str] = frozenset()
     bone_count: int = 0
     bone_names: tuple[str, ...] = ()
+    goal_bones: tuple[tuple[bpy.types.Object, str], ...] = ()
+    goal_rigs: tuple[bpy.types.Object, ...] = ()
+    names_seen: tuple[tuple[str, ...], ...] = ()
 
     def holds(self, check_rig: bool) -> bool:
         """Whether the plan still stands for the armature: its settings are those it was made from, and (with
         ``check_rig``, after an update that touched the armature) its rig too; and it has as many bones, each it
-        knows by name still so named."""
+        knows by name still so named, as are its goals' bones; where it has problems, every bone as named then."""
         pose = self.armature.pose
         if pose is None or len(pose.bones) != self.bone_count or settings_key(self.armature) != self.settings_key:
             return False
         bones = pose.bones
         if not all(name in bones for name in self.bone_names):
+            return False
+        if not all(goal.pose is not None and name in goal.pose.bones for goal, name in self.goal_bones):
+            return False
+        if self.problems and _names_seen(self.armature, self.goal_rigs) != self.names_seen:
             return False
         return not check_rig or rig_key(self.armature, self.constrained) == self.rig_key
 
@@ -196,8 +211,10 @@ def make_plan(armature: bpy.types.Object) -> RigPlan:
     plan = RigPlan(armature, settings_key(armature), (), (), solver)
     watched = {armature.session_uid}
     wanted: list[tuple[int, ChainSettings[bpy.types.Object]]] = []
+    goal_rigs: list[bpy.types.Object] = []
     for index, item in enabled_chains(armature):
         watched.update(obj.session_uid for obj in (item.target, item.pole_target) if obj is not None)
+        goal_rigs += [obj for obj in (item.target, item.pole_target) if obj is not None and obj.type == "ARMATURE"]
         try:
             chain = chain_settings(armature, item)
             if chain.target is None:
@@ -235,7 +252,21 @@ def make_plan(armature: bpy.types.Object) -> RigPlan:
     plan.rig_key = rig_key(armature, plan.constrained)
     plan.bone_count = len(armature.pose.bones) if armature.pose is not None else 0
     plan.bone_names = _named_bones(armature, plan)
+    plan.goal_bones = tuple(
+        (goal, bone)
+        for unit in plan.units
+        for chain in unit.settings
+        for goal, bone in ((chain.target, chain.target_bone), (chain.pole_target, chain.pole_bone))
+        if goal is not None and bone
+    )
+    plan.goal_rigs = tuple(dict.fromkeys(goal_rigs))
+    plan.names_seen = _names_seen(armature, plan.goal_rigs) if plan.problems else ()
     return plan
+
+
+def _names_seen(armature: bpy.types.Object, goal_rigs: Sequence[bpy.types.Object]) -> tuple[tuple[str, ...], ...]:
+    """Every bone's name of the armature and of the armatures its chains' goals are."""
+    return tuple(tuple(obj.pose.bones.keys()) if obj.pose is not None else () for obj in (armature, *goal_rigs))
 
 
 def _named_bones(armature: bpy.types.Object, plan: RigPlan) -> tuple[str, ...]:

@@ -39,7 +39,8 @@ class FootReport:
         Frames where the ball, as Blender evaluates the keys, is farther from its pin (or its animation) than
         the tolerance, by cause (``fabrik_addon.off_target``): ``"out of reach"`` (the pin beyond the leg's
         reach, the hips lowered where asked), ``"soft reach"`` (eased short of a pin near full reach), ``"IK
-        limits"``, ``"not converged"``, ``"the scene"`` (something the bake does not own moves the leg: a
+        limits"``, ``"not converged"``, ``"within key error"`` (the keys kept play the ball within the Key Error of
+        its goal), ``"the scene"`` (something the bake does not own moves the leg: a
         constraint, a driver). Empty where the ball is on its goal on every frame.
     length_unit : (str, float)
         The unit its ``repr`` gives lengths in, as its symbol and the scene units in one (``PlantReport``'s).

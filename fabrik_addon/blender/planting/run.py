@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from ...off_target import off_target_causes
 from ...planting import Contact, Foot, Planting, PlantSettings, check_foot, plant, skate, wrong_unit
 from ...solver import FloatArray
-from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, carry_out, read_frames
+from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, RigBakeReport, carry_out, read_frames
 from ..rig import KeyWriter, armature_data, bone_path
 from ..units import length_text, named_unit
 from .feet import plan_legs
@@ -49,7 +49,20 @@ def plant_feet(
         location = f"{bone_path(settings.hips_bone)}.location"
         planter.channels[settings.armature] = {(location, index) for index in range(3)}
         planter.earlier = read_hips_drop(settings.armature, settings.hips_bone, frames)
-    baked = carry_out(legs, progress, adjust=planter)
+    made: list[PlantReport] = []  # made before the bake returns: Ctrl+C until then undoes the keys
+
+    def report(baked: RigBakeReport, _: object) -> None:
+        made.append(_report(planter, baked, found_feet, started))
+
+    carry_out(legs, progress, adjust=planter, finish=report)
+    return made[0]
+
+
+def _report(planter: _Planter, baked: RigBakeReport, found_feet: bool, started: float) -> PlantReport:
+    """What the planting did: each foot's contacts and how its ball held, from the bake of its leg (``baked``);
+    ``found_feet``: whether it found the feet itself."""
+    settings, legs, marks = planter.settings, planter.legs, planter.marks
+    frames = list(legs.frame_range)
     assert planter.planting is not None, "the bake calls the planter between reading and solving"
     planted, feet = planter.planting, planter.feet
     unit = named_unit(legs.scene)
@@ -74,6 +87,7 @@ def plant_feet(
                     eased=(planted.goals[:, k] != planted.pinned[:, k]).any(axis=-1),
                     unsolved=np.isin(frames, chain.unreachable_frames),
                     limited=legs.chains[k].chain.limits.any,
+                    key_error=legs.settings.key_error,
                 ),
                 length_unit=unit,
             )

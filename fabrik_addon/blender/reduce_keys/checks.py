@@ -83,7 +83,11 @@ def keyed_curves(armature: object, bones: Sequence[str] | None, first: int, last
     if not curves:
         raise ValueError(f"no bone of '{rig.name}' has keys on its location, rotation or scale to reduce")
     check_channel_fcurves(
-        rig, None, {(f.data_path, f.array_index) for by in curves.values() for c in by.values() for f in c.values()}
+        rig,
+        None,
+        {(f.data_path, f.array_index) for by in curves.values() for c in by.values() for f in c.values()},
+        cycled="remove the modifier first, or reduce the keys of a clip that does not repeat",
+        doing="reducing keys",
     )
     for by_prop in curves.values():
         for by_index in by_prop.values():

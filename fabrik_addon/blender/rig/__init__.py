@@ -29,7 +29,8 @@ from .channels import (
     rotation_property,
 )
 from .fcurve_checks import check_playing, check_unlocked, enum_name, nla_plays
-from .keys import Held, Keys, KeyWriter, Values, keys_within, remove_keys
+from .key_removal import KeyRemoval
+from .keys import Held, Keys, KeyWriter, Values, keys_within
 from .limb import Limb, limb
 from .links import Node, bone_in_path, closure, path_to
 from .pose_snapshot import PoseSnapshot
@@ -38,6 +39,7 @@ __all__ = [
     "ROTATION_PATHS",
     "ArmatureChain",
     "Held",
+    "KeyRemoval",
     "KeyWriter",
     "Keys",
     "Limb",
@@ -66,7 +68,6 @@ __all__ = [
     "read_chain",
     "read_limits",
     "read_tree",
-    "remove_keys",
     "rotation_channels",
     "rotation_property",
 ]

@@ -1,4 +1,4 @@
-"""Whether an F-curve takes keys and plays them as keyed (not locked, muted or changed by a modifier), whether
+"""Whether an F-curve takes keys and plays them as keyed (not locked, muted, changed or repeated by a modifier), whether
 NLA strips play beneath an Action, and how Blender's interface names an enum value: the checks a writer of keys
 and the bake's refusals share."""
 
@@ -29,10 +29,13 @@ def check_unlocked(obj: bpy.types.Object, fcurve: bpy.types.FCurve) -> None:
         )
 
 
-def check_playing(obj: bpy.types.Object, fcurve: bpy.types.FCurve, name: str) -> None:
+def check_playing(
+    obj: bpy.types.Object, fcurve: bpy.types.FCurve, name: str, cycled: str, doing: str = "baking"
+) -> None:
     """An F-curve (``name`` says whose) takes keys and plays them as keyed: not locked (``check_unlocked``), not
-    muted, no modifier that changes its values (Cycles is allowed: it repeats the keys outside their range only,
-    and a bake keys every frame of its own).
+    muted, no modifier that changes its values, and no Cycles modifier (it would repeat the new keys on every
+    frame its cycle covers, outside the frames written too); ``cycled`` says what to do about one, ``doing``
+    what writes the keys ("baking").
 
     Raises
     ------
@@ -41,12 +44,20 @@ def check_playing(obj: bpy.types.Object, fcurve: bpy.types.FCurve, name: str) ->
     """
     check_unlocked(obj, fcurve)
     if fcurve.mute:
-        raise ValueError(f"{name} is muted, so the baked keys would not play: unmute it before baking")
+        raise ValueError(f"{name} is muted, so its keys do not play: unmute it before {doing}")
     for modifier in fcurve.modifiers:
-        if not modifier.mute and modifier.type != "CYCLES":
+        if modifier.mute:
+            continue
+        if modifier.type != "CYCLES":
             raise ValueError(
-                f"{name} has a {enum_name(modifier, 'type')} modifier, which would change the baked keys: remove "
-                "it, or mute it, before baking"
+                f"{name} has a {enum_name(modifier, 'type')} modifier, which changes the values its keys play: "
+                f"remove it, or mute it, before {doing}"
+            )
+        assert isinstance(modifier, bpy.types.FModifierCycles)
+        if modifier.mode_before != "NONE" or modifier.mode_after != "NONE":
+            raise ValueError(
+                f"{name} has a Cycles modifier, which repeats its keys before and after them: new keys would be "
+                f"repeated too, changing frames outside those written; {cycled}"
             )
 
 

@@ -358,25 +358,3 @@ def keys_within(fcurve: bpy.types.FCurve, first: float, last: float) -> int:
     co = np.empty(2 * len(fcurve.keyframe_points), dtype=np.float32)
     fcurve.keyframe_points.foreach_get("co", co)
     return int(np.count_nonzero((co[0::2] >= first) & (co[0::2] <= last)))
-
-
-def remove_keys(
-    obj: bpy.types.Object,
-    fcurve: bpy.types.FCurve,
-    first: float,
-    last: float,
-    into: tuple[bpy.types.Action, bpy.types.ActionSlot | None] | None = None,
-) -> int:
-    """Remove the keys of ``obj``'s F-curve from frame ``first`` to ``last`` (both included), and the F-curve
-    itself if no key is left, as Blender's Clear Keyframes does. The F-curve is one of ``obj``'s active Action,
-    or of ``into`` (an Action and the slot it animates ``obj`` through). Returns how many keys went."""
-    keys = Keys.read(fcurve)
-    kept = keys.outside(first, last)
-    removed = len(keys.frames) - len(kept.frames)
-    if removed and len(kept.frames):
-        kept.write(fcurve)
-    elif removed and into is None:
-        compat.remove_fcurve(obj, fcurve)
-    elif removed and into is not None:
-        compat.remove_slot_fcurve(*into, fcurve)
-    return removed

@@ -30,10 +30,10 @@ units in one (the scene's Length unit, or millimetres or inches where that is Ad
 ``output`` is null when nothing was written for the file; a failed file lists no chains and no plantings,
 since none of them was saved. ``off_target_frames`` are the frames where Blender's evaluation of the keys puts
 the tip farther from the target than the tolerance, whatever the cause (``unreachable_frames``, where the solve
-fell short, among them), and ``off_target`` the same by cause ("out of reach", "soft reach", "IK limits", "not
-converged", "the scene": ``fabrik_addon.off_target``). A planting's lengths are in scene units
-(``metres_per_unit``, the scene's Unit Scale, turns them into metres); its ``off_target_frames`` are those where
-a ball is farther from its goal than the tolerance, ``off_target`` the same by cause, its
+fell short, among them), and ``off_target`` the same by cause ("out of reach", "soft reach", "IK limits", "goals
+apart", "not converged", "within key error", "the scene": ``fabrik_addon.off_target``). A planting's lengths are
+in scene units (``metres_per_unit``, the scene's Unit Scale, turns them into metres); its ``off_target_frames``
+are those where a ball is farther from its goal than the tolerance, ``off_target`` the same by cause, its
 ``out_of_reach_frames`` those whose pin the leg could not reach.
 """
 
