@@ -262,6 +262,13 @@ class BakeSettings(Generic[ObjectT]):
             For a value out of its range.
         """
         check_keywords(keywords, KEYWORDS, "bake")
+        soft, stretch = keywords.get("soft_reach", 0.0), keywords.get("use_stretch", False)
+        if stretch is True and isinstance(soft, (int, float)) and soft > 0.0:  # the panel greys Soft Reach out
+            raise ValueError(
+                f"{named('soft_reach')} {soft:g} does nothing with {named('use_stretch')} on: a chain that stretches "
+                f"reaches every target instead of easing short of it; leave {named('soft_reach')} at 0, or "
+                f"{named('use_stretch')} off"
+            )
 
         def picked(names: tuple[str, ...], prefix: str = "") -> dict[str, Any]:
             return {name.removeprefix(prefix): keywords[name] for name in names if name in keywords}

@@ -131,6 +131,13 @@ BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"key_error": math.inf}, ValueError, r"Key Error \(key_error\) must be a distance"),
     ({"key_error": "1e-3"}, ValueError, r"Key Error \(key_error\) must be a distance"),
     ({"key_error": True}, ValueError, r"Key Error \(key_error\) must be a distance"),
+    (
+        {"soft_reach": 0.05, "use_stretch": True},  # silently left aside by the solve before
+        ValueError,
+        r"Soft Reach \(soft_reach\) 0.05 does nothing with Stretch \(use_stretch\) on: a chain that stretches "
+        r"reaches every target instead of easing short of it; leave Soft Reach \(soft_reach\) at 0, or Stretch "
+        r"\(use_stretch\) off",
+    ),
 ]
 
 

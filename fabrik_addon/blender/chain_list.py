@@ -69,17 +69,18 @@ def bake_chains(
         given.get("key_error", saved.key_error),
     )
     keyed = settings.frames.resolved(scene.frame_start, scene.frame_end)
-    summaries = [chain.last_bake for _, chain in enabled_chains(armature)]
-    return bake(settings, progress, finish=partial(_summarise_all, summaries, keyed))
+    return bake(settings, progress, finish=partial(_summarise_all, armature, keyed))
 
 
 def _summarise_all(
-    summaries: Sequence[FABRIK_PG_bake_summary],
+    armature: bpy.types.Object,
     frames: range,
     report: RigBakeReport,
     on_undo: Callable[[Callable[[], None]], None],
 ) -> None:
-    """Write each chain's summary of the bake (``summarise``), each put back (``on_undo``) if the bake fails."""
+    """Write each enabled chain's summary of the bake (``summarise``), each put back (``on_undo``) if the bake
+    fails. (Reading a summary before the bake would change the file: Blender makes its data when first read.)"""
+    summaries = [chain.last_bake for _, chain in enabled_chains(armature)]
     for summary, chain_report in zip(summaries, report.chains, strict=True):
         on_undo(partial(_put, summary, {name: getattr(summary, name) for name in _SUMMARY_FIELDS}))
         summarise(summary, chain_report, frames)

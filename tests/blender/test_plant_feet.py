@@ -430,6 +430,17 @@ def test_planting_again_as_a_layer_plants_the_capture_again() -> None:
     assert not any("earlier" in warning for warning in again.warnings)
 
 
+def test_planting_as_a_layer_over_a_planted_action_says_to_undo_that_planting_only() -> None:
+    """A layer plants what plays below it, an earlier planting into the Action included: the warning said to
+    plant as a layer to plant the capture, which this planting was doing."""
+    legs = plant_scenes.import_legs("walk")
+    armature = legs.armature
+    api.plant_feet(armature, legs.foot_names, hips_bone="Hips")
+    layered = api.plant_feet(armature, legs.foot_names, hips_bone="Hips", output="layer")
+    (earlier,) = [warning for warning in layered.warnings if "an earlier Plant Feet lowered hips" in warning]
+    assert earlier.endswith("to plant the animation as captured, undo the earlier planting first")
+
+
 @pytest.mark.parametrize(
     ("feet", "message"),
     [

@@ -105,6 +105,18 @@ def _constrained(armature: bpy.types.Object) -> None:
     constraint.owner_space = "LOCAL"
 
 
+def _muted(armature: bpy.types.Object) -> None:
+    next(
+        f for f in compat.assigned_fcurves(armature) if f.data_path.endswith('["LeftKnee"].rotation_euler')
+    ).mute = True
+
+
+def _not_inheriting(armature: bpy.types.Object) -> None:
+    """LeftKnee turned in the world, not within its thigh: the reduction measured it elsewhere, and the refusal
+    blamed a constraint, a driver or NLA strips (36 cm away)."""
+    armature.data.bones["LeftKnee"].use_inherit_rotation = False
+
+
 def _keyless(armature: bpy.types.Object) -> None:
     for fcurve in [f for f in compat.assigned_fcurves(armature) if '"LeftToe"' in f.data_path]:
         compat.remove_fcurve(armature, fcurve)
@@ -119,7 +131,26 @@ def _keyless(armature: bpy.types.Object) -> None:
         (None, {"key_error": 0.0}, r"must be above 0 to reduce keys"),
         (None, {"key_error": MM, "bones": ["Nose"]}, r"has no bone 'Nose'"),
         (_keyless, {"key_error": MM, "bones": ["LeftToe"]}, r"bone 'LeftToe' of .* has no keys"),
-        (_noise, {"key_error": MM}, r"has a Noise modifier"),
+        (
+            _noise,
+            {"key_error": MM},
+            r"has a Noise modifier, which changes the values its keys play: remove it, or "
+            r"mute it, before reducing keys",
+        ),
+        (_muted, {"key_error": MM}, r"is muted, so its keys do not play: unmute it before reducing keys"),
+        (
+            _not_inheriting,
+            {"key_error": MM},
+            r"bone 'LeftKnee' of .* does not inherit its parent's rotation \(Inherit "
+            r"Rotation is off\), which Reduce Keys does not measure: turn Inherit Rotation on, or leave the bone out",
+        ),
+        (
+            None,
+            {"key_error": MM, "frame_start": 500, "frame_end": 600},
+            r"the Action .* has no keys of the bones to "
+            r"reduce in frames 500-600 \(its keys are on frames 1-360\): set Start \(frame_start\) and End "
+            r"\(frame_end\) to frames with keys",
+        ),
         (_subframe, {"key_error": MM}, r"has a key between frames \(on frame 50.5\)"),
         (_constrained, {"key_error": MM}, r"bone 'LeftKnee' .* is not where its keys put it"),
         (None, {"key_error": MM, "frame_start": 9, "frame_end": 2}, r"end before they start"),

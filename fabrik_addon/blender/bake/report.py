@@ -193,7 +193,7 @@ def chain_report(
             out_of_reach |= beyond_reach(roots, heads, reach_span(lengths[:-1]), scales)
     allowed, in_tree, key_error = solve
     eased = np.zeros(len(frames), dtype=bool)
-    if settings.soft_reach > 0.0 and not stretches:
+    if settings.soft_reach > 0.0 and not settings.use_stretch:  # the solve leaves soft reach aside with stretch
         eased = distance > scales * far - settings.soft_reach
     return BakeReport(
         armature=chain.armature.name,

@@ -95,13 +95,18 @@ def _report(planter: _Planter, baked: RigBakeReport, found_feet: bool, started: 
     leg_length = float(np.mean([foot.reach for foot in feet]))
     warnings = [leg_warning(legs.scene, settings.armature, leg_length), *wrong_unit(settings.rules, leg_length, unit)]
     if planter.earlier is not None and planter.earlier.any():
+        # A layer plants what plays below it: an earlier planting into the Action is part of that.
+        layer = (
+            ""
+            if legs.settings.output == "layer"
+            else (", or plant as a layer (Output 'layer'), which plants the animation below it every time")
+        )
         warnings.append(
             f"an earlier Plant Feet lowered hips '{settings.hips_bone}' by up to "
             f"{length_text(legs.scene, float(planter.earlier.max()))}: this one lowered them from where they were "
             "before it (the drops do not add up), but started from the legs as that one planted them, so the balls' "
             "blends into and out of contacts eased again (nearer their pins, the hips lower to reach them); to plant "
-            "the animation as captured, undo the earlier planting first, or plant as a layer (Output 'layer'), "
-            "which plants the animation below it every time"
+            f"the animation as captured, undo the earlier planting first{layer}"
         )
     return PlantReport(
         tuple(reports),

@@ -15,7 +15,7 @@ from ...setting_names import named
 from .. import compat
 from ..bake import check_armature, check_channel_fcurves, check_writable
 from ..layer import LAYER_NAME
-from ..rig import armature_data, bone_in_path, rotation_property
+from ..rig import armature_data, bone_in_path, keys_within, rotation_property
 
 #: The properties of a pose bone whose keys pose it (its rotation only in the bone's own mode).
 _POSING = ("location", "scale")
@@ -89,11 +89,41 @@ def keyed_curves(armature: object, bones: Sequence[str] | None, first: int, last
         cycled="remove the modifier first, or reduce the keys of a clip that does not repeat",
         doing="reducing keys",
     )
-    for by_prop in curves.values():
-        for by_index in by_prop.values():
-            for fcurve in by_index.values():
-                _check_whole_frames(rig, fcurve, first, last)
+    _check_inherit_rotation(rig, curves)
+    keyed = [f for by_prop in curves.values() for by_index in by_prop.values() for f in by_index.values()]
+    for fcurve in keyed:
+        _check_whole_frames(rig, fcurve, first, last)
+    _check_keys_in_range(rig, anim.action, keyed, first, last)
     return curves
+
+
+def _check_inherit_rotation(armature: bpy.types.Object, curves: Curves) -> None:
+    """Every bone whose keys are thinned inherits its parent's rotation: the reduction poses a bone's keys under
+    its parent, as Blender does where it inherits (where not, it would be measured in the wrong place)."""
+    bones = armature_data(armature).bones
+    for name in curves:
+        bone = bones[name]
+        if bone.parent is not None and not bone.use_inherit_rotation:
+            raise ValueError(
+                f"bone '{name}' of '{armature.name}' does not inherit its parent's rotation (Inherit Rotation is "
+                "off), which Reduce Keys does not measure: turn Inherit Rotation on, or leave the bone out (name the "
+                "bones to reduce)"
+            )
+
+
+def _check_keys_in_range(
+    armature: bpy.types.Object, action: bpy.types.Action, fcurves: Sequence[bpy.types.FCurve], first: int, last: int
+) -> None:
+    """Some key of the F-curves lies from frame ``first`` to ``last``: a range without any would only gain keys
+    (the reduction keys each bone on the range's first and last frames)."""
+    spans = [f.range() for f in fcurves if len(f.keyframe_points)]
+    if any(f.keyframe_points and keys_within(f, first, last) for f in fcurves):
+        return
+    keyed = f" (its keys are on frames {min(s[0] for s in spans):g}-{max(s[1] for s in spans):g})" if spans else ""
+    raise ValueError(
+        f"the Action '{action.name}' of '{armature.name}' has no keys of the bones to reduce in frames {first}-{last}"
+        f"{keyed}: set {named('frame_start')} and {named('frame_end')} to frames with keys"
+    )
 
 
 def _check_whole_frames(armature: bpy.types.Object, fcurve: bpy.types.FCurve, first: int, last: int) -> None:
