@@ -72,7 +72,7 @@ def plan_merge(layer: Layer, below: bpy.types.NlaStrip | None) -> Merge:
     influence = _influence(strip, frames)
     offset = 0 if below is None else round(below.action_frame_start - below.frame_start)
     lower = compat.slot_fcurves(*into) if into is not None else []
-    played = (below.action_frame_start, below.action_frame_end) if below is not None else None
+    played = _played(below) if below is not None else None
     by_path: dict[str, list[bpy.types.FCurve]] = {}
     for fcurve in fcurves:
         by_path.setdefault(fcurve.data_path, []).append(fcurve)
@@ -169,13 +169,21 @@ def _check_merge_into(
         )
 
 
+def _played(strip: bpy.types.NlaStrip) -> tuple[float, float]:
+    """The frames (in its Action's time) where keys merged into the strip's Action can play: its frames, and
+    before them where it holds its first (Hold), after them where it holds its last (Hold, Hold Forward)."""
+    start = -np.inf if strip.extrapolation == "HOLD" else strip.action_frame_start
+    end = np.inf if strip.extrapolation in ("HOLD", "HOLD_FORWARD") else strip.action_frame_end
+    return float(start), float(end)
+
+
 def _gaps(
     curves: Sequence[bpy.types.FCurve], first: int, last: int, played: tuple[float, float] | None
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """The frames around ``first`` to ``last`` that keys merged there would change, unless keyed as they play now:
     on each side, every frame up to the nearest key of each F-curve (the farthest of them), or the one frame
-    beyond where an F-curve has none there (from there it holds it); only frames the strip below plays
-    (``played``, in the Action's time: beyond them it plays no key; None where nothing plays below)."""
+    beyond where an F-curve has none there (from there it holds it); only frames where the strip below can play
+    a key (``played``, in the Action's time; None where nothing plays below)."""
     before, after = first - 1, last + 1
     for fcurve in curves:
         frames = Keys.read(fcurve).frames.astype(np.float64)
@@ -183,10 +191,8 @@ def _gaps(
         before = min(before, int(np.floor(earlier[-1])) + 1 if len(earlier) else first - 1)
         after = max(after, int(np.ceil(later[0])) - 1 if len(later) else last + 1)
     if played is not None:
-        before, after = (
-            max(before, int(np.ceil(min(played[0], first)))),
-            min(after, int(np.floor(max(played[1], last)))),
-        )
+        before = max(before, int(np.ceil(min(played[0], first)))) if np.isfinite(played[0]) else before
+        after = min(after, int(np.floor(max(played[1], last)))) if np.isfinite(played[1]) else after
     return np.arange(before, first, dtype=np.int64), np.arange(last + 1, after + 1, dtype=np.int64)
 
 
