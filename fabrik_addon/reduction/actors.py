@@ -1,192 +1,137 @@
-"""The keyed properties of posed nodes ("actors") as key reduction weighs them: all their keyed channels at once,
-as columns of one array (``Curves``: the keys each keeps, what they play), and the nodes posed on every frame with
-how far each actor's error moves the points of its node and of the nodes below it (``Pose``)."""
+"""The keyed properties of posed nodes ("actors") as key reduction weighs them: the nodes posed on every frame
+(``Pose``: the measured points, how far each node's points reach), and how far an error of each actor's keyed
+values moves the points of its node and of the nodes below it (``Pose.weights``, to first order).
+
+Arrays are worked a few thousand numbers at a time where they would be larger (``_BATCH``): those stay in the
+processor's cache and in memory the allocator keeps, where larger ones are mapped and zeroed anew each time.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..solver import FloatArray
-from .curves import fit, slopes
-from .pose import Channels, Skeleton, linear, points_of, posed, turns
+from ..solver import FloatArray, quat_to_matrix
+from .pose import Channels, Skeleton, posed_nodes, turns
 
 #: Rows of the frames (an index array).
 Rows = NDArray[np.int64]
+#: The step of the finite differences that weigh an actor's error (in its keyed values' units: radians, scene
+#: units, quaternion components): large enough that Blender's float32 rounding of what a layer plays is lost in
+#: it, small enough that the errors weighed (under a degree, a few millimetres) are as small.
+_STEP = 1e-4
+#: About how many numbers an array worked at once holds (see the module).
+_BATCH = 8192
 
 
 @dataclass
 class Actor:
-    """A keyed property of a node: its node, its channels and its columns among all keyed channels."""
+    """A keyed property of a node: its node, its place among the node's channels, its channels."""
 
     node: int
-    slot: int  # its place among the node's channels
+    slot: int
     channels: Channels
-    columns: slice
-
-
-@dataclass
-class Curves:
-    """Every keyed channel at once: what its F-curves hold on every frame, as columns (F, C), each actor's keys
-    as a column of a mask (F, A), and what the kept keys play (``played``)."""
-
-    times: FloatArray
-    values: FloatArray  # (F, C)
-    tangents: FloatArray  # (F, C)
-    owner: NDArray[np.int64]  # (C,): each column's actor
-    keys: NDArray[np.bool_]  # (F, A)
-    last: tuple[FloatArray, FloatArray] | None = None  # the controls and error of the keys as they stand
-
-    @classmethod
-    def of(cls, times: FloatArray, actors: Sequence[Actor]) -> Curves:
-        keyed = [a.channels.keyed for a in actors]
-        values = np.concatenate([k for k in keyed if k is not None], axis=1) if actors else np.zeros((len(times), 0))
-        tangents = slopes(times, values) if len(times) > 1 else np.zeros_like(values)
-        owner = np.repeat(np.arange(len(actors)), [a.columns.stop - a.columns.start for a in actors])
-        return cls(times, values, tangents, owner.astype(np.int64), np.ones((len(times), len(actors)), dtype=bool))
 
     @property
-    def columns(self) -> int:
-        return int(self.values.shape[1])
-
-    def played(self) -> tuple[FloatArray, FloatArray]:
-        """What the kept keys play on every frame (F, C), and each segment's control values (``curves.fit``)."""
-        return fit(self.times, self.keys, self.owner, self.values, self.tangents)
-
-    def played_by(self, actors: Sequence[Actor], which: Rows) -> list[FloatArray]:
-        """What the kept keys of the actors ``which`` play on every frame, each actor's (F, n)."""
-        columns = np.concatenate([np.arange(actors[i].columns.start, actors[i].columns.stop) for i in which])
-        owner = np.repeat(np.arange(len(which)), [actors[i].columns.stop - actors[i].columns.start for i in which])
-        keyed, _ = fit(self.times, self.keys[:, which], owner, self.values[:, columns], self.tangents[:, columns])
-        every = np.arange(len(self.times))
-        bounds = np.cumsum([0, *(actors[i].columns.stop - actors[i].columns.start for i in which)])
-        return [actors[i].channels.plays(keyed[:, bounds[n] : bounds[n + 1]], every) for n, i in enumerate(which)]
+    def width(self) -> int:
+        """How many keyed values (F-curves) it has."""
+        assert self.channels.keyed is not None
+        return int(self.channels.keyed.shape[1])
 
 
 @dataclass
 class Pose:
-    """The nodes, posed: their channels as the pose has them, the measured points' reference, and how far each
-    node's points reach (for ``effects``)."""
+    """The nodes, posed: their channels as the pose has them, the measured points where the pose puts them
+    (``reference``), and how far each node's points and the points below it reach from its head (``reach``)."""
 
     times: FloatArray
     skeleton: Skeleton
     nodes: list[list[Channels]]
     actors: list[Actor]
-    reference: FloatArray  # (F, P, 3)
-    reach: FloatArray  # (F, B)
-    hangs: dict[int, FloatArray]  # the linear part (F, 3, 3) of the frame a keyed location's node hangs in
-    dense: dict[int, FloatArray]  # each rotation actor's unit quaternions (F, 4), each scale's values, in the pose
+    reference: FloatArray = field(repr=False)  # (F, P, 3)
+    reach: FloatArray = field(repr=False)  # (F, B)
+    hangs: dict[int, FloatArray] = field(repr=False)  # by actor: the frame (F, 3, 3) a keyed location moves in
+    _bases: FloatArray = field(repr=False)  # (B, F, 4, 4): room for the nodes' bases
+    _world: FloatArray = field(repr=False)  # (B, F, 4, 4): room for their posed matrices
 
     @classmethod
     def of(cls, times: FloatArray, skeleton: Skeleton, nodes: Sequence[Sequence[Channels]]) -> Pose:
         listed = [list(properties) for properties in nodes]
-        actors, start = [], 0
-        for k, properties in enumerate(listed):
-            for j, channels in enumerate(properties):
-                if channels.keyed is not None:
-                    width = channels.keyed.shape[1]
-                    actors.append(Actor(k, j, channels, slice(start, start + width)))
-                    start += width
-        pose = cls(times, skeleton, listed, actors, np.zeros((0, 0, 3)), np.zeros((0, 0)), {}, {})
-        world = posed(skeleton, pose.bases([a.channels.values for a in actors]))
-        pose.reference = points_of(skeleton, world)
+        actors = [
+            Actor(k, j, channels)
+            for k, properties in enumerate(listed)
+            for j, channels in enumerate(properties)
+            if channels.keyed is not None
+        ]
+        room = np.zeros((len(listed), len(times), 4, 4))
+        pose = cls(times, skeleton, listed, actors, np.zeros((0, 0, 3)), np.zeros((0, 0)), {}, room, room.copy())
+        world = pose.posed([a.channels.values for a in actors])
+        pose.reference = np.empty((len(times), len(skeleton.point_nodes), 3))
+        for k, columns in enumerate(pose.columns):
+            pose.reference[:, columns] = _placed(world[k], skeleton.points[k])
         pose.reach = reach_of(skeleton, world, pose.reference)
         for i, actor in enumerate(actors):
             if actor.channels.kind == "location":
                 parent, offset = skeleton.parents[actor.node], skeleton.offsets[actor.node]
-                hang = offset if parent < 0 else world[:, parent] @ offset
-                pose.hangs[i] = hang[..., :3, :3] * np.ones((len(times), 1, 1))
-            elif actor.channels.kind == "rotation":
-                pose.dense[i] = turns(actor.channels.mode, actor.channels.values)
-            else:
-                pose.dense[i] = actor.channels.values
+                hang = offset if parent < 0 else world[parent] @ offset
+                pose.hangs[i] = np.ascontiguousarray(np.broadcast_to(hang[..., :3, :3], (len(times), 3, 3)))
         return pose
 
-    def plays(self, keyed: FloatArray) -> list[FloatArray]:
-        """What each actor's property plays on every frame (F, n) when the F-curves hold ``keyed`` (F, C)."""
-        every = np.arange(len(self.times))
-        return [a.channels.plays(keyed[:, a.columns], every) for a in self.actors]
+    @cached_property
+    def columns(self) -> list[slice]:
+        """Each node's points among all (``points_of``' order)."""
+        ends = np.cumsum([len(points) for points in self.skeleton.points])
+        return [slice(int(end) - len(points), int(end)) for end, points in zip(ends, self.skeleton.points, strict=True)]
 
-    def parts(self, plays: Sequence[FloatArray]) -> dict[tuple[int, int], FloatArray]:
-        """The 3 x 3 part (F, 3, 3) of every rotation and scale of every node, its actors playing ``plays``, by
-        (node, slot): those of one kind and mode computed together."""
+    def plays(self, keyed: Sequence[FloatArray]) -> list[FloatArray]:
+        """What each actor's property plays on every frame (F, n) when its F-curves hold ``keyed`` (F, k)."""
+        every = np.arange(len(self.times))
+        return [a.channels.plays(values, every) for a, values in zip(self.actors, keyed, strict=True)]
+
+    def posed(self, plays: Sequence[FloatArray]) -> FloatArray:
+        """Every node's posed matrix (B, F, 4, 4), its actors playing ``plays`` (F, n) (in room the next call
+        uses again): each basis ``T(location) @ R(rotation) @ S(scale)``, the rotations of one mode turned a few
+        nodes at a time."""
         playing = {(a.node, a.slot): values for a, values in zip(self.actors, plays, strict=True)}
-        groups: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        bases, frames = self._bases, len(self.times)
+        bases[..., 3, 3] = 1.0
+        groups: dict[str, list[tuple[int, FloatArray]]] = {}
+        for k, properties in enumerate(self.nodes):
+            if all(channels.kind != "rotation" for channels in properties):
+                bases[k, :, :3, :3] = np.eye(3)
+            for j, channels in enumerate(properties):
+                if channels.kind == "rotation":
+                    groups.setdefault(channels.mode, []).append((k, playing.get((k, j), channels.values)))
+                elif channels.kind == "location":
+                    bases[k, :, :3, 3] = playing.get((k, j), channels.values)
+        step = max(1, _BATCH // (9 * frames))
+        for mode, members in groups.items():
+            for start in range(0, len(members), step):
+                some = members[start : start + step]
+                bases[[k for k, _ in some], :, :3, :3] = quat_to_matrix(turns(mode, np.stack([v for _, v in some])))
         for k, properties in enumerate(self.nodes):
             for j, channels in enumerate(properties):
-                if channels.kind != "location":
-                    groups.setdefault((channels.kind, channels.mode), []).append((k, j))
-        parts = {}
-        for places in groups.values():
-            stacked = np.stack([playing.get((k, j), self.nodes[k][j].values) for k, j in places], axis=1)
-            matrices = linear(self.nodes[places[0][0]][places[0][1]], stacked)
-            parts.update({place: matrices[:, n] for n, place in enumerate(places)})
-        return parts
+                scale = playing.get((k, j), channels.values)
+                if channels.kind == "scale" and np.any(scale != 1.0):
+                    bases[k, :, :3, :3] *= scale[:, None, :]
+        return posed_nodes(self.skeleton, bases, self._world)
 
-    def bases(self, plays: Sequence[FloatArray]) -> list[FloatArray]:
-        """Every node's basis on every frame (F, 4, 4), its actors playing ``plays``."""
-        parts = self.parts(plays)
-        playing = {(a.node, a.slot): values for a, values in zip(self.actors, plays, strict=True)}
-        frames = len(self.times)
-        bases = []
-        for k, properties in enumerate(self.nodes):
-            matrices = np.zeros((frames, 4, 4))
-            matrices[:, 3, 3] = 1.0
-            kinds = {channels.kind: j for j, channels in enumerate(properties)}
-            if "location" in kinds:
-                matrices[:, :3, 3] = playing.get((k, kinds["location"]), properties[kinds["location"]].values)
-            turned = [parts[(k, kinds[kind])] for kind in ("rotation", "scale") if kind in kinds]
-            matrices[:, :3, :3] = turned[0] @ turned[1] if len(turned) == 2 else turned[0] if turned else np.eye(3)
-            bases.append(matrices)
-        return bases
+    def error(self, plays: Sequence[FloatArray]) -> FloatArray:
+        """How far (F, P) each measured point is from ``reference``, the actors playing ``plays``."""
+        world = self.posed(plays)
+        error = np.empty(self.reference.shape[:2])
+        for k, columns in enumerate(self.columns):
+            error[:, columns] = distances(_placed(world[k], self.skeleton.points[k]) - self.reference[:, columns])
+        return error
 
-    def effects(self, plays: Sequence[FloatArray], which: Rows | None = None) -> FloatArray:
-        """How far at most each actor's error moves any point of its node or below, on every frame (F, A), the
-        actors playing ``plays`` (or only the actors ``which``, playing ``plays``): a location's error through
-        the frame it hangs in; a rotation's (twice the sine of half the angle between the rotations) or a
-        scale's times the points' reach. The rotations of one mode are computed together."""
-        which = np.arange(len(self.actors)) if which is None else which
-        effects = np.empty((len(self.times), len(which)))
-        rotations: dict[str, list[int]] = {}
-        for n, (i, values) in enumerate(zip(which.tolist(), plays, strict=True)):
-            actor = self.actors[i]
-            channels = actor.channels
-            if channels.kind == "rotation":
-                rotations.setdefault(channels.mode, []).append(n)
-            elif i in self.hangs:
-                moved = np.einsum("fij,fj->fi", self.hangs[i], values - channels.values)
-                effects[:, n] = distances(moved[:, None])[:, 0]
-            else:
-                ratio = np.abs(values / np.where(self.dense[i] == 0.0, 1.0, self.dense[i]) - 1.0).max(axis=-1)
-                effects[:, n] = ratio * self.reach[:, actor.node]
-        for mode, places in rotations.items():
-            actors = [self.actors[which[n]] for n in places]
-            played = turns(mode, np.stack([plays[n] for n in places], axis=1))  # (F, m, 4)
-            dense = np.stack([self.dense[int(which[n])] for n in places], axis=1)
-            # The chord d between the unit quaternions (the nearer sign) is 2 sin(angle / 4): 2 sin(angle / 2)
-            # is d sqrt(4 - d^2), which keeps its precision for the smallest turns.
-            chord = np.minimum(distances(played - dense), distances(played + dense))
-            reach = self.reach[:, [actor.node for actor in actors]]
-            effects[:, places] = chord * np.sqrt(np.maximum(4.0 - chord * chord, 0.0)) * reach
-        return effects
-
+    @cached_property
     def along(self) -> NDArray[np.bool_]:
         """(B, A): whether each actor's node is the node or above it."""
-        owners = np.array([actor.node for actor in self.actors], dtype=np.int64)
-        along = np.zeros((len(self.nodes), len(self.actors)), dtype=bool)
-        for k in range(len(self.nodes)):
-            node = k
-            while node >= 0:
-                along[k] |= owners == node
-                node = self.skeleton.parents[node]
-        return along
-
-    def points(self, plays: Sequence[FloatArray]) -> FloatArray:
-        """Every measured point on every frame (F, P, 3), the actors playing ``plays``."""
-        return points_of(self.skeleton, posed(self.skeleton, self.bases(plays)))
+        return np.asarray(self.skeleton.beneath[[actor.node for actor in self.actors]].T, dtype=bool)
 
     def in_line(self) -> FloatArray:
         """(A,): how many actors the longest line of nodes through each actor's node holds (from a node with
@@ -197,8 +142,66 @@ class Pose:
         above = np.zeros(len(self.nodes), dtype=np.int64)
         for k, parent in enumerate(self.skeleton.parents):
             above[k] = counts[k] + (above[parent] if parent >= 0 else 0)
-        longest = [max(above[j] for j in self.skeleton.below(a.node)) for a in self.actors]
-        return np.maximum(np.array(longest, dtype=np.float64), 1.0)
+        longest = np.where(self.skeleton.beneath[[a.node for a in self.actors]], above, 0).max(axis=1, initial=1)
+        return np.asarray(longest, dtype=np.float64)
+
+    def weights(self, width: int) -> FloatArray:
+        """How far an error of each actor's keyed values moves the points of its node and below, to first order:
+        (W, W, A, F) such that an error ``e`` (W,) of actor ``a``'s values on frame ``f`` moves them by at most
+        ``sqrt(e @ Q[:, :, a, f] @ e)`` (its extra columns, past its own, are 0). A rotation's error is the
+        change of its unit quaternion, which times twice the points' reach (``reach``) is how far it moves
+        them (the chord of the turn), a location's is carried through the frame it hangs in, a scale's is its
+        share of the scale times the reach. Weighed through what each actor plays (``Channels.plays``), by finite
+        differences, actors of a kind a few at a time."""
+        frames = len(self.times)
+        forms = np.zeros((width, width, len(self.actors), frames))
+        groups: dict[tuple[str, str, int], list[int]] = {}
+        for i, actor in enumerate(self.actors):
+            groups.setdefault((actor.channels.kind, actor.channels.mode, actor.width), []).append(i)
+        for (kind, mode, k), members in groups.items():
+            step = max(1, _BATCH // (4 * (k + 1) * frames))
+            for start in range(0, len(members), step):
+                some = members[start : start + step]
+                moved = np.stack([self._moved(i) for i in some])  # (m, k + 1, F, n)
+                if kind == "rotation":
+                    moved = (
+                        turns(mode, moved)
+                        * 2.0
+                        * self.reach[:, [self.actors[i].node for i in some]].T[:, None, :, None]
+                    )
+                elif kind == "location":
+                    moved = np.einsum("mfij,mkfj->mkfi", np.stack([self.hangs[i] for i in some]), moved)
+                else:
+                    dense = np.stack([self.actors[i].channels.values for i in some])  # (m, F, 3)
+                    reach = self.reach[:, [self.actors[i].node for i in some]].T[:, None, :, None]
+                    moved = moved / np.where(dense == 0.0, 1.0, dense)[:, None] * reach
+                forms[:k, :k, some] = np.moveaxis(_form(moved, kind == "rotation"), 0, 2)
+        return forms
+
+    def _moved(self, actor: int) -> FloatArray:
+        """What actor ``actor`` plays (k + 1, F, n): as keyed, then with each keyed value moved by ``_STEP``."""
+        channels, k, frames = self.actors[actor].channels, self.actors[actor].width, len(self.times)
+        keyed = channels.keyed
+        assert keyed is not None
+        bumped = np.repeat(keyed[None], k + 1, axis=0)
+        bumped[np.arange(1, k + 1), :, np.arange(k)] += _STEP
+        return channels.plays(bumped.reshape(-1, k), np.tile(np.arange(frames), k + 1)).reshape(k + 1, frames, -1)
+
+
+def _form(moved: FloatArray, turned: bool) -> FloatArray:
+    """Actors' quadratic forms (m, k, k, F) (``Pose.weights``) given where their effects move (m, k + 1, F, n):
+    unmoved, then with each keyed value moved by ``_STEP``; ``turned``: quaternions, of either sign."""
+    slope = moved[:, 1:] - moved[:, :1]
+    if turned:  # a quaternion moved to the other side plays the same turn
+        flip = np.einsum("mkfi,mfi->mkf", moved[:, 1:], moved[:, 0]) < 0.0
+        slope = np.where(flip[..., None], -moved[:, 1:] - moved[:, :1], slope)
+    slope /= _STEP
+    return np.asarray(np.einsum("mafi,mbfi->mabf", slope, slope), dtype=np.float64)
+
+
+def _placed(world: FloatArray, points: FloatArray) -> FloatArray:
+    """Where a node's posed matrices (F, 4, 4) put its points (P, 3): (F, P, 3)."""
+    return np.asarray(world[:, :3, :3] @ points.T + world[:, :3, 3:], dtype=np.float64).transpose(0, 2, 1)
 
 
 def distances(moves: FloatArray) -> FloatArray:
@@ -207,18 +210,20 @@ def distances(moves: FloatArray) -> FloatArray:
 
 
 def reach_of(skeleton: Skeleton, world: FloatArray, points: FloatArray) -> FloatArray:
-    """(F, B): how far the points of each node and of the nodes below it may be from its head on each frame: at
-    most the farthest of those nodes' heads plus how far that node's own points reach from its head."""
-    nodes = skeleton.point_nodes
-    heads = world[..., :3, 3]
-    own = np.zeros(world.shape[:2])
-    if len(nodes):  # each node's farthest point from its head (the points come node after node)
-        starts = np.flatnonzero(np.diff(nodes, prepend=-1))
-        own[:, nodes[starts]] = np.maximum.reduceat(distances(points - heads[:, nodes]), starts, axis=1)
+    """(F, B): how far the points of each node and of the nodes below it may be from its head on each frame, given
+    the nodes' posed matrices (B, F, 4, 4) and the points (F, P, 3): at most the farthest of those nodes' heads
+    plus how far that node's own points reach from its head."""
+    heads = np.ascontiguousarray(world[..., :3, 3])  # (B, F, 3)
+    own = np.zeros(heads.shape[:2])  # (B, F)
+    ends = np.cumsum([len(p) for p in skeleton.points])
+    for k, end in enumerate(ends.tolist()):
+        if len(skeleton.points[k]):
+            own[k] = distances(points[:, end - len(skeleton.points[k]) : end] - heads[k, :, None]).max(axis=1)
     reach = own.copy()
     for k in range(len(skeleton.parents)):
         below = np.flatnonzero(skeleton.beneath[k])[1:]
         if below.size:
-            apart = distances(heads[:, below] - heads[:, k, None]) + own[:, below]
-            reach[:, k] = np.maximum(reach[:, k], apart.max(axis=1))
-    return reach
+            apart = heads[below] - heads[k]  # (n, F, 3)
+            farthest = (np.sqrt(np.einsum("nfi,nfi->nf", apart, apart)) + own[below]).max(axis=0)
+            np.maximum(reach[k], farthest, out=reach[k])
+    return np.ascontiguousarray(reach.T)

@@ -13,7 +13,7 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ...reduction import KeysReport, basis, keyed_curve, keys_report, points_of, posed, thin_keys
+from ...reduction import KeysReport, Thinned, basis, keyed_curve, keys_report, points_of, posed, thin_keys
 from ...solver import FloatArray
 from ..rig import Held, KeyWriter, bone_in_path
 from .bezier import write_kept
@@ -167,7 +167,6 @@ def thin_held(
         (something besides them moves it): nothing is written then.
     """
     thinning = Thinning(frames, key_error)
-    times = frames.astype(np.float64)
     for armature, writer in writers.items():
         held = writer.release()
         keyed: dict[str, list[Keyed]] = {}
@@ -181,21 +180,12 @@ def thin_held(
             )
             by_source[(bone, prop)] = record
         model = bone_model(armature, keyed, read.get(armature, {}), len(frames))
-        playing = [[c.values for c in channels] for channels in model.nodes]
-        played = _points(model, playing)
-        exact = all(
-            a is b
-            for node, values in zip(model.solved, playing, strict=True)
-            for a, b in zip(node, values, strict=True)
-        )
-        solved = played if exact else _points(model, model.solved)
-        reference = played
+        posed_points = None
         if posed is not None:  # keys that exist: the pose Blender gives them is the pose
-            reference = solved = points_of(model.skeleton, np.stack([posed[armature][b] for b in model.bones], axis=1))
-            _check_posed(model, played, reference, frames, key_error)
-        rounding = np.linalg.norm(played - solved, axis=-1)
-        bound = _bound(model, solved, key_error, (pins or {}).get(armature, {}))
-        thinned = thin_keys(times, model.skeleton, model.nodes, bound)
+            posed_points = points_of(model.skeleton, np.stack([posed[armature][b] for b in model.bones], axis=1))
+        thinned, reference, rounding = _thin_model(
+            model, frames, key_error, (pins or {}).get(armature, {}), posed_points
+        )
         sources = [by_source[(bone, source.prop)] for bone, source in model.sources]
         tracks = pose_tracks(armature, model.bones, len(frames))
         kept, controls = list(thinned.keys), list(thinned.controls)
@@ -210,6 +200,45 @@ def thin_held(
                     )
         thinning.armatures.append(done)
     return thinning
+
+
+def _thin_model(
+    model: BoneModel,
+    frames: NDArray[np.int64],
+    key_error: float,
+    pins: Mapping[str, tuple[NDArray[np.bool_], FloatArray]],
+    posed: FloatArray | None,
+) -> tuple[Thinned, FloatArray, FloatArray]:
+    """Thin the model's keys: the keys kept, where a key on every frame plays the points (F, P, 3), the reference
+    the kept keys are measured from, and how far that is from the pose the keys stand for (F, P: a layer's
+    rounding). ``posed``: where Blender poses the points of keys that exist (F, P, 3), the pose they keep to.
+
+    Raises
+    ------
+    ValueError
+        With ``posed``, where a bone is posed farther from where its keys put it than half of ``key_error``.
+    """
+    times = frames.astype(np.float64)
+    playing = [[c.values for c in channels] for channels in model.nodes]
+    exact = all(
+        a is b for node, values in zip(model.solved, playing, strict=True) for a, b in zip(node, values, strict=True)
+    )
+    if exact and posed is None:  # the keys play the pose they stand for: ``thin_keys`` poses it once for both
+
+        def bound(points: FloatArray) -> FloatArray:
+            return _bound(model, points, key_error, pins)
+
+        thinned = thin_keys(times, model.skeleton, model.nodes, bound)
+        reference = thinned.reference if thinned.reference is not None else _points(model, playing)
+        return thinned, reference, np.zeros(reference.shape[:2])
+    played = _points(model, playing)
+    solved = played if exact else _points(model, model.solved)
+    reference = played
+    if posed is not None:
+        _check_posed(model, played, posed, frames, key_error)
+        reference = solved = posed
+    thinned = thin_keys(times, model.skeleton, model.nodes, _bound(model, solved, key_error, pins))
+    return thinned, reference, np.linalg.norm(played - solved, axis=-1)
 
 
 def _check_posed(
