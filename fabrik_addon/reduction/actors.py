@@ -25,7 +25,7 @@ Rows = NDArray[np.int64]
 #: it, small enough that the errors weighed (under a degree, a few millimetres) are as small.
 _STEP = 1e-4
 #: About how many numbers an array worked at once holds (see the module).
-_BATCH = 8192
+_BATCH = 65536
 
 
 @dataclass
@@ -68,11 +68,13 @@ class Pose:
             if channels.keyed is not None
         ]
         room = np.zeros((len(listed), len(times), 4, 4))
+        room[..., 3, 3] = 1.0
         pose = cls(times, skeleton, listed, actors, np.zeros((0, 0, 3)), np.zeros((0, 0)), {}, room, room.copy())
-        world = pose.posed([a.channels.values for a in actors])
+        pose._basis([k for k in range(len(listed))], {})
+        world = posed_nodes(skeleton, pose._bases, pose._world)
         pose.reference = np.empty((len(times), len(skeleton.point_nodes), 3))
-        for k, columns in enumerate(pose.columns):
-            pose.reference[:, columns] = _placed(world[k], skeleton.points[k])
+        for run, columns in pose.runs:
+            pose.reference[:, columns] = _placed(world[run], np.stack(skeleton.points[run]))
         pose.reach = reach_of(skeleton, world, pose.reference)
         for i, actor in enumerate(actors):
             if actor.channels.kind == "location":
@@ -82,10 +84,23 @@ class Pose:
         return pose
 
     @cached_property
-    def columns(self) -> list[slice]:
-        """Each node's points among all (``points_of``' order)."""
-        ends = np.cumsum([len(points) for points in self.skeleton.points])
-        return [slice(int(end) - len(points), int(end)) for end, points in zip(ends, self.skeleton.points, strict=True)]
+    def runs(self) -> list[tuple[slice, slice]]:
+        """Runs of nodes with as many points each, a few thousand numbers' worth at most, and their points among
+        all (``points_of``' order)."""
+        counts = [len(points) for points in self.skeleton.points]
+        ends = np.cumsum(counts)
+        runs, start = [], 0
+        for k in range(1, len(counts) + 1):
+            if k == len(counts) or counts[k] != counts[start] or (k - start) * len(self.times) * 16 >= _BATCH:
+                first = int(ends[start] - counts[start])
+                runs.append((slice(start, k), slice(first, int(ends[k - 1]))))
+                start = k
+        return runs
+
+    @cached_property
+    def touched(self) -> list[int]:
+        """The nodes some actor poses."""
+        return sorted({actor.node for actor in self.actors})
 
     def plays(self, keyed: Sequence[FloatArray]) -> list[FloatArray]:
         """What each actor's property plays on every frame (F, n) when its F-curves hold ``keyed`` (F, k)."""
@@ -94,38 +109,47 @@ class Pose:
 
     def posed(self, plays: Sequence[FloatArray]) -> FloatArray:
         """Every node's posed matrix (B, F, 4, 4), its actors playing ``plays`` (F, n) (in room the next call
-        uses again): each basis ``T(location) @ R(rotation) @ S(scale)``, the rotations of one mode turned a few
-        nodes at a time."""
-        playing = {(a.node, a.slot): values for a, values in zip(self.actors, plays, strict=True)}
+        uses again)."""
+        self._basis(self.touched, {(a.node, a.slot): values for a, values in zip(self.actors, plays, strict=True)})
+        return posed_nodes(self.skeleton, self._bases, self._world)
+
+    def _basis(self, touched: list[int], playing: dict[tuple[int, int], FloatArray]) -> None:
+        """Make the bases of the nodes ``touched`` (``T(location) @ R(rotation) @ S(scale)``) in room for them,
+        their properties playing ``playing`` (by node and place) or the pose: each kind and mode a few nodes at a
+        time."""
         bases, frames = self._bases, len(self.times)
-        bases[..., 3, 3] = 1.0
-        groups: dict[str, list[tuple[int, FloatArray]]] = {}
-        for k, properties in enumerate(self.nodes):
-            if all(channels.kind != "rotation" for channels in properties):
+        groups: dict[tuple[str, str], list[tuple[int, FloatArray]]] = {}
+        for k in touched:
+            kinds = {channels.kind for channels in self.nodes[k]}
+            if "rotation" not in kinds:
                 bases[k, :, :3, :3] = np.eye(3)
-            for j, channels in enumerate(properties):
-                if channels.kind == "rotation":
-                    groups.setdefault(channels.mode, []).append((k, playing.get((k, j), channels.values)))
-                elif channels.kind == "location":
-                    bases[k, :, :3, 3] = playing.get((k, j), channels.values)
+            for j, channels in enumerate(self.nodes[k]):
+                values = playing.get((k, j), channels.values)
+                if channels.kind != "scale" or np.any(values != 1.0):
+                    groups.setdefault((channels.kind, channels.mode), []).append((k, values))
         step = max(1, _BATCH // (9 * frames))
-        for mode, members in groups.items():
-            for start in range(0, len(members), step):
-                some = members[start : start + step]
-                bases[[k for k, _ in some], :, :3, :3] = quat_to_matrix(turns(mode, np.stack([v for _, v in some])))
-        for k, properties in enumerate(self.nodes):
-            for j, channels in enumerate(properties):
-                scale = playing.get((k, j), channels.values)
-                if channels.kind == "scale" and np.any(scale != 1.0):
-                    bases[k, :, :3, :3] *= scale[:, None, :]
-        return posed_nodes(self.skeleton, bases, self._world)
+        for kind in ("location", "rotation", "scale"):  # a scale scales the rotation's columns
+            for (of_kind, mode), members in groups.items():
+                if of_kind != kind:
+                    continue
+                for start in range(0, len(members), step):
+                    some = [k for k, _ in members[start : start + step]]
+                    values = np.stack([v for _, v in members[start : start + step]])
+                    if kind == "location":
+                        bases[some, :, :3, 3] = values
+                    elif kind == "rotation":
+                        bases[some, :, :3, :3] = quat_to_matrix(turns(mode, values))
+                    else:
+                        bases[some, :, :3, :3] *= values[:, :, None, :]
 
     def error(self, plays: Sequence[FloatArray]) -> FloatArray:
         """How far (F, P) each measured point is from ``reference``, the actors playing ``plays``."""
         world = self.posed(plays)
         error = np.empty(self.reference.shape[:2])
-        for k, columns in enumerate(self.columns):
-            error[:, columns] = distances(_placed(world[k], self.skeleton.points[k]) - self.reference[:, columns])
+        for run, columns in self.runs:
+            error[:, columns] = distances(
+                _placed(world[run], np.stack(self.skeleton.points[run])) - self.reference[:, columns]
+            )
         return error
 
     @cached_property
@@ -151,24 +175,28 @@ class Pose:
         ``sqrt(e @ Q[:, :, a, f] @ e)`` (its extra columns, past its own, are 0). A rotation's error is the
         change of its unit quaternion, which times twice the points' reach (``reach``) is how far it moves
         them (the chord of the turn), a location's is carried through the frame it hangs in, a scale's is its
-        share of the scale times the reach. Weighed through what each actor plays (``Channels.plays``), by finite
-        differences, actors of a kind a few at a time."""
+        share of the scale times the reach. Through what an actor plays (``Channels.plays``) where it is given,
+        and an Euler or axis-angle turn, by finite differences; actors of a kind a few at a time."""
         frames = len(self.times)
         forms = np.zeros((width, width, len(self.actors), frames))
-        groups: dict[tuple[str, str, int], list[int]] = {}
+        groups: dict[tuple[str, str, int, bool], list[int]] = {}
         for i, actor in enumerate(self.actors):
-            groups.setdefault((actor.channels.kind, actor.channels.mode, actor.width), []).append(i)
-        for (kind, mode, k), members in groups.items():
+            channels = actor.channels
+            groups.setdefault((channels.kind, channels.mode, actor.width, channels.play is None), []).append(i)
+        for (kind, mode, k, direct), members in groups.items():
             step = max(1, _BATCH // (4 * (k + 1) * frames))
             for start in range(0, len(members), step):
                 some = members[start : start + step]
+                if direct and (kind != "rotation" or mode == "QUATERNION"):
+                    full = self._direct(kind, some)  # (m, n, n, F), over every value of the property
+                    for i, form in zip(some, full, strict=True):
+                        place = list(self.actors[i].channels.indices)
+                        forms[:k, :k, i] = form[np.ix_(place, place)]
+                    continue
                 moved = np.stack([self._moved(i) for i in some])  # (m, k + 1, F, n)
                 if kind == "rotation":
-                    moved = (
-                        turns(mode, moved)
-                        * 2.0
-                        * self.reach[:, [self.actors[i].node for i in some]].T[:, None, :, None]
-                    )
+                    reach = 2.0 * self.reach[:, [self.actors[i].node for i in some]].T
+                    moved = turns(mode, moved) * reach[:, None, :, None]
                 elif kind == "location":
                     moved = np.einsum("mfij,mkfj->mkfi", np.stack([self.hangs[i] for i in some]), moved)
                 else:
@@ -178,9 +206,30 @@ class Pose:
                 forms[:k, :k, some] = np.moveaxis(_form(moved, kind == "rotation"), 0, 2)
         return forms
 
+    def _direct(self, kind: str, some: list[int]) -> FloatArray:
+        """The quadratic forms (m, n, n, F) of actors that play their values as keyed, over every value of their
+        property: a quaternion's, ``4 reach^2 / |q|^2 (I - u u^T)`` (``u`` the unit quaternion: only the turn
+        moves the points); a location's, ``H^T H`` (``H`` the frame it moves in); a scale's,
+        ``(reach / scale)^2`` on its diagonal."""
+        values = np.stack([self.actors[i].channels.values for i in some]).transpose(0, 2, 1)  # (m, n, F)
+        if kind == "location":
+            hangs = np.stack([self.hangs[i] for i in some])  # (m, F, 3, 3)
+            return np.asarray(np.einsum("mfji,mfjk->mikf", hangs, hangs), dtype=np.float64)
+        reach = self.reach[:, [self.actors[i].node for i in some]].T  # (m, F)
+        if kind == "scale":
+            return np.asarray(np.eye(3)[None, :, :, None] * ((reach[:, None] / values) ** 2)[:, None], dtype=np.float64)
+        square = np.einsum("mnf,mnf->mf", values, values)
+        unit = values / np.sqrt(square)[:, None]
+        across = np.eye(4)[None, :, :, None] - unit[:, :, None] * unit[:, None]
+        return np.asarray(across * (4.0 * reach * reach / square)[:, None, None], dtype=np.float64)
+
     def _moved(self, actor: int) -> FloatArray:
         """What actor ``actor`` plays (k + 1, F, n): as keyed, then with each keyed value moved by ``_STEP``."""
         channels, k, frames = self.actors[actor].channels, self.actors[actor].width, len(self.times)
+        if channels.play is None:  # every value, the keyed ones moved in turn
+            moved = np.repeat(channels.values[None], k + 1, axis=0)
+            moved[np.arange(1, k + 1), :, list(channels.indices)] += _STEP
+            return moved
         keyed = channels.keyed
         assert keyed is not None
         bumped = np.repeat(keyed[None], k + 1, axis=0)
@@ -200,8 +249,12 @@ def _form(moved: FloatArray, turned: bool) -> FloatArray:
 
 
 def _placed(world: FloatArray, points: FloatArray) -> FloatArray:
-    """Where a node's posed matrices (F, 4, 4) put its points (P, 3): (F, P, 3)."""
-    return np.asarray(world[:, :3, :3] @ points.T + world[:, :3, 3:], dtype=np.float64).transpose(0, 2, 1)
+    """Where nodes' posed matrices (m, F, 4, 4) put their points (m, P, 3): (F, m P, 3), node after node, a
+    product per node."""
+    count, frames, each = len(world), world.shape[1], points.shape[1]
+    local = np.concatenate([np.swapaxes(points, 1, 2), np.ones((count, 1, each))], axis=1)  # (m, 4, P)
+    placed = (world.reshape(count, 4 * frames, 4) @ local).reshape(count, frames, 4, each)[:, :, :3]
+    return np.asarray(placed.transpose(1, 0, 3, 2).reshape(frames, count * each, 3), dtype=np.float64)
 
 
 def distances(moves: FloatArray) -> FloatArray:
@@ -214,16 +267,21 @@ def reach_of(skeleton: Skeleton, world: FloatArray, points: FloatArray) -> Float
     the nodes' posed matrices (B, F, 4, 4) and the points (F, P, 3): at most the farthest of those nodes' heads
     plus how far that node's own points reach from its head."""
     heads = np.ascontiguousarray(world[..., :3, 3])  # (B, F, 3)
-    own = np.zeros(heads.shape[:2])  # (B, F)
+    own = np.zeros(heads.shape[:2])
     ends = np.cumsum([len(p) for p in skeleton.points])
     for k, end in enumerate(ends.tolist()):
         if len(skeleton.points[k]):
             own[k] = distances(points[:, end - len(skeleton.points[k]) : end] - heads[k, :, None]).max(axis=1)
     reach = own.copy()
-    for k in range(len(skeleton.parents)):
-        below = np.flatnonzero(skeleton.beneath[k])[1:]
-        if below.size:
-            apart = heads[below] - heads[k]  # (n, F, 3)
-            farthest = (np.sqrt(np.einsum("nfi,nfi->nf", apart, apart)) + own[below]).max(axis=0)
-            np.maximum(reach[k], farthest, out=reach[k])
+    for k in range(len(heads)):
+        under = np.flatnonzero(skeleton.beneath[k])[1:]
+        if not under.size:
+            continue
+        below: slice | NDArray[np.int64] = under
+        if under[-1] - under[0] == len(under) - 1:  # a run of nodes (a chain's): slices, not copies
+            below = slice(int(under[0]), int(under[-1]) + 1)
+        apart = heads[below] - heads[k]  # (n, F, 3)
+        farthest = np.sqrt(np.einsum("nfi,nfi->nf", apart, apart))
+        farthest += own[below]
+        np.maximum(reach[k], farthest.max(axis=0), out=reach[k])
     return np.ascontiguousarray(reach.T)

@@ -118,14 +118,15 @@ def fit_spans(
     t = 1.0 - s
     st = s * t
     weights = (t * t * t, 3.0 * st * t, 3.0 * st * s, s * s * s)
-    va, vb = values[:, first], values[:, last]
+    va, vb = np.take(values, first, axis=1), np.take(values, last, axis=1)
     if controls is None:
         lean = np.where(inside < 2, _LEAN, 0.0)
         toward = None
         if lean.any():  # the cubic through the keys with the samples' slopes
             third = span / 3.0
-            toward = (va + slopes[:, first] * third, vb - slopes[:, last] * third)
-        controls = _least_squares(weights, values[:, rows], segment, inside, va, vb, lean, toward)
+            toward = (va + np.take(slopes, first, axis=1) * third, vb - np.take(slopes, last, axis=1) * third)
+        inner = np.take(values, rows, axis=1)
+        controls = _least_squares(weights, inner, segment, inside, va, vb, lean, toward)
     played = weights[0] * np.take(va, segment, axis=1) + weights[3] * np.take(vb, segment, axis=1)
     played += weights[1] * np.take(controls[0], segment, axis=1)
     played += weights[2] * np.take(controls[1], segment, axis=1)

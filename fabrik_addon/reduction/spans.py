@@ -19,7 +19,7 @@ from .curves import fit_spans
 Flat = NDArray[np.int64]
 #: How many frames inside segments (or rows) a fit works on at once: arrays of a few thousand numbers stay in
 #: the processor's cache and in memory the allocator keeps, where larger ones are mapped and zeroed anew.
-_BATCH = 2048
+_BATCH = 4096
 
 
 @dataclass
@@ -100,8 +100,9 @@ class KeySpans:
 
     def moves(self, played: FloatArray, rows: Flat) -> FloatArray:
         """How far (squared) the error of ``played`` (W, L) on ``rows`` (L,) moves the points, to first order."""
-        error = played - self.values[:, rows]
-        return np.asarray(np.einsum("il,jl,ijl->l", error, error, self.forms[:, :, rows]), dtype=np.float64)
+        error = played - np.take(self.values, rows, axis=1)
+        forms = np.take(self.forms.reshape(-1, self.forms.shape[-1]), rows, axis=1).reshape(*self.forms.shape[:2], -1)
+        return np.asarray(np.einsum("il,jl,ijl->l", error, error, forms), dtype=np.float64)
 
     def weigh(self, first: Flat, last: Flat) -> Weighed:
         """Fit the segments from ``first`` to ``last`` (flat rows) and find each one's worst row: where its error
@@ -116,15 +117,17 @@ class KeySpans:
             if not rows.size:
                 continue
             moves = self.moves(played, rows)
-            share = self.share[rows]
+            share = np.take(self.share, rows)
             out = moves / np.where(share > 0.0, share, 1.0)
             out[(share <= 0.0) & (moves > 0.0)] = np.inf
-            starts = np.flatnonzero(np.diff(segment, prepend=-1))
-            owners = segment[starts] + part.start
-            ratio[owners] = np.maximum.reduceat(out, starts)
-            top = np.flatnonzero(out == ratio[segment + part.start])
-            _, once = np.unique(segment[top], return_index=True)
-            worst[segment[top[once]] + part.start] = rows[top[once]]
+            inside = last[part] - first[part] - 1
+            owners = np.flatnonzero(inside)  # the segments with frames inside, and where their rows start
+            ratio[owners + part.start] = np.maximum.reduceat(out, (np.cumsum(inside) - inside)[owners])
+            top = np.flatnonzero(out == np.take(ratio[part], segment))
+            at = segment[top]
+            once = np.ones(len(top), dtype=bool)
+            once[1:] = at[1:] != at[:-1]  # each segment's first row at its worst
+            worst[at[once] + part.start] = rows[top[once]]
         return Weighed(first, last, worst, ratio, controls)
 
     def keep(self, weighed: Weighed) -> None:

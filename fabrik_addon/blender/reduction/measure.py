@@ -51,4 +51,5 @@ def measured_points(skeleton: Skeleton, tracks: Sequence[PoseTrack]) -> FloatArr
     """Where Blender put the skeleton's measured points (F, P, 3), from what ``pose_tracks`` read (the world
     matrix, then one track per node, in the skeleton's order)."""
     world = row_matrices(tracks[0].rows)
-    return points_of(skeleton, np.stack([world @ row_matrices(track.rows) for track in tracks[1:]], axis=1))
+    nodes = np.stack([row_matrices(track.rows) for track in tracks[1:]])  # (B, F, 4, 4), node after node
+    return points_of(skeleton, np.moveaxis(np.matmul(world, nodes, out=nodes), 0, 1))

@@ -47,13 +47,13 @@ class BoneRows(Protocol):
 class Keyed:
     """A property of a bone whose keys may be thinned: ``prop`` (``rotation_quaternion``, ``location``...), the
     ``indices`` its F-curves key, what they hold on every frame (``values``, (F, len(indices))), what that plays
-    as Blender plays it (``plays``), and the pose they stand for (``solved``, (F, len(indices)): what they play
-    without Blender's rounding)."""
+    as Blender plays it (``plays``; None where the F-curves play what they hold), and the pose they stand for
+    (``solved``, (F, len(indices)): what they play without Blender's rounding)."""
 
     prop: str
     indices: tuple[int, ...]
     values: FloatArray
-    plays: Plays
+    plays: Plays | None
     solved: FloatArray
 
 
@@ -175,8 +175,12 @@ def _channels(
             channels.append(Channels(kind, values, mode if kind == "rotation" else ""))
             exact.append(values)
             continue
-        play = _full(values, source)
-        whole = play(source.values, np.arange(frames))
+        play = None if source.plays is None else _full(values, source)
+        if play is None:
+            whole = values.copy()
+            whole[:, list(source.indices)] = source.values
+        else:
+            whole = play(source.values, np.arange(frames))
         channels.append(Channels(kind, whole, mode if kind == "rotation" else "", source.values, source.indices, play))
         if source.solved is source.values:  # the keys play as they are (an Action's)
             exact.append(whole)
@@ -190,11 +194,12 @@ def _channels(
 
 def _full(fixed: FloatArray, source: Keyed) -> Callable[[FloatArray, NDArray[np.int64]], FloatArray]:
     """What a property plays, all its values: ``fixed`` but at the keyed indices, which play ``source``'s."""
-    indices = list(source.indices)
+    indices, plays = list(source.indices), source.plays
+    assert plays is not None
 
     def play(keyed: FloatArray, rows: NDArray[np.int64]) -> FloatArray:
         values = fixed[rows]  # a copy: rows is an index array
-        values[:, indices] = source.plays(keyed, rows)
+        values[:, indices] = plays(keyed, rows)
         return np.asarray(values, dtype=np.float64)
 
     return play

@@ -85,7 +85,7 @@ class Thinning:
         (last: ``repair`` keys again, and the check walks again)."""
         if self._measured is None:
             self._measured = {
-                a.model.armature: np.linalg.norm(measured_points(a.model.skeleton, a.tracks) - a.reference, axis=-1)
+                a.model.armature: _apart(measured_points(a.model.skeleton, a.tracks), a.reference)
                 for a in self.armatures
             }
         return self._measured
@@ -109,7 +109,8 @@ class Thinning:
                     armature.controls[a] = keyed_curve(times, kept, armature.sources[a].values)[1]
                     _write(armature, a, self.frames)
                     repaired = True
-        self._measured = None
+        if repaired:
+            self._measured = None
         return repaired
 
     def report(self, bones: Mapping[bpy.types.Object, set[str]] | None = None) -> KeysReport:
@@ -119,19 +120,25 @@ class Thinning:
         for armature, measured in zip(self.armatures, self.measured().values(), strict=True):
             model = armature.model
             picked = set(model.bones) if bones is None else bones.get(model.armature, set())
-            nodes = [k for k, bone in enumerate(model.bones) if bone in picked]
-            columns = np.isin(model.skeleton.point_nodes, nodes)
-            errors.append(measured[:, columns])
-            rounding = max(rounding, float(armature.rounding[:, columns].max(initial=0.0)))
+            if picked >= set(model.bones):  # every bone: no copy
+                errors.append(measured)
+                rounding = max(rounding, float(armature.rounding.max(initial=0.0)))
+            else:
+                nodes = [k for k, bone in enumerate(model.bones) if bone in picked]
+                columns = np.isin(model.skeleton.point_nodes, nodes)
+                errors.append(measured[:, columns])
+                rounding = max(rounding, float(armature.rounding[:, columns].max(initial=0.0)))
             for (bone, _), kept, held in zip(model.sources, armature.keys, armature.sources, strict=True):
                 if bone in picked:
                     keys += len(kept) * len(held.indices)
                     dense += len(self.frames) * len(held.indices)
+            thinned = {id(held) for held in armature.sources}
             for held in armature.held:
-                if bone_in_path(held.data_path) in picked and held not in armature.sources:
+                if id(held) not in thinned and bone_in_path(held.data_path) in picked:
                     keys += held.values.size
                     dense += held.values.size
-        return keys_report(self.frames, np.concatenate(errors, axis=1), keys, dense, self.key_error, rounding)
+        together = errors[0] if len(errors) == 1 else np.concatenate(errors, axis=1)
+        return keys_report(self.frames, together, keys, dense, self.key_error, rounding)
 
 
 def thin_held(
@@ -267,8 +274,11 @@ def _check_posed(
     )
 
 
-def _plays(writer: KeyWriter, record: Held) -> Plays:
-    """What the held keys' channels play, as the writer's F-curves play them (an Action's, a layer's)."""
+def _plays(writer: KeyWriter, record: Held) -> Plays | None:
+    """What the held keys' channels play, as the writer's F-curves play them (a layer's); None where they play
+    what they hold (an Action's)."""
+    if writer.plays_keys:
+        return None
 
     def plays(keyed: FloatArray, rows: NDArray[np.int64]) -> FloatArray:
         return writer.played(record, keyed, rows)
@@ -306,6 +316,12 @@ def allowed(key_error: float, points: FloatArray) -> float:
 def _write(armature: _Armature, a: int, frames: NDArray[np.int64]) -> None:
     """Write the kept keys of thinned property ``a`` as Bezier keys, replacing its held keys' span."""
     write_kept(armature.writer, armature.sources[a], frames, armature.keys[a], armature.controls[a])
+
+
+def _apart(points: FloatArray, reference: FloatArray) -> FloatArray:
+    """The distances (F, P) between points (F, P, 3) and where they should be."""
+    moved = points - reference
+    return np.asarray(np.sqrt(np.einsum("fpi,fpi->fp", moved, moved)), dtype=np.float64)
 
 
 def _above(parents: Sequence[int], node: int) -> list[int]:

@@ -231,6 +231,11 @@ class KeyWriter:
         held, self._held = self._held or [], None
         return held
 
+    @property
+    def plays_keys(self) -> bool:
+        """Whether its F-curves play what they hold (an Action's do): ``played`` returns the keys as they are."""
+        return True
+
     def played(self, held: Held, keyed: NDArray[np.float64], rows: NDArray[np.int64], exact: bool = False) -> Values:
         """What the channels of ``held`` play on its rows ``rows`` when their F-curves hold ``keyed`` (R,
         len(held.indices)) there, as Blender plays them (``exact``: without its rounding): in an Action, the
