@@ -55,8 +55,9 @@ class Pose:
     reference: FloatArray = field(repr=False)  # (F, P, 3)
     reach: FloatArray = field(repr=False)  # (F, B)
     hangs: dict[int, FloatArray] = field(repr=False)  # by actor: the frame (F, 3, 3) a keyed location moves in
-    _bases: FloatArray = field(repr=False)  # (B, F, 4, 4): room for the nodes' bases
-    _world: FloatArray = field(repr=False)  # (B, F, 4, 4): room for their posed matrices
+    _world: FloatArray = field(repr=False)  # (B, F, 4, 4): room for the nodes' bases, then their posed matrices
+    _still: dict[int, FloatArray] = field(default_factory=dict, repr=False)  # the bases no actor changes
+    _placed: list[FloatArray] = field(default_factory=list, repr=False)  # per run, the points (m, F, 3, P)
 
     @classmethod
     def of(cls, times: FloatArray, skeleton: Skeleton, nodes: Sequence[Sequence[Channels]]) -> Pose:
@@ -69,13 +70,18 @@ class Pose:
         ]
         room = np.zeros((len(listed), len(times), 4, 4))
         room[..., 3, 3] = 1.0
-        pose = cls(times, skeleton, listed, actors, np.zeros((0, 0, 3)), np.zeros((0, 0)), {}, room, room.copy())
-        pose._basis([k for k in range(len(listed))], {})
-        world = posed_nodes(skeleton, pose._bases, pose._world)
+        pose = cls(times, skeleton, listed, actors, np.zeros((0, 0, 3)), np.zeros((0, 0)), {}, room)
+        pose._basis(list(range(len(listed))), {})
+        pose._still = {k: room[k].copy() for k in range(len(listed)) if k not in set(pose.touched)}
+        world = posed_nodes(skeleton, room, room)
         pose.reference = np.empty((len(times), len(skeleton.point_nodes), 3))
+        own = np.zeros((len(listed), len(times)))  # how far each node's points reach from its head
         for run, columns in pose.runs:
-            pose.reference[:, columns] = _placed(world[run], np.stack(skeleton.points[run]))
-        pose.reach = reach_of(skeleton, world, pose.reference)
+            placed = _placed(world[run], np.stack(skeleton.points[run]))
+            pose._placed.append(placed)
+            pose.reference[:, columns] = placed.transpose(1, 0, 3, 2).reshape(len(times), -1, 3)
+            own[run] = _lengths(placed - world[run, :, :3, 3:]).max(axis=2)
+        pose.reach = reach_of(skeleton, world, own)
         for i, actor in enumerate(actors):
             if actor.channels.kind == "location":
                 parent, offset = skeleton.parents[actor.node], skeleton.offsets[actor.node]
@@ -98,6 +104,16 @@ class Pose:
         return runs
 
     @cached_property
+    def _unit_scales(self) -> set[tuple[int, int]]:
+        """The scales (by node and place) that are 1 on every frame."""
+        return {
+            (k, j)
+            for k, properties in enumerate(self.nodes)
+            for j, channels in enumerate(properties)
+            if channels.kind == "scale" and np.all(channels.values == 1.0)
+        }
+
+    @cached_property
     def touched(self) -> list[int]:
         """The nodes some actor poses."""
         return sorted({actor.node for actor in self.actors})
@@ -109,22 +125,29 @@ class Pose:
 
     def posed(self, plays: Sequence[FloatArray]) -> FloatArray:
         """Every node's posed matrix (B, F, 4, 4), its actors playing ``plays`` (F, n) (in room the next call
-        uses again)."""
+        uses again: each node's basis, then, in place, its posed matrix)."""
         self._basis(self.touched, {(a.node, a.slot): values for a, values in zip(self.actors, plays, strict=True)})
-        return posed_nodes(self.skeleton, self._bases, self._world)
+        for k, basis in self._still.items():
+            self._world[k] = basis
+        return posed_nodes(self.skeleton, self._world, self._world)
 
     def _basis(self, touched: list[int], playing: dict[tuple[int, int], FloatArray]) -> None:
         """Make the bases of the nodes ``touched`` (``T(location) @ R(rotation) @ S(scale)``) in room for them,
         their properties playing ``playing`` (by node and place) or the pose: each kind and mode a few nodes at a
         time."""
-        bases, frames = self._bases, len(self.times)
+        bases, frames = self._world, len(self.times)
         groups: dict[tuple[str, str], list[tuple[int, FloatArray]]] = {}
         for k in touched:
             kinds = {channels.kind for channels in self.nodes[k]}
             if "rotation" not in kinds:
                 bases[k, :, :3, :3] = np.eye(3)
+            if "location" not in kinds:
+                bases[k, :, :3, 3] = 0.0
             for j, channels in enumerate(self.nodes[k]):
-                values = playing.get((k, j), channels.values)
+                values = playing.get((k, j))
+                if values is None and (k, j) in self._unit_scales:
+                    continue
+                values = channels.values if values is None else values
                 if channels.kind != "scale" or np.any(values != 1.0):
                     groups.setdefault((channels.kind, channels.mode), []).append((k, values))
         step = max(1, _BATCH // (9 * frames))
@@ -146,10 +169,9 @@ class Pose:
         """How far (F, P) each measured point is from ``reference``, the actors playing ``plays``."""
         world = self.posed(plays)
         error = np.empty(self.reference.shape[:2])
-        for run, columns in self.runs:
-            error[:, columns] = distances(
-                _placed(world[run], np.stack(self.skeleton.points[run])) - self.reference[:, columns]
-            )
+        for (run, columns), reference in zip(self.runs, self._placed, strict=True):
+            apart = _lengths(_placed(world[run], np.stack(self.skeleton.points[run])) - reference)  # (m, F, P)
+            error[:, columns] = apart.transpose(1, 0, 2).reshape(len(self.times), -1)
         return error
 
     @cached_property
@@ -189,6 +211,9 @@ class Pose:
                 some = members[start : start + step]
                 if direct and (kind != "rotation" or mode == "QUATERNION"):
                     full = self._direct(kind, some)  # (m, n, n, F), over every value of the property
+                    if all(len(self.actors[i].channels.values[0]) == k for i in some):  # every value keyed
+                        forms[:k, :k, some] = np.moveaxis(full, 0, 2)
+                        continue
                     for i, form in zip(some, full, strict=True):
                         place = list(self.actors[i].channels.indices)
                         forms[:k, :k, i] = form[np.ix_(place, place)]
@@ -249,12 +274,16 @@ def _form(moved: FloatArray, turned: bool) -> FloatArray:
 
 
 def _placed(world: FloatArray, points: FloatArray) -> FloatArray:
-    """Where nodes' posed matrices (m, F, 4, 4) put their points (m, P, 3): (F, m P, 3), node after node, a
-    product per node."""
+    """Where nodes' posed matrices (m, F, 4, 4) put their points (m, P, 3): (m, F, 3, P), a product per node."""
     count, frames, each = len(world), world.shape[1], points.shape[1]
     local = np.concatenate([np.swapaxes(points, 1, 2), np.ones((count, 1, each))], axis=1)  # (m, 4, P)
-    placed = (world.reshape(count, 4 * frames, 4) @ local).reshape(count, frames, 4, each)[:, :, :3]
-    return np.asarray(placed.transpose(1, 0, 3, 2).reshape(frames, count * each, 3), dtype=np.float64)
+    placed = (world.reshape(count, 4 * frames, 4) @ local).reshape(count, frames, 4, each)
+    return np.asarray(placed[:, :, :3], dtype=np.float64)
+
+
+def _lengths(moves: FloatArray) -> FloatArray:
+    """The lengths (m, F, P) of vectors (m, F, 3, P)."""
+    return np.asarray(np.sqrt(np.einsum("mfip,mfip->mfp", moves, moves)), dtype=np.float64)
 
 
 def distances(moves: FloatArray) -> FloatArray:
@@ -262,16 +291,11 @@ def distances(moves: FloatArray) -> FloatArray:
     return np.asarray(np.sqrt(np.einsum("fpi,fpi->fp", moves, moves)), dtype=np.float64)
 
 
-def reach_of(skeleton: Skeleton, world: FloatArray, points: FloatArray) -> FloatArray:
+def reach_of(skeleton: Skeleton, world: FloatArray, own: FloatArray) -> FloatArray:
     """(F, B): how far the points of each node and of the nodes below it may be from its head on each frame, given
-    the nodes' posed matrices (B, F, 4, 4) and the points (F, P, 3): at most the farthest of those nodes' heads
-    plus how far that node's own points reach from its head."""
+    the nodes' posed matrices (B, F, 4, 4) and how far each node's own points reach from its head (B, F): at most
+    the farthest of those nodes' heads plus how far that node's own points reach."""
     heads = np.ascontiguousarray(world[..., :3, 3])  # (B, F, 3)
-    own = np.zeros(heads.shape[:2])
-    ends = np.cumsum([len(p) for p in skeleton.points])
-    for k, end in enumerate(ends.tolist()):
-        if len(skeleton.points[k]):
-            own[k] = distances(points[:, end - len(skeleton.points[k]) : end] - heads[k, :, None]).max(axis=1)
     reach = own.copy()
     for k in range(len(heads)):
         under = np.flatnonzero(skeleton.beneath[k])[1:]

@@ -138,14 +138,15 @@ def thin_keys(
 #: Every how many frames the actors are keyed to see where their error lies; how near its share a segment's
 #: error is placed to come (its fourth root is how much shorter the segment is than it might be); how far out of
 #: its share the error of a segment joining two is foretold to be at most, for the join to be tried; thinning
-#: rounds at most; the share of its bound the pose's worst point must stay under for another round; and how far
-#: past what it may move alone an actor's share may grow (errors of bones in a line seldom add up in one
-#: direction: the refinement keys where they do).
+#: rounds at most; the share of its bound the pose's worst point is brought to by another round, and the least
+#: growth of the shares worth one; and how far past what it may move alone an actor's share may grow (errors of
+#: bones in a line seldom add up in one direction: the refinement keys where they do).
 _STRIDE = 8
 _FILL = 0.6
-_LIKELY = 8.0
+_LIKELY = 4.0
 _ROUNDS = 2
 _ROOM = 0.7
+_WORTH = 1.25
 _BEYOND = 2.0
 
 
@@ -161,7 +162,7 @@ def _thin(pose: Pose, bound: FloatArray) -> tuple[KeySpans, FloatArray]:
     for _ in range(_ROUNDS):
         _merge(keys)
         worst, error = _refine(pose, keys, bound)
-        if not 0.0 < worst < _ROOM:
+        if not 0.0 < worst * _WORTH <= _ROOM:
             break
         grown = np.minimum(share * min(2.0, _ROOM / worst), _BEYOND * alone)
         keys.ratio *= ((share / grown) ** 2).ravel()

@@ -183,7 +183,8 @@ def posed(skeleton: Skeleton, bases: Sequence[FloatArray]) -> FloatArray:
 def posed_nodes(
     skeleton: Skeleton, bases: Sequence[FloatArray] | FloatArray, out: FloatArray | None = None
 ) -> FloatArray:
-    """``posed``, node after node (B, F, 4, 4), given each node's basis (F, 4, 4) (into ``out`` where given)."""
+    """``posed``, node after node (B, F, 4, 4), given each node's basis (F, 4, 4) (into ``out`` where given, which
+    may be ``bases`` itself: a node's basis is read before its posed matrix is written, after its parent's)."""
     frames = max(len(b) for b in bases)
     world = np.empty((len(bases), frames, 4, 4)) if out is None else out
     for k, (parent, offset) in enumerate(zip(skeleton.parents, skeleton.offsets, strict=True)):
