@@ -230,30 +230,34 @@ def keyed_curve(times: FloatArray, keys: NDArray[np.int64], values: FloatArray) 
 
 
 def handles(times: FloatArray, values: FloatArray, controls: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Compute the handles of Bezier keys that play ``played``'s cubics, given the keys' frames, values and the
-    segments' control values for one channel: each handle a third of the way to the neighbouring key in time, at
-    its control value. The first key's left handle and the last key's right handle (which play nothing between
-    the keys) point back along the other handle.
+    """Compute the handles of Bezier keys that play ``fit``'s cubics, given the keys' frames, values and the
+    segments' control values, for one channel or several: each handle a third of the way to the neighbouring key
+    in time, at its control value. The first key's left handle and the last key's right handle (which play
+    nothing between the keys) point back along the other handle.
 
     Parameters
     ----------
     times : ndarray, shape (K,)
         The keys' frames, increasing (K >= 1).
-    values : ndarray, shape (K,)
-    controls : ndarray, shape (K - 1, 2)
+    values : ndarray, shape (K,) or (K, k)
+    controls : ndarray, shape (K - 1, 2) or (K - 1, 2, k)
 
     Returns
     -------
-    left, right : ndarray, shape (K, 2)
+    left, right : ndarray, shape (K, 2) or (K, 2, k)
         Each key's left and right handle as (frame, value).
     """
+    columns = values.shape[1:]
+    at = times.reshape(-1, *(1 for _ in columns))  # the frames, broadcast over the channels
     if len(times) == 1:
-        return np.array([[times[0] - 1.0, values[0]]]), np.array([[times[0] + 1.0, values[0]]])
-    third = np.diff(times) / 3.0
-    left = np.empty((len(times), 2))
-    right = np.empty((len(times), 2))
-    right[:-1, 0], right[:-1, 1] = times[:-1] + third, controls[:, 0]
-    left[1:, 0], left[1:, 1] = times[1:] - third, controls[:, 1]
-    left[0] = 2.0 * np.array([times[0], values[0]]) - right[0]
-    right[-1] = 2.0 * np.array([times[-1], values[-1]]) - left[-1]
+        left = np.stack(np.broadcast_arrays(at - 1.0, values), axis=1)
+        right = np.stack(np.broadcast_arrays(at + 1.0, values), axis=1)
+        return left, right
+    third = np.diff(at, axis=0) / 3.0
+    left = np.empty((len(times), 2, *columns))
+    right = np.empty((len(times), 2, *columns))
+    right[:-1, 0], right[:-1, 1] = at[:-1] + third, controls[:, 0]
+    left[1:, 0], left[1:, 1] = at[1:] - third, controls[:, 1]
+    left[0, 0], left[0, 1] = 2.0 * at[0] - right[0, 0], 2.0 * values[0] - right[0, 1]
+    right[-1, 0], right[-1, 1] = 2.0 * at[-1] - left[-1, 0], 2.0 * values[-1] - left[-1, 1]
     return left, right

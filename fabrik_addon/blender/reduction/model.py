@@ -121,9 +121,10 @@ def bone_model(
     bones = armature_data(armature).bones
     pose = armature.pose
     assert pose is not None
-    names = sorted(keyed, key=lambda name: len(bones[name].parent_recursive))
+    names = sorted(keyed, key=_depths(bones, keyed).__getitem__)
     place = {name: k for k, name in enumerate(names)}
     parents, offsets, points, nodes, sources, solved = [], [], [], [], [], []
+    still = _still_pose(frames)
     for name in names:
         bone = bones[name]
         above = _keyed_above(bone, place)
@@ -140,12 +141,27 @@ def bone_model(
         parents.append(-1 if above is None else place[above])
         offsets.append(offset)
         points.append(bone_points(bone.length))
-        channels, thinned, exact = _channels(pose.bones[name], keyed[name], read.get(name), frames)
+        channels, thinned, exact = _channels(pose.bones[name], keyed[name], read.get(name), frames, still)
         nodes.append(channels)
         solved.append(exact)
         sources += [(name, source) for source in thinned]
     skeleton = Skeleton(tuple(parents), tuple(offsets), tuple(points))
     return BoneModel(armature, tuple(names), skeleton, nodes, sources, solved)
+
+
+def _depths(bones: bpy.types.ArmatureBones, names: Collection[str]) -> dict[str, int]:
+    """How many bones each of ``names`` hangs below (and the bones above them), each bone's parent read once."""
+    depth: dict[str, int] = {}
+    for name in names:
+        line: list[str] = []
+        bone: bpy.types.Bone | None = bones[name]
+        while bone is not None and bone.name not in depth:
+            line.append(bone.name)
+            bone = bone.parent
+        start = -1 if bone is None else depth[bone.name]
+        for up, above in enumerate(reversed(line), 1):
+            depth[above] = start + up
+    return depth
 
 
 def _keyed_above(bone: bpy.types.Bone, keyed: Collection[str]) -> str | None:
@@ -156,7 +172,11 @@ def _keyed_above(bone: bpy.types.Bone, keyed: Collection[str]) -> str | None:
 
 
 def _channels(
-    pose_bone: bpy.types.PoseBone, keyed: Sequence[Keyed], read: BoneRows | None, frames: int
+    pose_bone: bpy.types.PoseBone,
+    keyed: Sequence[Keyed],
+    read: BoneRows | None,
+    frames: int,
+    still: dict[str, FloatArray],
 ) -> tuple[list[Channels], list[Keyed], list[FloatArray]]:
     """A bone's location, rotation and scale: what its keyed properties play, the rest as read (the identity
     where nothing was read), and their values in the pose the keys stand for. A property that does not pose the
@@ -166,7 +186,7 @@ def _channels(
     posing = {"location", rotation_property(mode), "scale"}
     if pose_bone.bone.use_connect:
         posing.discard("location")
-    fixed = _read_pose(read, mode, frames)
+    fixed = _read_pose(read, mode, frames, still)
     channels, thinned, exact = [], [], []
     by_prop = {source.prop: source for source in keyed if source.prop in posing}
     for prop, (kind, values) in fixed.items():
@@ -205,17 +225,29 @@ def _full(fixed: FloatArray, source: Keyed) -> Callable[[FloatArray, NDArray[np.
     return play
 
 
-def _read_pose(read: BoneRows | None, mode: str, frames: int) -> dict[str, tuple[str, FloatArray]]:
+def _still_pose(frames: int) -> dict[str, FloatArray]:
+    """The rest pose's values of each property on every frame (shared: nothing writes to them)."""
+    identity = {"rotation_quaternion": [1.0, 0.0, 0.0, 0.0], "rotation_axis_angle": [0.0, 0.0, 1.0, 0.0]}
+    still = {prop: np.tile(np.array(values), (frames, 1)) for prop, values in identity.items()}
+    return {
+        "location": np.zeros((frames, 3)),
+        "rotation_euler": np.zeros((frames, 3)),
+        "scale": np.ones((frames, 3)),
+        **still,
+    }
+
+
+def _read_pose(
+    read: BoneRows | None, mode: str, frames: int, still: dict[str, FloatArray]
+) -> dict[str, tuple[str, FloatArray]]:
     """A bone's location, rotation and scale on every frame as read (its ``matrix_basis``, taken apart: the
-    rotation as a quaternion where its mode is another), or the identity; by property."""
+    rotation as a quaternion where its mode is another), or the rest pose's (``still``); by property."""
     rotation = rotation_property(mode)
     if read is None:
-        identity = {"rotation_quaternion": [1.0, 0.0, 0.0, 0.0], "rotation_axis_angle": [0.0, 0.0, 1.0, 0.0]}
-        turned = np.tile(identity.get(rotation, [0.0, 0.0, 0.0]), (frames, 1))
         return {
-            "location": ("location", np.zeros((frames, 3))),
-            rotation: ("rotation", np.asarray(turned, dtype=np.float64)),
-            "scale": ("scale", np.ones((frames, 3))),
+            "location": ("location", still["location"]),
+            rotation: ("rotation", still[rotation]),
+            "scale": ("scale", still["scale"]),
         }
     basis = row_matrices(read.basis)
     scale = np.linalg.norm(basis[:, :3, :3], axis=1)

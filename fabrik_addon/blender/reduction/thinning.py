@@ -67,6 +67,7 @@ class Thinning:
     key_error: float
     armatures: list[_Armature] = field(default_factory=list)
     _measured: dict[bpy.types.Object, FloatArray] | None = None
+    _reports: dict[tuple[frozenset[str], ...], KeysReport] = field(default_factory=dict)
 
     @property
     def tracks(self) -> list[PoseTrack]:
@@ -79,6 +80,7 @@ class Thinning:
             bone = walked[track.armature][track.bone or next(iter(walked[track.armature]))]
             track.rows[:] = bone.world if not track.bone else bone.matrix
         self._measured = None
+        self._reports.clear()
 
     def measured(self) -> dict[bpy.types.Object, FloatArray]:
         """Per armature, each point's distance (F, P) from the pose on every frame, as the check walk read it
@@ -111,11 +113,23 @@ class Thinning:
                     repaired = True
         if repaired:
             self._measured = None
+            self._reports.clear()
         return repaired
 
     def report(self, bones: Mapping[bpy.types.Object, set[str]] | None = None) -> KeysReport:
         """The report of the keys kept (of ``bones`` only, by armature, if given) and of Blender's evaluation of
-        them, as the check walk read it."""
+        them, as the check walk read it (worked out once for the same bones)."""
+        picks = tuple(
+            frozenset(a.model.bones)
+            if bones is None
+            else frozenset(bones.get(a.model.armature, set())) & frozenset(a.model.bones)
+            for a in self.armatures
+        )
+        if picks not in self._reports:
+            self._reports[picks] = self._report(bones)
+        return self._reports[picks]
+
+    def _report(self, bones: Mapping[bpy.types.Object, set[str]] | None) -> KeysReport:
         errors, keys, dense, rounding = [], 0, 0, 0.0
         for armature, measured in zip(self.armatures, self.measured().values(), strict=True):
             model = armature.model
