@@ -5,15 +5,20 @@ the value. Pure Python, no ``bpy``."""
 from __future__ import annotations
 
 import difflib
+import functools
+import inspect
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from .setting_names import named
 
 #: Blender's first and last frame (its MINAFRAME and MAXFRAME: the range of ``Scene.frame_current``). Keys
 #: past them could not be reached by the timeline, and frames are kept as float32, exact only to 2**24.
 FRAME_MIN, FRAME_MAX = -1_048_574, 1_048_574
+
+_Function = TypeVar("_Function", bound=Callable[..., Any])
 
 
 def check_keywords(keywords: Mapping[str, object], known: Sequence[str], call: str) -> None:
@@ -33,6 +38,25 @@ def check_keywords(keywords: Mapping[str, object], known: Sequence[str], call: s
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     raise TypeError(f"{call}() got an unexpected keyword argument {', '.join(hints)}; known: {', '.join(known)}")
+
+
+def keywords_checked(function: _Function, call: str | None = None) -> _Function:
+    """``function`` with its keyword arguments checked as a config file's keys are (``check_keywords``): an
+    unknown one raises a ``TypeError`` that names the known keyword it is closest to ("did you mean") and the
+    function as ``call`` (its own name by default), before ``function`` runs. A function that takes
+    ``**keywords`` checks those itself and is returned as it is."""
+    parameters = inspect.signature(function).parameters.values()
+    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters):
+        return function
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    known = tuple(parameter.name for parameter in parameters if parameter.kind in named)
+
+    @functools.wraps(function)
+    def checked(*args: Any, **keywords: Any) -> Any:
+        check_keywords(keywords, known, call or function.__name__)
+        return function(*args, **keywords)
+
+    return checked  # type: ignore[return-value]
 
 
 def whole_number(value: object, name: str, *, low: int | None = None, hint: str = "") -> int:

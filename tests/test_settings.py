@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
 import pytest
 
+from fabrik_addon.setting_checks import keywords_checked
 from fabrik_addon.setting_names import LABELS, in_words, named
 from fabrik_addon.settings import (
     DEFAULTS,
@@ -166,3 +168,30 @@ def test_key_error_is_kept_by_every_settings_value_and_zero_keys_every_frame() -
     assert PlantSettings.from_keywords("Walk", ["LeftFoot"], key_error=1e-3).key_error == 1e-3
     with pytest.raises(ValueError, match=r"Key Error \(key_error\)"):
         PlantSettings.from_keywords("Walk", ["LeftFoot"], key_error=-1.0)
+
+
+def test_a_checked_functions_unknown_keyword_is_named_with_the_one_it_is_closest_to() -> None:
+    calls = []
+
+    @keywords_checked
+    def bake(armature: object, *, chain_length: int = 0, tolerance: float = 1e-4) -> int:
+        calls.append((armature, chain_length, tolerance))
+        return chain_length
+
+    with pytest.raises(TypeError, match=r"bake\(\) got an unexpected keyword argument 'chain_lenght' \(did you mean "):
+        bake("Rig", chain_lenght=2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"'colour'; known: armature, chain_length, tolerance$"):
+        bake("Rig", colour=2)  # type: ignore[call-arg]
+    assert calls == []  # refused before it ran
+    assert bake("Rig", chain_length=2) == 2
+    assert bake(armature="Rig") == 0
+    assert calls == [("Rig", 2, 1e-4), ("Rig", 0, 1e-4)]
+    assert bake.__name__ == "bake"
+    assert "chain_length" in str(inspect.signature(bake))
+
+
+def test_a_function_taking_any_keywords_is_left_to_check_them_itself() -> None:
+    def overrides(**given: object) -> dict[str, object]:
+        return given
+
+    assert keywords_checked(overrides) is overrides

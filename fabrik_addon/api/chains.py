@@ -13,12 +13,13 @@ from .. import blender
 from ..blender import BakeReport, RigBakeReport
 from ..blender import bake as bake_settings
 from ..blender import clear as clear_settings
-from ..setting_checks import key_error_distance
+from ..setting_checks import key_error_distance, keywords_checked
 from ..setting_names import named
 from ..settings import KEYWORDS, BakeSettings, ChainSettings, FrameRange, SolverSettings, check_output
 from ..solver import DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE
 
 
+@keywords_checked
 def bake(
     armature: bpy.types.Object,
     target: bpy.types.Object,
@@ -140,6 +141,7 @@ def bake(
     return bake_settings(settings, progress).chains[0]
 
 
+@keywords_checked
 def bake_chains(
     armature: bpy.types.Object, *, progress: Callable[[float], None] | None = None, **overrides: Any
 ) -> RigBakeReport:
@@ -173,6 +175,7 @@ def bake_chains(
     return blender.bake_chains(armature, overrides, progress)
 
 
+@keywords_checked
 def bake_ik_constraints(
     armature: bpy.types.Object,
     *,
@@ -221,6 +224,7 @@ def bake_ik_constraints(
     )
 
 
+@keywords_checked
 def clear(
     armature: bpy.types.Object,
     *,
@@ -228,6 +232,7 @@ def clear(
     chain_length: int = 0,
     frame_start: int | None = None,
     frame_end: int | None = None,
+    output: str = "action",
 ) -> int:
     """Remove the rotation and Y scale keys of a chain's bones from ``frame_start`` to ``frame_end``.
 
@@ -238,6 +243,9 @@ def clear(
         The chain, as for ``bake``.
     frame_start, frame_end : int, optional
         Both included; the scene's frame range by default.
+    output : {"action", "layer"}
+        Where the keys are: the Action, or the armature's FABRIK layer (a layer left without keys is removed,
+        the Action it pushed down active again), as ``bake``'s ``output``.
 
     Returns
     -------
@@ -249,10 +257,12 @@ def clear(
     TypeError, ValueError
         For bad input, as ``bake`` raises them; nothing is removed then.
     """
+    check_output(output, None)
     chain = ChainSettings(armature, None, tip_bone, chain_length)
-    return clear_settings(BakeSettings((chain,), FrameRange(frame_start, frame_end)))
+    return clear_settings(BakeSettings((chain,), FrameRange(frame_start, frame_end), output=output))
 
 
+@keywords_checked
 def armatures_with_chains() -> list[bpy.types.Object]:
     """The armatures of the open file with an enabled chain in their chain list (what ``bake_chains`` bakes),
     read with or without the add-on enabled."""

@@ -11,9 +11,11 @@ import bpy
 from .. import blender
 from ..blender import AppliedLayer, TargetsReport
 from ..reduction import KeysReport
+from ..setting_checks import keywords_checked
 from ..settings import FrameRange
 
 
+@keywords_checked
 def targets_from_animation(
     armature: bpy.types.Object,
     *,
@@ -74,6 +76,7 @@ def targets_from_animation(
     )
 
 
+@keywords_checked
 def apply_layer(armature: bpy.types.Object) -> AppliedLayer:
     """Merge the armature's FABRIK layer (a bake with ``output="layer"``) down into the Action below it, and remove
     the layer: each channel it keys is keyed on every frame of the layer's keys with what plays now, so the
@@ -93,6 +96,7 @@ def apply_layer(armature: bpy.types.Object) -> AppliedLayer:
     return blender.apply_layer(armature)
 
 
+@keywords_checked
 def reduce_keys(
     armature: bpy.types.Object,
     bones: Sequence[str] | None = None,

@@ -9,9 +9,11 @@ import bpy
 from .. import blender
 from ..blender import PlantReport
 from ..planting import PLANT_KEYWORDS, PlantSettings
+from ..setting_checks import keywords_checked
 from ..solver import DEFAULT_MAX_ITERATIONS
 
 
+@keywords_checked
 def plant_feet(
     armature: bpy.types.Object,
     feet: Sequence[str] | None = None,
@@ -108,6 +110,7 @@ def plant_feet(
     return blender.plant_feet(PlantSettings.from_keywords(armature, feet, **keywords), progress)
 
 
+@keywords_checked
 def detect_contacts(
     armature: bpy.types.Object,
     feet: Sequence[str] | None = None,

@@ -42,7 +42,7 @@ def action_fcurves(action: bpy.types.Action) -> list[bpy.types.FCurve]:
 
 
 def fcurves_on_assignment(obj: bpy.types.Object, action: bpy.types.Action) -> list[bpy.types.FCurve]:
-    """The F-curves of ``action`` that would animate ``obj`` once it is assigned (``ensure_action_slot``): in
+    """The F-curves of ``action`` that would animate ``obj`` once it is assigned (``assign_action``): in
     4.2 all of them; from 4.4 on those of the slot Blender would pick for it (``slot_on_assignment``), none if
     it would get a new slot."""
     if not SLOTTED_ACTIONS:
@@ -65,12 +65,14 @@ def slot_on_assignment(obj: bpy.types.Object, action: bpy.types.Action) -> bpy.t
     return next((slot for slot in action.slots if slot.identifier in wanted), None)
 
 
-def objects_sharing_channels(action: bpy.types.Action, obj: bpy.types.Object) -> list[str]:
+def objects_sharing_channels(
+    action: bpy.types.Action, obj: bpy.types.Object, slot: bpy.types.ActionSlot | None = None
+) -> list[str]:
     """Other objects that keys written for ``obj`` into ``action`` would also animate, and whose channels
     would animate ``obj``: those that play ``action``, as their active Action or in an NLA strip, in 4.2 (an
     Action animates every object it is assigned to with all its F-curves); from 4.4 on those that play it
-    through the slot ``obj`` keys (``slot_on_assignment``; ``Object.copy`` shares it)."""
-    slot = slot_on_assignment(obj, action)
+    through the slot ``obj`` keys (``slot``, by default ``slot_on_assignment``; ``Object.copy`` shares it)."""
+    slot = slot if slot is not None else slot_on_assignment(obj, action)
     if SLOTTED_ACTIONS and slot is None:
         return []  # a new slot of its own
     names = []
@@ -103,35 +105,29 @@ def restore_action_assignment(
         anim.action_slot = slot
 
 
-def ensure_action_slot(obj: bpy.types.Object, action: bpy.types.Action) -> bpy.types.ActionSlot | None:
-    """Make ``action`` the active Action of ``obj``, with a slot for it (4.4+). Returns the slot if it had
-    to be created.
+def assign_action(obj: bpy.types.Object, action: bpy.types.Action) -> bool:
+    """Make ``action`` the active Action of ``obj``; whether it then needs a slot of its own (4.4+; give it one
+    with ``new_slot`` and ``set_object_slot``).
 
     Assigning the Action lets Blender pick a slot as it does for users (the one this object had, or one
-    named for it); if it picks none, a new slot is made, so another object's slot is never shared.
+    named for it); where it picks none, a new slot is to be made, so another object's slot is never shared.
     """
     anim = obj.animation_data or obj.animation_data_create()
     if anim.action != action:
         anim.action = action
-    if not SLOTTED_ACTIONS or anim.action_slot is not None:
-        return None
-    slot = action.slots.new(obj.id_type, obj.name)
-    anim.action_slot = slot
-    return slot
+    return SLOTTED_ACTIONS and anim.action_slot is None
+
+
+def set_object_slot(obj: bpy.types.Object, slot: bpy.types.ActionSlot | None) -> None:
+    """Animate ``obj`` through ``slot`` of its active Action (4.4+; nothing to do in 4.2)."""
+    anim = obj.animation_data
+    if SLOTTED_ACTIONS and anim is not None and slot is not None:
+        anim.action_slot = slot
 
 
 def remove_slot(action: bpy.types.Action, slot: bpy.types.ActionSlot) -> None:
     """Remove a slot from an Action (4.4+)."""
     action.slots.remove(slot)
-
-
-def ensure_fcurve(obj: bpy.types.Object, data_path: str, index: int, group: str) -> tuple[bpy.types.FCurve, bool]:
-    """The F-curve of ``obj``'s active Action for ``data_path[index]``, created (in ``group``, where the
-    version allows) if missing; and whether it was created. Call ``ensure_action_slot`` first."""
-    anim = obj.animation_data
-    assert anim is not None, "call ensure_action_slot first"
-    assert anim.action is not None, "call ensure_action_slot first"
-    return ensure_slot_fcurve(anim.action, anim.action_slot if SLOTTED_ACTIONS else None, data_path, index, group)
 
 
 def remove_fcurve(obj: bpy.types.Object, fcurve: bpy.types.FCurve) -> None:
@@ -150,25 +146,28 @@ def slot_fcurves(action: bpy.types.Action, slot: bpy.types.ActionSlot | None) ->
     return list(channelbag.fcurves) if channelbag is not None else []
 
 
-def ensure_slot_fcurve(
-    action: bpy.types.Action, slot: bpy.types.ActionSlot | None, data_path: str, index: int, group: str
-) -> tuple[bpy.types.FCurve, bool]:
-    """The F-curve of ``action`` (through ``slot``, 4.4+) for ``data_path[index]``, created (in ``group``,
-    where the version allows) if missing; and whether it was created."""
+def find_slot_fcurve(
+    action: bpy.types.Action, slot: bpy.types.ActionSlot | None, data_path: str, index: int
+) -> bpy.types.FCurve | None:
+    """The F-curve of ``action`` (through ``slot``, 4.4+) for ``data_path[index]``, or None."""
     if not SLOTTED_ACTIONS:
-        fcurves = action.fcurves  # type: ignore[attr-defined]
-        found = fcurves.find(data_path, index=index)
-        if found is not None:
-            return found, False
-        return fcurves.new(data_path, index=index, action_group=group), True
+        return action.fcurves.find(data_path, index=index)  # type: ignore[attr-defined, no-any-return]
+    channelbag = _channelbag(action, slot, ensure=False)
+    return None if channelbag is None else channelbag.fcurves.find(data_path, index=index)
+
+
+def new_slot_fcurve(
+    action: bpy.types.Action, slot: bpy.types.ActionSlot | None, data_path: str, index: int, group: str
+) -> bpy.types.FCurve:
+    """A new F-curve of ``action`` (through ``slot``, 4.4+) for ``data_path[index]``, in ``group`` where the
+    version allows (``find_slot_fcurve`` found none)."""
+    if not SLOTTED_ACTIONS:
+        return action.fcurves.new(data_path, index=index, action_group=group)  # type: ignore[attr-defined, no-any-return]
     channelbag = _channelbag(action, slot, ensure=True)
     assert channelbag is not None
-    existing: bpy.types.FCurve | None = channelbag.fcurves.find(data_path, index=index)
-    if existing is not None:
-        return existing, False
     if GROUP_ON_NEW_FCURVE:
-        return channelbag.fcurves.new(data_path, index=index, group_name=group), True
-    return channelbag.fcurves.new(data_path, index=index), True
+        return channelbag.fcurves.new(data_path, index=index, group_name=group)
+    return channelbag.fcurves.new(data_path, index=index)
 
 
 def remove_slot_fcurve(action: bpy.types.Action, slot: bpy.types.ActionSlot | None, fcurve: bpy.types.FCurve) -> None:
@@ -183,10 +182,7 @@ def remove_slot_fcurve(action: bpy.types.Action, slot: bpy.types.ActionSlot | No
 
 def new_slot(action: bpy.types.Action, obj: bpy.types.Object) -> bpy.types.ActionSlot | None:
     """A new slot of ``action`` for ``obj`` (4.4+), named for it; None in 4.2, where an Action has no slots."""
-    if not SLOTTED_ACTIONS:
-        return None
-    slot: bpy.types.ActionSlot = action.slots.new(obj.id_type, obj.name)
-    return slot
+    return action.slots.new(obj.id_type, obj.name) if SLOTTED_ACTIONS else None  # one line: made whole or not
 
 
 def object_slot(obj: bpy.types.Object) -> bpy.types.ActionSlot | None:

@@ -6,6 +6,9 @@ raised once everything is back (``put_back``)."""
 from __future__ import annotations
 
 from collections.abc import Callable, MutableSequence
+from typing import TypeVar
+
+Made = TypeVar("Made")
 
 
 def put_back(steps: MutableSequence[Callable[[], None]]) -> None:
@@ -38,3 +41,19 @@ def put_back(steps: MutableSequence[Callable[[], None]]) -> None:
                 failed = steps[-1]
     if first is not None:
         raise first
+
+
+def made(
+    undo: Callable[[Callable[[], None]], None], make: Callable[[], Made], take_back: Callable[[Made], None]
+) -> Made:
+    """What ``make()`` makes, its ``take_back`` given to ``undo`` before it is made: an interruption between making
+    a thing and registering its undo step would leave it behind (a Ctrl+C lands between any two lines)."""
+    box: list[Made] = []
+
+    def take_back_made() -> None:
+        for thing in box:
+            take_back(thing)
+
+    undo(take_back_made)
+    box.append(make())
+    return box[0]

@@ -84,8 +84,9 @@ def parser() -> argparse.ArgumentParser:
             "reported), 2 for a usage error (nothing is opened), 3 with --strict when every file baked but a frame "
             "is off target (or a planted foot's pin out of reach), 130 or 143 when stopped by Ctrl+C or SIGTERM "
             "(the file being baked is not written). "
-            "With the extension installed: blender -c fabrik_bake ARGS; from the repository: python "
-            "scripts/fabrik_bake.py ARGS, or blender -b --python scripts/fabrik_bake.py -- ARGS."
+            "With the extension installed: blender -c fabrik_bake ARGS; from the repository: blender -b --python "
+            "scripts/fabrik_bake.py -- ARGS, or a Python 3.11 with Blender's bpy module (.venv/bin/python) "
+            "scripts/fabrik_bake.py ARGS."
         ),
     )
     command.add_argument("inputs", nargs="*", metavar="INPUT", help=".blend files, or folders of them")
@@ -159,8 +160,8 @@ def parser() -> argparse.ArgumentParser:
         type=_number,
         metavar="T",
         help=(
-            "tip distance allowed, world units (for feet to plant, --plant-feet or a config's plant_feet jobs, "
-            "in leg lengths: default 2e-4)"
+            "tip distance allowed, in world units; for feet to plant (--plant-feet, or a config's plant_feet jobs) "
+            "in leg lengths instead, hip to ankle of the shortest leg: default 2e-4, 0.2 mm on a 1 m leg"
         ),
     )
     bake.add_argument("--max-iterations", type=_whole(), metavar="N")

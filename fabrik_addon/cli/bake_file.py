@@ -125,6 +125,7 @@ def _bake_job(job: Job | IKJob | ChainListJob, file_name: str) -> tuple[ChainRes
             seconds=float(result.seconds),
             why=tuple(result.off_target.items()),
             keys=KeysResult.of(result.keys),
+            length_unit=result.length_unit,
         )
         for report in reports
         for result in report.chains

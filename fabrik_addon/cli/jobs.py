@@ -204,9 +204,10 @@ AnyJob = Job | IKJob | PlantJob | ChainListJob | TargetsJob | ReduceJob
 
 
 def baked_together(jobs: Sequence[AnyJob]) -> list[AnyJob]:
-    """The jobs that apply to one file, those on the same armature with the same frames, solver and Action
-    joined into one job, so that their chains are baked in one walk through the frames (and chains sharing
-    bones as one tree, as a bake of the sidebar's chain list does). The others stay as they are, in order."""
+    """The jobs that apply to one file, those on the same armature with the same frames, solver, Action, output
+    (the Action or a layer) and key error joined into one job, so that their chains are baked in one walk through
+    the frames (and chains sharing bones as one tree, as a bake of the sidebar's chain list does). The others stay
+    as they are, in order."""
     merged: list[AnyJob] = []
     where: dict[tuple[Any, ...], int] = {}
     for job in jobs:
@@ -214,7 +215,14 @@ def baked_together(jobs: Sequence[AnyJob]) -> list[AnyJob]:
             merged.append(job)
             continue
         settings = job.settings
-        key = (settings.chains[0].armature, settings.frames, settings.solver, settings.action_name)
+        key = (
+            settings.chains[0].armature,
+            settings.frames,
+            settings.solver,
+            settings.action_name,
+            settings.output,
+            settings.key_error,
+        )
         if key not in where:
             where[key] = len(merged)
             merged.append(job)

@@ -167,6 +167,10 @@ def _check_kind_of_job(ns: argparse.Namespace) -> None:
             raise UsageError(f"{option} {does} of --armature NAME: {todo}")
 
     planting = [flag for flag in ("--hips", "--leg-bones") if flag in given]
+    solving = [flag for flag, value in _SOLVING.items() if getattr(ns, value) not in (None, False)]
+    if solving and (ns.reduce_keys or ns.targets_from_animation):
+        option = "--reduce-keys" if ns.reduce_keys else "--targets-from-animation"
+        raise UsageError(f"{option} solves nothing and keys into the Action: leave out {', '.join(solving)}")
     if "--bones" in given and not ns.reduce_keys:
         raise UsageError("--bones applies to --reduce-keys")
     if ns.reduce_keys:
@@ -204,6 +208,15 @@ def _check_kind_of_job(ns: argparse.Namespace) -> None:
 
 
 #: The options that say what to bake, in the order messages name them.
+#: The options of a solve, by the namespace's names: nothing that makes targets or reduces keys takes them.
+_SOLVING = {
+    "--step": "step",
+    "--tolerance": "tolerance",
+    "--max-iterations": "max_iterations",
+    "--method": "method",
+    "--layer": "layer",
+}
+
 _JOB_FLAGS = (
     "--armature",
     "--tip",

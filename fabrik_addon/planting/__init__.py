@@ -1,7 +1,8 @@
 """Planting feet, in numpy: when each foot is planted and where the animation cuts (``contacts``), where its ball
 goes through each contact and its blends (``pins``), how far the hips go down so every pin is within reach and
 where a leg eases rather than snaps straight (``reach``), which bones are the feet (``feet``), all of it for a
-bake's feet at once (``plan``), and the settings value every entry point makes (``settings``).
+bake's feet at once (``plan``), the settings value every entry point makes (``settings``), and warnings for
+settings that look given in another unit (``wrong_unit``).
 
 Imports nothing of Blender; positions are world positions in scene units with +Z up, times in seconds,
 thresholds in leg lengths.
@@ -25,6 +26,7 @@ from .pins import PIN_AT, PinnedPath, pinned_path, smooth_step
 from .plan import Foot, Planting, PlantRules, plant
 from .reach import HipsDrop, eased_heads, hips_drop, lowered, needed_drop, rate_limited, smooth_drop
 from .settings import PLANT_KEYWORDS, PlantSettings
+from .wrong_unit import wrong_unit
 
 __all__ = [
     "CUT_JUMP",
@@ -60,4 +62,5 @@ __all__ = [
     "smooth_drop",
     "smooth_step",
     "split_at",
+    "wrong_unit",
 ]

@@ -10,6 +10,7 @@ import numpy.typing as npt
 from numpy.typing import NDArray
 
 from ..solver import FloatArray
+from ..words import SCENE_UNITS, Unit, kept_words, length_words
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,9 @@ class KeysReport:
         How far a key on every frame already puts a point from the solved pose, as Blender plays it: 0 for keys
         in an Action; in a layer, Blender's Combine rounds small quaternion turns (by up to about 0.04 degrees),
         with or without ``key_error``. From the solved pose the kept keys are within ``max_error`` plus that.
+    length_unit : (str, float)
+        The unit the report's ``repr`` gives lengths in, as its symbol and the world units in one (the scene's,
+        where a bake or reduction made the report; Blender units where none is known).
     """
 
     keys: int
@@ -47,6 +51,15 @@ class KeysReport:
     frames: NDArray[np.int64]
     frame_errors: FloatArray
     rounding: float = 0.0
+    length_unit: Unit = SCENE_UNITS
+
+    def __repr__(self) -> str:
+        return f"KeysReport({self.words()}, key error {length_words(self.key_error, self.length_unit)})"
+
+    def words(self) -> str:
+        """The keys kept and the largest error, in ``length_unit``: "kept 8% of the keys (1234 of 15360), largest
+        error 0.48 mm"."""
+        return kept_words(self.keys, self.dense_keys, self.max_error, self.length_unit)
 
     @property
     def kept(self) -> float:
@@ -71,7 +84,7 @@ def keys_report(
         World units.
     keys, dense_keys : int
     key_error, rounding : float
-        See ``KeysReport``.
+        See ``KeysReport``; its ``length_unit`` is Blender units (the Blender layer gives it the scene's).
     """
     distances = np.asarray(errors, dtype=np.float64).reshape(len(np.asarray(frames)), -1)
     worst = distances.max(axis=1) if distances.size else np.zeros(len(distances))

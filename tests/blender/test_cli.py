@@ -12,6 +12,8 @@ import bpy
 import pytest
 import rigs
 
+from fabrik_addon.words import length_words
+
 from .cli_scenes import CHAIN, FRAMES, TOLERANCE, digest, run_cli, save_scene, tip_errors
 
 
@@ -38,8 +40,10 @@ def test_a_bake_reopened_is_on_target_and_the_report_says_so(tmp_path: Path) -> 
         "off_target",
         "seconds",
         "keys",
+        "length_unit",
     }
     assert chain["keys"] is None  # keyed on every frame: no --key-error
+    assert chain["length_unit"] == ["mm", 0.001]  # the lines' unit: a scene of metres
     assert (chain["armature"], chain["tip_bone"], chain["frames"]) == ("Rig", "bone.002", [1, 12])
     assert chain["unreachable_frames"] == []
     assert chain["off_target_frames"] == []
@@ -47,6 +51,9 @@ def test_a_bake_reopened_is_on_target_and_the_report_says_so(tmp_path: Path) -> 
     assert chain["seconds"] > 0
     assert digest(source) == before, "the input must not change"
     assert "shot.blend: Rig/bone.002: 100%" in run.stderr
+    assert "[1/1] shot.blend: ok (" in run.stderr
+    # In the scene's unit (words tested in tests/test_words.py), not 1.2e-05.
+    assert f"s): 1 chain, max error {length_words(chain['max_error'], ('mm', 0.001))} -> {output}" in run.stderr
     # Blender, opening the output, puts the tip on the target on every frame, as the report says.
     errors = tip_errors(output)
     assert errors.max() <= TOLERANCE * 1.001

@@ -63,7 +63,7 @@ def test_planted_feet_hold_still_in_the_saved_file_as_the_report_says(tmp_path: 
     contacts = sum(len(foot["contacts"]) for foot in planting["feet"])
     line = (
         rf"\[1/1\] walk\.blend: ok \(\d+\.\d\d s\): planted LeftAnkle, RightAnkle: {contacts} contacts, skate up to "
-        rf"\d+\.\d -> \d\.\d+ mm, max error \d\.\de-0\d, hips lowered up to \d+\.\d mm -> {re.escape(entry['output'])}"
+        rf"\d+\.\d -> \d\.\d+ mm, max error \d\.\d+ mm, hips lowered up to \d+\.\d mm -> {re.escape(entry['output'])}"
     )
     assert any(re.fullmatch(line, text) for text in run.stderr.splitlines()), run.stderr
     assert f"walk.blend: {name}/LeftAnkle+RightAnkle: 100%" in run.stderr
@@ -124,3 +124,26 @@ def test_a_config_planting_job_in_parallel_prints_the_serial_lines_and_strict_co
     why = ", ".join(f"{count} {cause}" for cause, count in causes.items())
     assert summary.endswith(f"({why}) in 4 legs (--strict: exit status 3)")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["walk_a.blend", "walk_b.blend"]
+
+
+def test_a_contact_height_meant_in_centimetres_is_planted_as_given_with_a_warning_on_its_line(tmp_path: Path) -> None:
+    """``contact_height = 4.0`` (4 cm meant, in a scene of metres) asks for 4 leg lengths: every frame is near the
+    floor. It is planted as asked, and the file's line and the report say what it means and what was likely meant."""
+    source = tmp_path / "walk.blend"
+    name = save_walk(source)
+    config = tmp_path / "feet.toml"
+    config.write_text(
+        f'[[jobs]]\narmature = "{name}"\nplant_feet = ["LeftAnkle", "RightAnkle"]\ncontact_height = 4.0\n'
+    )
+    run = run_cli(source, "--config", config, "--report", tmp_path / "r.json")
+    assert run.returncode == 0, run.stderr
+    (line,) = [text for text in run.stderr.splitlines() if text.startswith("[1/1] walk.blend: ok")]
+    assert re.search(
+        r"; warning: Height \(contact_height\) 4 is in leg lengths: \d\.\d m on these legs \(\d+\.\d mm hip to "
+        r"ankle\), more than 0\.25 can be meant \(every frame the ball is that low counts as near the floor\): was it "
+        r"given in another unit\? It was used as given; 0\.04 \(the default\) is \d+\.\d mm on these legs ->",
+        line,
+    ), line
+    (planting,) = json.loads((tmp_path / "r.json").read_text())["files"][0]["plantings"]
+    (warning,) = planting["warnings"]
+    assert warning.startswith("Height (contact_height) 4 is in leg lengths")

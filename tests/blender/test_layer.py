@@ -32,7 +32,9 @@ def _walk() -> tuple[bpy.types.Object, dict[str, bpy.types.Object]]:
 
 
 def _points(armature: bpy.types.Object, frames: range | None = None) -> FloatArray:
-    return edit_scenes.bone_points(armature, edit_scenes.chain_bones(armature), frames or mocap.scene_frames())
+    bones = edit_scenes.chain_bones(armature)
+    assert bones, "the armature's chain list names the bones to measure"
+    return edit_scenes.bone_points(armature, bones, frames or mocap.scene_frames())
 
 
 def _layer_keys(armature: bpy.types.Object) -> dict[tuple[str, int], int]:
@@ -90,6 +92,25 @@ def test_chains_baked_apart_share_the_layer_and_each_plays_only_on_its_frames() 
     assert np.linalg.norm(points[100:150, right] - before[100:150, right], axis=-1).max() > 0.5  # moved within
     assert len(armature.animation_data.nla_tracks) == 2
 
+    # Clear takes a chain's keys away on some frames: there it is as animated again, the other chain as baked.
+    left = [bones.index(name) for name in (arms["Left"].upper, arms["Left"].forearm)]
+    for first, last in ((140, 160), (190, 200)):  # inside its keys, and at their end
+        assert (
+            api.clear(
+                armature,
+                tip_bone=arms["Right"].forearm,
+                chain_length=2,
+                frame_start=first,
+                frame_end=last,
+                output="layer",
+            )
+            > 0
+        )
+        cleared = _points(armature)
+        span = slice(first - frames.start, last - frames.start + 1)
+        np.testing.assert_allclose(cleared[span][:, right], before[span][:, right], rtol=0, atol=1e-4)
+        np.testing.assert_array_equal(cleared[:, left], points[:, left])
+
 
 def test_clear_takes_the_layer_away_and_the_action_it_pushed_down_plays_again() -> None:
     armature, _ = _walk()
@@ -97,12 +118,9 @@ def test_clear_takes_the_layer_away_and_the_action_it_pushed_down_plays_again() 
     api.bake_chains(armature, output="layer")
     assert armature.animation_data.action is None
     removed = sum(api.clear(armature, tip_bone=c.tip_bone, chain_length=c.chain_length) for c in armature.fabrik.chains)
-    assert removed == 0  # clear's keyword API clears the Action: the layer is the chain list's
-    settings = BakeSettings(
-        tuple(ChainSettings(armature, None, c.tip_bone, c.chain_length) for c in armature.fabrik.chains),
-        output="layer",
-    )
-    assert api.clear_settings(settings) > 0
+    assert removed == 0  # the Action has none of the chains' keys: they are in the layer
+    chains = armature.fabrik.chains
+    assert sum(api.clear(armature, tip_bone=c.tip_bone, chain_length=c.chain_length, output="layer") for c in chains)
     anim = armature.animation_data
     assert find_layer(armature) is None
     assert anim.action == action
@@ -273,3 +291,61 @@ def test_ik_constraints_bake_into_a_layer() -> None:
     assert layer is not None
     assert {compat.slot_fcurves(layer.action, layer.slot)[0].data_path.split('"')[1]} <= {arm.upper, arm.forearm}
     np.testing.assert_allclose(_points(armature), before, rtol=0, atol=1e-4)  # toward the animated wrist
+
+
+@pytest.mark.parametrize("keyed", ["X rotation only", "the root bone not at all"])
+def test_baking_the_layer_again_unchanged_gives_the_same_pose_whatever_frame_the_scene_is_on(keyed: str) -> None:
+    """Channels nothing below the layer animates (a bone keyed on its Euler X alone, or a bone not keyed) are
+    read at their base values, not at the layer's value on the frame the scene was on: Bake pressed again with
+    nothing changed leaves every bone where it was (1.7 units off before, on a 3-unit chain)."""
+    armature, names = make_chain(3)
+    frames = range(1, 31)
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = frames.start, frames.stop - 1
+    for i, name in enumerate(names):
+        bone = armature.pose.bones[name]
+        bone.rotation_mode = "XYZ"
+        if keyed == "the root bone not at all" and i == 0:
+            continue
+        for frame in frames:
+            bone.rotation_euler[0] = 0.5 * np.sin(frame / 6 + i)
+            bone.keyframe_insert("rotation_euler", index=0, frame=frame)
+    target = keyed_empty("Target", reach_loop(3.0, frames))
+    api.bake(armature, target, tip_bone=names[-1], output="layer", tolerance=1e-4)
+    first = edit_scenes.bone_points(armature, names, frames)
+    for frame in (1, 15, 30):
+        bpy.context.scene.frame_set(frame)
+        api.bake(armature, target, tip_bone=names[-1], output="layer", tolerance=1e-4)
+        np.testing.assert_allclose(edit_scenes.bone_points(armature, names, frames), first, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "arrange",
+    ["influence 0.6", "manual frame range 50-300", "manual range 1-100, cyclic", "cycles past the scene's end"],
+)
+def test_the_action_pushed_down_plays_as_it_did_whatever_blender_ignores_of_it(arrange: str) -> None:
+    """An Action alone plays in full over its keys whatever its influence and Manual Frame Range say (Blender
+    ignores them without NLA strips), and a looped one plays on past the scene's end: pushed down below the layer
+    it plays the same, so the layer muted gives the animation back (0.65-2.7 m off before) and the bake, reading
+    it, is on target."""
+    armature, _ = _walk()
+    anim = armature.animation_data
+    action = anim.action
+    frames = mocap.scene_frames()
+    if arrange == "influence 0.6":
+        anim.action_influence = 0.6
+    elif arrange.startswith("manual"):
+        action.use_frame_range = True
+        action.frame_start, action.frame_end = (50, 300) if "50" in arrange else (1, 100)
+        action.use_cyclic = "cyclic" in arrange
+    else:
+        for fcurve in compat.action_fcurves(action):
+            fcurve.modifiers.new("CYCLES")
+        frames = range(frames.start, frames.stop + 100)
+        api.targets_from_animation(armature, replace=True, frame_end=frames[-1])
+    before = _points(armature, frames)
+    report = api.bake_chains(armature, output="layer", frame_end=frames[-1])
+    assert report.max_error < 2e-3
+    layer = find_layer(armature)
+    assert layer is not None
+    layer.track.mute = True
+    np.testing.assert_array_equal(_points(armature, frames), before)

@@ -16,7 +16,8 @@ from rigs import new_file
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
-from fabrik_addon.blender.planting import MARK, length_text, marks_fcurve
+from fabrik_addon.blender.planting import MARK, marks_fcurve
+from fabrik_addon.blender.units import length_text
 
 from .oracle import FloatArray, file_digest
 
@@ -303,17 +304,32 @@ def test_hips_whose_location_is_in_their_parents_space_go_straight_down() -> Non
     assert report.max_error <= legs.tolerance * 1.001
 
 
-def test_contact_marks_keyed_in_an_nla_strip_are_refused_naming_the_strip_and_nothing_is_written() -> None:
+def test_contact_marks_keyed_in_an_nla_strip_are_read_where_it_plays_them_and_a_scaled_one_refused() -> None:
+    """The clip and its marks pushed down into a strip (as a layer bake does), 10 frames later: Plant Feet
+    plants the contacts the marks say, shifted with the strip, as a layer again and again (it refused before);
+    a strip that scales its Action is refused by name, nothing written."""
     legs = plant_scenes.import_legs("walk")
     armature, feet = legs.armature, legs.foot_names
-    api.detect_contacts(armature, feet)
+    marked = api.detect_contacts(armature, feet)
     anim = armature.animation_data
     track = anim.nla_tracks.new()
-    strip = track.strips.new("Walk", 1, anim.action)
-    anim.action = None  # pushed down: the clip and its marks play from the strip
+    strip = track.strips.new("Walk", 11, anim.action)
+    anim.action = None
+    end = legs.frames[-1]
+    shifted = {foot: [(a + 10, min(b + 10, end)) for a, b in marked[foot] if a + 10 <= end] for foot in feet}
+    for _ in range(2):
+        report = api.plant_feet(armature, feet, output="layer")
+        for foot in report.feet:
+            assert foot.marked
+            assert list(foot.contacts) == shifted[foot.foot]
+    strip.scale = 2.0
     before = file_digest()
-    with pytest.raises(ValueError, match=rf"contact marks of '{feet[0]}' are keyed in NLA strip '{strip.name}'"):
-        api.plant_feet(armature, feet)
+    with pytest.raises(
+        ValueError,
+        match=rf"contact marks of '{feet[0]}' are keyed in NLA strip '{strip.name}' "
+        r"\(track '.*'\), which scales or repeats its Action",
+    ):
+        api.plant_feet(armature, feet, output="layer")
     assert file_digest() == before
 
 

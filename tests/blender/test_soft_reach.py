@@ -97,6 +97,8 @@ def test_a_negative_soft_reach_is_refused_before_anything_is_written() -> None:
 def test_a_soft_reach_as_long_as_the_chain_is_refused_before_anything_is_written() -> None:
     """Every frame would stop short of its target: a value that cannot be meant (scene units, not a share)."""
     armature, target, _ = _outward_leg()
-    with pytest.raises(ValueError, match=r"Soft Reach \(soft_reach\) 10 is as long as the chain of .* or longer"):
+    with pytest.raises(
+        ValueError, match=r"Soft Reach \(soft_reach\) 10 m is as long as the chain of .* \(\d.* m\) or longer"
+    ):
         _bake(armature, target, soft_reach=10.0)
     assert armature.animation_data is None or armature.animation_data.action is None

@@ -12,6 +12,8 @@ import edit_scenes
 import mocap
 import numpy as np
 import pytest
+from mathutils import Euler
+from rigs import y_rig
 
 from fabrik_addon import api
 from fabrik_addon.blender import compat
@@ -181,3 +183,27 @@ def test_a_clip_brought_through_fbx_with_quaternion_bones_gives_its_animation_ba
     assert all(chain.on_target for chain in report.chains)
     shortest = min(edit_scenes.chain_lengths(armature).values())
     assert np.linalg.norm(edit_scenes.bone_points(armature, bones, frames) - before, axis=-1).max() <= 1e-4 * shortest
+
+
+def test_chains_sharing_a_trunk_get_poles_that_bend_their_own_branches_and_give_the_animation_back() -> None:
+    """Two chains of four bones sharing a two-bone trunk (a tree): each pole is placed for the bones it bends in
+    the tree, its branch below the fork (placed for the whole chain, the branches came back 1.4 units off)."""
+    api.armatures_with_chains()
+    armature, tips, names = y_rig(trunk=2, branch=2)
+    frames = range(1, 41)
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = frames.start, frames.stop - 1
+    for i, name in enumerate(names):
+        bone = armature.pose.bones[name]
+        for frame in frames:
+            t = 2 * np.pi * (frame - 1) / len(frames)
+            bone.rotation_quaternion = Euler(
+                (0.5 * np.sin(t + i), 0.25 * np.cos(2 * t + i), 0.15 * np.sin(3 * t))
+            ).to_quaternion()
+            bone.keyframe_insert("rotation_quaternion", frame=frame)
+    for tip in tips:
+        edit_scenes.add_chain(armature, tip, 4)
+    before = edit_scenes.bone_points(armature, names, frames)
+    made = api.targets_from_animation(armature)
+    assert set(made.poles) == set(tips)
+    assert api.bake_chains(armature, output="layer").max_error < 1e-3
+    np.testing.assert_allclose(edit_scenes.bone_points(armature, names, frames), before, rtol=0, atol=1e-4)

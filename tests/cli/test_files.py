@@ -213,6 +213,7 @@ def test_the_report_has_the_documented_schema_and_reads_back() -> None:
                         "off_target_frames": [7, 9],
                         "off_target": {"out of reach": [7], "the scene": [9]},
                         "seconds": 0.5,
+                        "length_unit": ["units", 1.0],
                         "keys": None,
                     }
                 ],

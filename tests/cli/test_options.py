@@ -104,6 +104,14 @@ def test_a_negative_number_in_scientific_notation_is_an_options_value() -> None:
         (["a.blend", "--tip", "hand"], "missing --armature, --target"),
         (["a.blend", "--replace"], "--replace applies to --targets-from-animation"),
         (["a.blend", "--targets-from-animation", *CHAIN], "leave out --tip, --target"),
+        (
+            ["a.blend", "--targets-from-animation", "--layer", "--step", "3", "--tolerance", "0.5"],
+            "--targets-from-animation solves nothing and keys into the Action: leave out --step, --tolerance, --layer",
+        ),
+        (
+            ["a.blend", "--armature", "R", "--reduce-keys", "--key-error", "0.001", "--method", "ccd"],
+            "--reduce-keys solves nothing and keys into the Action: leave out --method",
+        ),
         (["a.blend", "--from-ik-constraints"], "give --armature"),
         ([*CHAIN], "no input"),
         (["a.blend", *CHAIN, "--config", "c.toml"], "leave out --armature, --tip, --target"),
@@ -176,8 +184,9 @@ def test_jobs_on_one_armature_with_the_same_frames_and_solver_are_baked_together
 
     left, right, tail = job("Y", "left"), job("Y", "right"), job("Y", "tail", frame_end=50)
     other, ik = job("Arm", "hand"), IKJob("Y", {})
-    together = baked_together([left, other, ik, right, tail])
-    assert [j.label for j in together] == ["Y/left+right", "Arm/hand", ik.label, "Y/tail"]
+    layered, fewer = job("Y", "head", output="layer"), job("Y", "foot", key_error=0.001)
+    together = baked_together([left, other, ik, right, tail, layered, fewer])
+    assert [j.label for j in together] == ["Y/left+right", "Arm/hand", ik.label, "Y/tail", "Y/head", "Y/foot"]
     first = together[0]
     assert isinstance(first, Job)
     assert first.settings.chains == left.settings.chains + right.settings.chains

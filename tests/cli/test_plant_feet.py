@@ -256,7 +256,7 @@ def test_a_planted_files_line_says_contacts_skate_error_hips_and_frames_missed()
     done = FileResult("/w/walk.blend", "/w/walk_baked.blend", "ok", None, (), (planted,))
     assert file_done(done, 0.52, "[1/2] ") == (
         "[1/2] walk.blend: ok (0.52 s): planted LeftFoot, RightFoot: 4 contacts, skate up to 30.0 -> 0.1 mm, "
-        "max error 9.9e-04, hips lowered up to 21.8 mm -> /w/walk_baked.blend"
+        "max error 0.99 mm, hips lowered up to 21.8 mm -> /w/walk_baked.blend"
     )
     # Lengths in the scene's unit with its name (a Unit Scale of 0.01 and centimetres: one unit is one cm),
     # frames missed, and what may not be meant.
@@ -264,11 +264,11 @@ def test_a_planted_files_line_says_contacts_skate_error_hips_and_frames_missed()
     missed = planting(
         foot("LeftFoot", out=(3, 4, 5)), foot("RightFoot", off=(8,)), metres_per_unit=0.01, unit=unit, warnings=("w",)
     )
-    chain = ChainResult("Walk", "hand.L", (1, 120), 2e-4, (), (), 0.1)
+    chain = ChainResult("Walk", "hand.L", (1, 120), 2e-4, (), (), 0.1, length_unit=unit)
     both = FileResult("/w/walk.blend", "/w/walk_baked.blend", "ok", None, (chain,), (missed,))
     assert file_done(both, 1.0) == (
-        "walk.blend: ok (1.00 s): 1 chain, max error 2.0e-04; planted LeftFoot, RightFoot: 4 contacts, skate up "
-        "to 0.03 -> 0.0001 cm, max error 9.9e-04, 3 frames out of reach, 4 frames off target (3 out of reach, 1 IK "
+        "walk.blend: ok (1.00 s): 1 chain, max error 0.0002 cm; planted LeftFoot, RightFoot: 4 contacts, skate up "
+        "to 0.03 -> 0.0001 cm, max error 0.00099 cm, 3 frames out of reach, 4 frames off target (3 out of reach, 1 IK "
         "limits); warning: w "
         "-> /w/walk_baked.blend"
     )

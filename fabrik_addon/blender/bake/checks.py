@@ -17,6 +17,7 @@ from ...setting_names import named
 from ...settings import ChainSettings
 from .. import compat
 from ..rig import ROTATION_PATHS, ArmatureChain, armature_data, bone_path, check_playing, object_kind
+from ..units import scene_length
 
 #: The keyword that names a bone of each kind of goal.
 _BONE_KEYWORDS = {"target": "target_bone", "pole target": "pole_bone"}
@@ -282,7 +283,8 @@ def check_soft_reach(settings: ChainSettings[bpy.types.Object], chain: ArmatureC
     reach = float(chain.rest.lengths.sum()) * scale
     if settings.soft_reach >= reach:
         raise ValueError(
-            f"{named('soft_reach')} {settings.soft_reach:g} is as long as the chain of '{settings.tip_bone}' reaches "
-            f"({reach:.4g}) or longer: it would stop short of its target on every frame; give the distance short of "
-            f"full reach over which it eases straight, a few percent of its reach ({0.05 * reach:.3g} is 5%)"
+            f"{named('soft_reach')} {scene_length(settings.soft_reach)} is as long as the chain of "
+            f"'{settings.tip_bone}' reaches ({scene_length(reach)}) or longer: it would stop short of its target on "
+            "every frame; give the distance short of full reach over which it eases straight, a few percent of its "
+            f"reach ({scene_length(0.05 * reach)} is 5%)"
         )

@@ -154,7 +154,7 @@ def check_strips_kept(
     if action_name is not None and bpy.data.actions.get(action_name) != action:
         return  # a switch of Action: ``checks.check_action_switch``
     first, last = frames.start, frames[-1]
-    start, end = float(action.frame_range[0]), float(action.frame_range[1])
+    start, end = float(action.curve_frame_range[0]), float(action.curve_frame_range[1])  # Manual Frame Range or not
     extrapolation = anim.action_extrapolation
     plays = (-math.inf if extrapolation == "HOLD" else start, end if extrapolation == "NOTHING" else math.inf)
     where = (

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from ...off_target import beyond_reach, off_target_causes, reach_span
 from ...reduction import KeysReport
 from ...solver import FloatArray
+from ...words import SCENE_UNITS, Unit, causes_words, counted, frames_words, length_words, missed_words
 from .inputs import Inputs
 from .unit import PreparedChain
 
@@ -59,6 +60,9 @@ class BakeReport:
     keys : KeysReport or None
         With a ``key_error``, the chain's bones' keys kept and how far Blender's evaluation of them puts the
         bones from the solved pose; None where every frame is keyed.
+    length_unit : (str, float)
+        The unit its ``repr`` gives lengths in, as its symbol and the world units in one: the scene's
+        (``blender.units.named_unit``: millimetres in a scene of metres).
     """
 
     armature: str
@@ -77,6 +81,14 @@ class BakeReport:
     tips: FloatArray
     off_target: dict[str, tuple[int, ...]]
     keys: KeysReport | None = None
+    length_unit: Unit = SCENE_UNITS
+
+    def __repr__(self) -> str:
+        return (
+            f"BakeReport({self.tip_bone!r} of {self.armature!r}: {counted(len(self.bones), 'bone')}, "
+            f"{frames_words(self.frames.tolist())}, max error {length_words(self.max_error, self.length_unit)}, "
+            f"{missed_words(self.off_target, len(self.off_target_frames))}{_keys(self.keys)}; {self.seconds:.2f} s)"
+        )
 
     @property
     def on_target(self) -> bool:
@@ -112,6 +124,28 @@ class RigBakeReport:
     evaluation: str
     keys: KeysReport | None = None
 
+    def __repr__(self) -> str:
+        unit = self.chains[0].length_unit if self.chains else SCENE_UNITS
+        missed = [chain for chain in self.chains if chain.off_target_frames]
+        frames = sum(len(chain.off_target_frames) for chain in missed)
+        verdict = (
+            missed_words({})
+            if not missed
+            else (
+                f"off target on {counted(frames, 'frame')}{causes_words(c.off_target for c in missed)} in "
+                f"{counted(len(missed), 'chain')}"
+            )
+        )
+        return (
+            f"RigBakeReport({counted(len(self.chains), 'chain')} ({', '.join(c.tip_bone for c in self.chains)}): "
+            f"max error {length_words(self.max_error, unit)}, {verdict}{_keys(self.keys)}; {self.seconds:.2f} s)"
+        )
+
+
+def _keys(keys: KeysReport | None) -> str:
+    """``", kept 8% of the keys (...)"``, with a ``key_error``; else nothing."""
+    return "" if keys is None else f", {keys.words()}"
+
 
 def chain_report(
     prepared: PreparedChain,
@@ -125,10 +159,11 @@ def chain_report(
     timings: dict[str, float],
     action: bpy.types.Action,
     keys: KeysReport | None = None,
+    length_unit: Unit = SCENE_UNITS,
 ) -> BakeReport:
     """The report of one chain of a bake: what it solved (``iterations``, ``reached``) and where Blender put
     its tip (``tips``) against its target (``inputs.targets``), on every frame, and why it missed where it did
-    (``off_target_causes``: the chain hangs from ``inputs.root_frames``)."""
+    (``off_target_causes``: the chain hangs from ``inputs.root_frames``); its lengths shown in ``length_unit``."""
     targets = inputs.targets
     error = np.linalg.norm(tips - targets, axis=1)
     chain = prepared.chain
@@ -170,4 +205,5 @@ def chain_report(
             limited=chain.limits.any,
         ),
         keys=keys,
+        length_unit=length_unit,
     )

@@ -17,13 +17,13 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ...layer import base_values, channel_kind
 from ...settings import BakeSettings
 from ...solver import FloatArray
 from ..interrupts import put_back
-from ..layer import LayerWriter, animated_below, below_the_layer, find_layer
+from ..layer import LayerWriter, below_the_layer, played_below
 from ..reduction import Pins, Thinning, thin_held, tracked_bones
 from ..rig import ArmatureChain, KeyWriter, Node, PoseSnapshot, animated_paths, bone_path, rotation_property
+from ..units import named_unit
 from .checks import current_scene
 from .inputs import Inputs
 from .order import solve_in_order
@@ -165,7 +165,9 @@ def carry_out(
             timings["solve"] = time.perf_counter() - clock
 
             with ExitStack() as undo:  # from here on, a failure undoes every key of every armature
-                writers = {a: undo.enter_context(_writer(a, settings, below_values.get(a, {}))) for a in chain_bones}
+                writers = {
+                    a: undo.enter_context(_writer(a, settings, below_values.get(a, {}), span)) for a in chain_bones
+                }
                 clock = time.perf_counter()
                 for writer in writers.values() if thinned else ():
                     writer.hold()  # the keys are thinned before they are written
@@ -204,6 +206,7 @@ def carry_out(
         for unit, result in zip(plan.units, solved, strict=True)
         for j, i in enumerate(unit.members)
     }
+    length_unit = named_unit(scene)
     reports = tuple(
         chain_report(
             chain,
@@ -215,11 +218,14 @@ def carry_out(
             seconds,
             timings,
             actions[chain.chain.armature],
-            None if thinning is None else thinning.report({chain.chain.armature: set(chain.chain.bone_names)}),
+            None
+            if thinning is None
+            else thinning.report({chain.chain.armature: set(chain.chain.bone_names)}, length_unit),
+            length_unit,
         )
         for i, (chain, tip) in enumerate(zip(prepared, tips, strict=True))
     )
-    keys = None if thinning is None else thinning.report()
+    keys = None if thinning is None else thinning.report(unit=length_unit)
     return RigBakeReport(reports, max(r.max_error for r in reports), seconds, timings, mode, keys)
 
 
@@ -354,12 +360,15 @@ def _write(writer: KeyWriter, frames: NDArray[np.int64], span: tuple[float, floa
 
 
 def _writer(
-    armature: bpy.types.Object, settings: BakeSettings[bpy.types.Object], below: Mapping[str, FloatArray]
+    armature: bpy.types.Object,
+    settings: BakeSettings[bpy.types.Object],
+    below: Mapping[str, FloatArray],
+    span: tuple[float, float],
 ) -> KeyWriter:
     """Where the keys of ``armature`` go: its Action, or its FABRIK layer over what plays ``below`` it (data path
-    to values on the bake's frames), by the bake's ``output``."""
+    to values on the bake's frames, the first and last of them ``span``), by the bake's ``output``."""
     if settings.output == "layer":
-        return LayerWriter(armature, below=below)
+        return LayerWriter(armature, below=below, frames=span)
     return KeyWriter(armature, settings.action_name)
 
 
@@ -377,18 +386,9 @@ def _paths(channels: Mapping[bpy.types.Object, Collection[tuple[str, int]]]) -> 
 
 
 def _below_values(tracks: Sequence[ChannelTrack]) -> dict[bpy.types.Object, dict[str, FloatArray]]:
-    """What plays below each armature's layer on each channel the bake keys, read (``tracks``) as Blender
-    evaluated it with the layer's channels muted, but the base value of each index nothing below animates
-    (Combine blends over that, not over the pose a muted channel leaves behind)."""
-    values: dict[bpy.types.Object, dict[str, FloatArray]] = {}
-    animated: dict[bpy.types.Object, set[tuple[str, int]]] = {}
+    """What plays below each armature's layer on each channel the bake keys (``tracks``, read with the layer's
+    channels muted), as Combine blends over it (``played_below``)."""
+    read: dict[bpy.types.Object, dict[str, NDArray[np.float32]]] = {}
     for track in tracks:
-        if track.armature not in animated:
-            animated[track.armature] = animated_below(track.armature, find_layer(track.armature))
-        read = np.asarray(track.values, dtype=np.float64)
-        base = base_values(channel_kind(track.prop), read.shape[1])
-        for index in range(read.shape[1]):
-            if (track.data_path, index) not in animated[track.armature]:
-                read[:, index] = base[index]
-        values.setdefault(track.armature, {})[track.data_path] = read
-    return values
+        read.setdefault(track.armature, {})[track.data_path] = track.values
+    return {armature: played_below(armature, values) for armature, values in read.items()}

@@ -8,7 +8,16 @@ the names below.
 """
 
 from .apply import AppliedLayer, apply_layer, clear_layer, remove_layer
-from .stack import LAYER_NAME, Layer, animated_below, animated_by_strips, below_the_layer, check_layer, find_layer
+from .stack import (
+    LAYER_NAME,
+    Layer,
+    animated_below,
+    animated_by_strips,
+    below_the_layer,
+    check_layer,
+    find_layer,
+    played_below,
+)
 from .writer import LayerWriter
 
 __all__ = [
@@ -23,5 +32,6 @@ __all__ = [
     "check_layer",
     "clear_layer",
     "find_layer",
+    "played_below",
     "remove_layer",
 ]

@@ -14,10 +14,11 @@ from numpy.typing import NDArray
 
 from ...layer import base_values, channel_kind, combined
 from ...solver import FloatArray
+from ...words import block_name, counted
 from .. import compat
 from ..rig import Keys, KeyWriter, bone_in_path, remove_keys
-from .stack import Layer, Undo, find_layer, span_strip
-from .writer import key_span, pushed_down
+from .stack import Layer, Undo, check_strip, find_layer, goes_on, span_strip
+from .writer import guard, key_span, pushed_down
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,13 @@ class AppliedLayer:
     action: bpy.types.Action
     channels: int
     frames: tuple[int, int]
+
+    def __repr__(self) -> str:
+        first, last = self.frames
+        return (
+            f"AppliedLayer({counted(self.channels, 'channel')} merged into Action {block_name(self.action)}, "
+            f"frames {first}-{last})"
+        )
 
 
 def apply_layer(armature: bpy.types.Object) -> AppliedLayer:
@@ -66,6 +74,7 @@ def apply_layer(armature: bpy.types.Object) -> AppliedLayer:
             f"the FABRIK layer of '{armature.name}' is muted: unmute it to apply it, or Clear it to keep the "
             "animation below as it is"
         )
+    check_strip(layer)
     below = _strip_below(layer)
     fcurves = [fcurve for fcurve in layer.fcurves() if len(fcurve.keyframe_points)]
     first = min(float(fcurve.keyframe_points[0].co[0]) for fcurve in fcurves)
@@ -77,21 +86,32 @@ def apply_layer(armature: bpy.types.Object) -> AppliedLayer:
         by_path.setdefault(fcurve.data_path, []).append(fcurve)
     into = None if below is None or below.action is None else (below.action, compat.strip_slot(below))
     offset = 0 if below is None else round(below.action_frame_start - below.frame_start)
+    if below is not None and into is not None:
+        _check_merge_into(armature, below, into, (float(frames[0] + offset), float(frames[-1] + offset)))
+    keyed = [float(frames[0] + offset), float(frames[-1] + offset)]
     with KeyWriter(armature, into=into) as writer:
         lower = compat.slot_fcurves(writer.action, writer.slot)
+        kept = {fcurve.as_pointer(): Keys.read(fcurve) for fcurve in lower}
         for path, curves in by_path.items():
             kind = channel_kind(path.rpartition(".")[2])
             indices = [0, 1, 2, 3] if kind == "quaternion" else sorted(fcurve.array_index for fcurve in curves)
             base = base_values(kind, max(indices) + 1)
-            layered = _values(curves, indices, frames, base)
-            old = _values([f for f in lower if f.data_path == path], indices, frames + offset, base)
-            values = combined(kind, old, layered, influence)
-            writer.replace_channels(path, indices, bone_in_path(path), frames + offset, values)
+            mine = [f for f in lower if f.data_path == path]
+            values = combined(
+                kind, _values(mine, indices, frames + offset, base), _values(curves, indices, frames, base), influence
+            )
+            # Around the layer's keys the Action keeps playing what it played (the layer plays nothing there).
+            before, after = _gaps(mine, frames[0] + offset, frames[-1] + offset)
+            at = np.concatenate([before, frames + offset, after]).astype(np.int64)
+            values = np.concatenate([_values(mine, indices, before, base), values, _values(mine, indices, after, base)])
+            writer.replace_channels(path, indices, bone_in_path(path), at, values)
+            for fcurve in mine:
+                _keep_handles(fcurve, kept[fcurve.as_pointer()], float(at[0]), float(at[-1]))
+            keyed = [min(keyed[0], float(at[0])), max(keyed[1], float(at[-1]))]
         if below is not None and below.action == writer.action:  # the strip plays the keys merged beyond it too
             span = (below.action_frame_start, below.action_frame_end)
             writer.on_undo(lambda: span_strip(below, *span, -offset))
-            first_key, last_key = float(frames[0] + offset), float(frames[-1] + offset)
-            span_strip(below, min(span[0], first_key), max(span[1], last_key), -offset)
+            span_strip(below, min(span[0], keyed[0]), max(span[1], keyed[1]), -offset)
         removed = _remove(layer, writer.on_undo)
     _forget(removed)
     return AppliedLayer(writer.action, len(fcurves), (int(frames[0]), int(frames[-1])))
@@ -99,14 +119,23 @@ def apply_layer(armature: bpy.types.Object) -> AppliedLayer:
 
 def clear_layer(armature: bpy.types.Object, channels: Collection[tuple[str, int]], first: float, last: float) -> int:
     """Remove the keys from frame ``first`` to ``last`` of the armature's FABRIK layer's F-curves of ``channels``
-    (data path, index; an F-curve left without keys goes), then have the strip span the keys left, or remove
-    the layer where none is left (``remove_layer``). Returns how many keys went (0 without a layer)."""
+    (data path, index; an F-curve left without keys goes, one left with keys on either side plays nothing from
+    ``first`` to ``last``: its base value keyed on them, ``writer.guard``), then have the strip span the keys
+    left, or remove the layer where none is left (``remove_layer``). Returns how many keys went (0 without a
+    layer)."""
     layer = find_layer(armature)
     if layer is None:
         return 0
     into = (layer.action, layer.slot)
     fcurves = [f for f in layer.fcurves() if (f.data_path, f.array_index) in channels]
-    removed = sum(remove_keys(armature, fcurve, first, last, into) for fcurve in fcurves)
+    removed = 0
+    for fcurve in fcurves:
+        keys = len(fcurve.keyframe_points)
+        gone = remove_keys(armature, fcurve, first, last, into)
+        removed += gone
+        if 0 < gone < keys:  # some keys left (with none left, the F-curve went)
+            start, end = key_span(fcurve)
+            guard(fcurve, [frame for frame, keeps in ((first, start < first), (last, end > last)) if keeps])
     spans = [key_span(fcurve) for fcurve in layer.fcurves() if len(fcurve.keyframe_points)]
     strip = layer.strip
     if not spans:
@@ -134,19 +163,21 @@ def _forget(action: bpy.types.Action) -> None:
 
 
 def _remove(layer: Layer, undo: Undo) -> bpy.types.Action:
-    """Take the layer's track away, and make the Action it pushed down active again where nothing else is (its
-    track removed); returns the layer's Action, which the caller removes once nothing can fail."""
+    """Take the layer's track away, and make the Action it pushed down active again where nothing else is on its
+    track (removed then) and no track above the layer plays (the active Action would play over it); returns the
+    layer's Action, which the caller removes once nothing can fail."""
     armature = layer.armature
     anim = armature.animation_data
     assert anim is not None
     below = layer.tracks_below()
+    above = any(not track.mute and len(track.strips) for track in layer.tracks_above())
     strip = layer.strip
     assert strip is not None, "a baked layer has its strip"
     copy = _StripCopy.of(armature, layer.track, strip)
     anim.nla_tracks.remove(layer.track)
     undo(lambda: copy.make(armature))
     name = pushed_down(layer)
-    if name and below and anim.action is None:
+    if name and below and anim.action is None and not above:
         track = below[-1]
         strips = list(track.strips)
         if len(strips) == 1 and strips[0].action is not None and strips[0].action.name == name:
@@ -246,6 +277,80 @@ def _strip_below(layer: Layer) -> bpy.types.NlaStrip | None:
             "frame: Apply Layer cannot merge into it; bake with output 'action' instead"
         )
     return strip
+
+
+def _check_merge_into(
+    armature: bpy.types.Object,
+    below: bpy.types.NlaStrip,
+    into: tuple[bpy.types.Action, bpy.types.ActionSlot | None],
+    reach: tuple[float, float],
+) -> None:
+    """Keys merged into the Action of the strip ``below`` the layer, on its frames ``reach`` (first and last, in
+    the Action's time), play there as the strip plays them now, and move nothing but the armature.
+
+    Raises
+    ------
+    ValueError
+        Where another object plays the Action through the same slot, or the layer's keys reach frames the strip
+        does not play frame for frame (it is trimmed, or does not hold its ends there, or its F-curves go on).
+    """
+    sharing = compat.objects_sharing_channels(into[0], armature, into[1])
+    if sharing:
+        raise ValueError(
+            f"the Action '{into[0].name}' below the FABRIK layer of '{armature.name}' also plays on "
+            f"{', '.join(map(repr, sharing))}: Apply Layer would move them too; make it single-user first (Object > "
+            "Relations > Make Single User > Object Animation), or keep the layer"
+        )
+    start, end = float(below.action_frame_start), float(below.action_frame_end)
+    keys = below.action.curve_frame_range if below.action is not None else (start, end)
+    goes = any(goes_on(fcurve) for fcurve in compat.slot_fcurves(*into))
+    why = ""
+    if reach[0] < start:
+        why = "it starts later" if keys[0] < start or below.extrapolation != "HOLD" or goes else ""
+    if reach[1] > end and not why:
+        why = "it ends earlier" if keys[1] > end or below.extrapolation == "NOTHING" or goes else ""
+    if why:
+        raise ValueError(
+            f"the NLA strip '{below.name}' below the FABRIK layer of '{armature.name}' plays its Action's frames "
+            f"{start:g}-{end:g} and the layer's keys reach frames {reach[0]:g}-{reach[1]:g} ({why}, so Apply Layer "
+            "would key frames the strip does not play as they play now): extend the strip over them in the NLA "
+            "editor, or bake with output 'action'"
+        )
+
+
+def _gaps(curves: Sequence[bpy.types.FCurve], first: int, last: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The frames around ``first`` to ``last`` that keys merged there would change, unless keyed as they play now:
+    every frame from the F-curves' nearest key before ``first`` (after ``last``), or the one frame beyond where
+    they have none (from there they hold it)."""
+    keyed = np.unique(
+        np.concatenate([Keys.read(fcurve).frames.astype(np.float64) for fcurve in curves] or [np.empty(0)])
+    )
+    earlier, later = keyed[keyed < first], keyed[keyed > last]
+    before = np.arange(int(np.floor(earlier[-1])) + 1, first) if len(earlier) else np.array([first - 1])
+    after = np.arange(last + 1, int(np.ceil(later[0]))) if len(later) else np.array([last + 1])
+    return before.astype(np.int64), after.astype(np.int64)
+
+
+def _keep_handles(fcurve: bpy.types.FCurve, old: Keys, first: float, last: float) -> None:
+    """Give the F-curve's keys before ``first`` and after ``last`` the handles they had (``old``): Blender
+    recomputes the automatic handles of keys near new ones, bending the curve far from them. Those it moved become
+    Aligned, as where a user drags an automatic handle."""
+    now, kept = Keys.read(fcurve), old.outside(first, last)
+    outside = (now.frames < first) | (now.frames > last)
+    if not np.array_equal(now.frames[outside], kept.frames):
+        return  # not the keys it kept: nothing to give back
+    aligned = bpy.types.Keyframe.bl_rna.properties["handle_left_type"].enum_items["ALIGNED"].value  # type: ignore[attr-defined]
+    sides = ("handle_left", "handle_right")
+    moved = np.flatnonzero(outside)[
+        np.any([np.any(now.arrays[h][outside] != kept.arrays[h], axis=1) for h in sides], axis=0)
+    ]
+    at_old = np.searchsorted(kept.frames, now.frames[moved])
+    for handle in sides:
+        now.arrays[handle][moved] = kept.arrays[handle][at_old]
+        now.arrays[f"{handle}_type"][moved] = aligned
+        fcurve.keyframe_points.foreach_set(f"{handle}_type", now.arrays[f"{handle}_type"])
+        fcurve.keyframe_points.foreach_set(handle, now.arrays[handle].ravel())
+    fcurve.update()
 
 
 def _influence(strip: bpy.types.NlaStrip, frames: NDArray[np.int64]) -> FloatArray:

@@ -11,16 +11,20 @@ Layer and Clear make it active again).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 
 import bpy
+import numpy as np
+from numpy.typing import NDArray
 
+from ...layer import base_values, channel_kind
+from ...solver import FloatArray
 from .. import compat
-from ..interrupts import put_back
-from ..rig import check_playing
+from ..interrupts import made, put_back
+from ..rig import check_playing, enum_name, nla_plays
 
 #: The layer's track, strip and (with the armature's name before it) Action are named so.
 LAYER_NAME = "FABRIK Layer"
@@ -138,6 +142,64 @@ def check_layer(armature: bpy.types.Object, channels: Collection[tuple[str, int]
         if (fcurve.data_path, fcurve.array_index) in channels:
             where = f"{fcurve.data_path}[{fcurve.array_index}]"
             check_playing(armature, fcurve, f"the F-curve {where} of the FABRIK layer of '{armature.name}'")
+    check_strip(layer)
+    _check_above(layer, channels)
+
+
+def check_strip(layer: Layer) -> None:
+    """The layer's strip plays its keys frame for frame, blended with Combine: a bake keys what it must play.
+
+    Raises
+    ------
+    ValueError
+        Naming what was changed and what to do.
+    """
+    strip = layer.strip
+    if strip is None:
+        return
+    changed = [
+        what
+        for what, wrong in (
+            (
+                f"blends with {enum_name(strip, 'blend_type')} (a layer blends with Combine)",
+                strip.blend_type != "COMBINE",
+            ),
+            ("plays reversed", strip.use_reverse),
+            ("is scaled", strip.scale != 1.0),
+            ("repeats", strip.repeat != 1.0),
+            ("was moved", strip.frame_start != strip.action_frame_start),
+        )
+        if wrong
+    ]
+    if changed:
+        raise ValueError(
+            f"the FABRIK layer's strip of '{layer.armature.name}' {' and '.join(changed)}, so its keys would not play "
+            "on the frames they are baked for: set it back in the NLA editor (Combine, frame for frame), or apply "
+            "the layer (Apply Layer) and bake a new one"
+        )
+
+
+def _check_above(layer: Layer, channels: Collection[tuple[str, int]]) -> None:
+    """No NLA track above the layer animates what the bake keys: it would play over the layer's keys.
+
+    Raises
+    ------
+    ValueError
+        Naming the track and a channel.
+    """
+    for track in layer.tracks_above():
+        if track.mute:
+            continue
+        for strip in track.strips:
+            if strip.mute or strip.action is None:
+                continue
+            for fcurve in compat.slot_fcurves(strip.action, compat.strip_slot(strip)):
+                if (fcurve.data_path, fcurve.array_index) in channels and not fcurve.mute:
+                    raise ValueError(
+                        f"the NLA track '{track.name}' above the FABRIK layer of '{layer.armature.name}' animates "
+                        f"{fcurve.data_path}[{fcurve.array_index}], which it would play over the layer's keys: move "
+                        "it below the layer in the NLA editor, or mute it"
+                    )
 
 
 def _other_users(action: bpy.types.Action, armature: bpy.types.Object) -> list[str]:
@@ -163,6 +225,22 @@ def animated_below(armature: bpy.types.Object, layer: Layer | None) -> set[tuple
     return curves | animated_by_strips(armature, layer)
 
 
+def played_below(armature: bpy.types.Object, read: Mapping[str, NDArray[np.float32]]) -> dict[str, FloatArray]:
+    """What plays below the armature's layer on each data path of ``read`` (its values frame after frame, as
+    Blender evaluated them with the layer's channels muted), but the base value of each index nothing below
+    animates: Combine blends over that, not over the pose a muted channel leaves behind."""
+    animated = animated_below(armature, find_layer(armature))
+    played = {}
+    for data_path, values in read.items():
+        row = np.asarray(values, dtype=np.float64)
+        base = base_values(channel_kind(data_path.rpartition(".")[2]), row.shape[1])
+        for index in range(row.shape[1]):
+            if (data_path, index) not in animated:
+                row[:, index] = base[index]
+        played[data_path] = row
+    return played
+
+
 def animated_by_strips(armature: bpy.types.Object, layer: Layer | None = None) -> set[tuple[str, int]]:
     """The channels (data path, index) that the F-curves, not muted, of the NLA strips, not muted, animate: of the
     tracks below the layer, or all of them."""
@@ -183,15 +261,21 @@ def animated_by_strips(armature: bpy.types.Object, layer: Layer | None = None) -
 def below_the_layer(armature: bpy.types.Object, channels: Collection[tuple[str, int]]) -> Iterator[None]:
     """Meanwhile the armature plays the animation below its FABRIK layer on ``channels`` (the layer's F-curves
     for them muted, its other channels playing), and nothing above the layer (the tracks above it muted):
-    what a layer bake reads its chains from. Everything muted here is unmuted on leaving."""
+    what a layer bake reads its chains from. A channel nothing below the layer animates is set to its base value
+    meanwhile (Blender leaves a channel nothing plays at its last value: the layer's, on the frame the scene was
+    on). Everything muted or set here is put back on leaving."""
     layer = find_layer(armature)
     unmute: list[Callable[[], None]] = []
     try:
         if layer is not None:
+            below = animated_below(armature, layer)
             for fcurve in layer.fcurves():
-                if (fcurve.data_path, fcurve.array_index) in channels and not fcurve.mute:
+                channel = (fcurve.data_path, fcurve.array_index)
+                if channel in channels and not fcurve.mute:
                     unmute.append(partial(setattr, fcurve, "mute", False))
                     fcurve.mute = True
+                    if channel not in below:
+                        _set_meanwhile(armature, channel, unmute)
             for track in layer.tracks_above():
                 if not track.mute:
                     unmute.append(partial(setattr, track, "mute", False))
@@ -201,36 +285,59 @@ def below_the_layer(armature: bpy.types.Object, channels: Collection[tuple[str, 
         put_back(unmute)
 
 
-def push_down(armature: bpy.types.Object, undo: Undo) -> bpy.types.Action:
+def _set_meanwhile(
+    armature: bpy.types.Object, channel: tuple[str, int], put_back_later: list[Callable[[], None]]
+) -> None:
+    """Set the armature's ``channel`` (data path, index) to the base value a layer blends it over
+    (``layer.base_values``), what was there put back later."""
+    path, index = channel
+    values = armature.path_resolve(path)
+    kind = channel_kind(path.rpartition(".")[2])
+    put_back_later.append(partial(values.__setitem__, index, values[index]))
+    values[index] = float(base_values(kind, max(index + 1, 4))[index])
+
+
+def push_down(armature: bpy.types.Object, undo: Undo, frames: tuple[float, float] | None = None) -> bpy.types.Action:
     """Move the armature's active Action onto an NLA track of its own above the others, as Blender's Push Down
-    does: a strip playing it frame for frame with the Action's blending, influence and extrapolation, the
-    Action itself untouched. Where its F-curves go on past their keys (a Cycles modifier, linear extrapolation),
-    the strip covers the scene's frames too, so that it plays there as the Action did. Returns the Action."""
+    does, a strip playing it frame for frame over its keys (Blender plays an active Action over its keys whatever
+    its Manual Frame Range says), the Action itself untouched, so that the armature plays as before:
+
+    - where NLA strips played below it, with the Action's blending, influence and extrapolation;
+    - where none did, Replace at full influence, holding its first and last keys (Blender plays an Action alone
+      in full, ignoring its blending, influence and extrapolation);
+    - where its F-curves go on past their keys (a Cycles modifier, linear extrapolation), the strip covers the
+      scene's frames and ``frames`` (a bake's first and last) too, so that it plays there as the Action did.
+
+    Returns the Action."""
     anim = _animation(armature)
     action = anim.action
     assert action is not None, "push down the active Action"
     assignment = compat.action_assignment(armature)
     slot = compat.object_slot(armature)
-    track = anim.nla_tracks.new()
+    over_strips = nla_plays(anim)
     undo(lambda: compat.restore_action_assignment(armature, assignment))
-    undo(lambda: anim.nla_tracks.remove(track))
+    track = made(undo, anim.nla_tracks.new, anim.nla_tracks.remove)
     track.name = action.name
-    first, last = float(action.frame_range[0]), float(action.frame_range[1])
+    first, last = float(action.curve_frame_range[0]), float(action.curve_frame_range[1])
     strip = track.strips.new(action.name, int(first), action)
     compat.set_strip_slot(strip, slot)
-    if any(_goes_on(fcurve) for fcurve in compat.slot_fcurves(action, slot)):
+    if any(goes_on(fcurve) for fcurve in compat.slot_fcurves(action, slot)):
         scene = bpy.context.scene
         assert scene is not None
-        first, last = min(first, scene.frame_start), max(last, scene.frame_end)
+        low, high = frames if frames is not None else (first, last)
+        first, last = min(first, scene.frame_start, low), max(last, scene.frame_end, high)
     span_strip(strip, first, last)
-    strip.blend_type, strip.extrapolation = anim.action_blend_type, anim.action_extrapolation
-    if anim.action_influence < 1.0:
-        keyed_influence(strip, anim.action_influence)
+    if over_strips:
+        strip.blend_type, strip.extrapolation = anim.action_blend_type, anim.action_extrapolation
+        if anim.action_influence < 1.0:
+            keyed_influence(strip, anim.action_influence)
+    else:
+        strip.blend_type, strip.extrapolation = "REPLACE", "HOLD"
     anim.action = None
     return action
 
 
-def _goes_on(fcurve: bpy.types.FCurve) -> bool:
+def goes_on(fcurve: bpy.types.FCurve) -> bool:
     """Whether an F-curve's values go on changing past its keys."""
     return fcurve.extrapolation != "CONSTANT" or any(not modifier.mute for modifier in fcurve.modifiers)
 

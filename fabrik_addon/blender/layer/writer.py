@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from ...layer import base_values, channel_kind, combined, layer_values, played_as_blender
 from ...solver import FloatArray
 from .. import compat
+from ..interrupts import made
 from ..rig import Held, Keys, KeyWriter, Values
 from .stack import LAYER_NAME, MARK, PUSHED, Layer, find_layer, keyed_influence, push_down, span_strip
 
@@ -31,32 +32,38 @@ class LayerWriter(KeyWriter):
     """
 
     below: Mapping[str, FloatArray] = field(default_factory=dict)
+    #: The bake's first and last frame: an Action pushed down plays over them too (``stack.push_down``).
+    frames: tuple[float, float] | None = None
     layer: Layer | None = None
 
     def __enter__(self) -> LayerWriter:
+        super().__enter__()
+        return self
+
+    def _enter(self) -> None:
+        """Find the FABRIK layer, or make it (pushing the active Action down below it); every change registered
+        to undo before it is made."""
         armature = self.obj
         if armature.animation_data is None:
-            armature.animation_data_create()
             self.on_undo(armature.animation_data_clear)
+            armature.animation_data_create()
         anim = armature.animation_data
         assert anim is not None
         layer = find_layer(armature)
         if layer is None:
             if not anim.use_nla:  # no tracks to play (``check_layer`` refuses a switched-off stack with some)
-                anim.use_nla = True
                 self.on_undo(lambda: setattr(anim, "use_nla", False))
-            pushed = push_down(armature, self.on_undo) if anim.action is not None else None
-            action = bpy.data.actions.new(f"{armature.name} {LAYER_NAME}")
-            self.on_undo(lambda: bpy.data.actions.remove(action))
+                anim.use_nla = True
+            pushed = push_down(armature, self.on_undo, self.frames) if anim.action is not None else None
+            name = f"{armature.name} {LAYER_NAME}"
+            action = made(self.on_undo, lambda: bpy.data.actions.new(name), bpy.data.actions.remove)
             action[MARK] = True
             action[PUSHED] = "" if pushed is None else pushed.name
-            track = anim.nla_tracks.new()  # on top of the others
-            self.on_undo(lambda: anim.nla_tracks.remove(track))
+            track = made(self.on_undo, anim.nla_tracks.new, anim.nla_tracks.remove)  # on top of the others
             track.name = LAYER_NAME
             layer = Layer(armature, track, action, compat.new_slot(action, armature))
         self.layer = layer
         self.write_into(layer.action, layer.slot)
-        return self
 
     def replace_channels(
         self,
@@ -119,12 +126,17 @@ class LayerWriter(KeyWriter):
         span_strip(strip, first, last)
 
     def _guard(self, fcurve: bpy.types.FCurve, frames: list[float]) -> None:
-        """Key the F-curve's base value on ``frames``, keeping its keys."""
-        old = self.keep_for_undo(fcurve)
-        base = base_values(channel_kind(fcurve.data_path.rpartition(".")[2]), fcurve.array_index + 1)
-        value = float(base[fcurve.array_index])
-        guard = Keys.baked(np.array(frames, dtype=np.int64), np.full(len(frames), value))
-        old.merged(guard).write(fcurve)
+        """Key the F-curve's base value on ``frames``, keeping its keys (``guard``)."""
+        guard(fcurve, frames, self.keep_for_undo(fcurve))
+
+
+def guard(fcurve: bpy.types.FCurve, frames: Sequence[float], old: Keys | None = None) -> None:
+    """Key a layer F-curve's base value (what it blends over where nothing below animates it) on ``frames``,
+    keeping its keys (``old``: as they are, by default), so that the layer plays nothing there."""
+    old = Keys.read(fcurve) if old is None else old
+    base = base_values(channel_kind(fcurve.data_path.rpartition(".")[2]), fcurve.array_index + 1)
+    value = float(base[fcurve.array_index])
+    old.merged(Keys.baked(np.array(frames, dtype=np.int64), np.full(len(frames), value))).write(fcurve)
 
 
 def key_span(fcurve: bpy.types.FCurve) -> tuple[float, float]:

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from ...planting import Contact, runs
 from ...setting_names import plant_named
 from .. import compat
+from ..layer import find_layer
 from ..rig import KeyWriter
 
 #: The custom property of a foot's pose bone whose keys mark its contacts.
@@ -43,34 +44,55 @@ def marks_fcurve(armature: bpy.types.Object, foot: str, name: str = MARK) -> bpy
 def read_marks(armature: bpy.types.Object, foot: str, frames: Sequence[int]) -> list[Contact] | None:
     """A foot's contacts as its marks say, as (first, last) indices into ``frames`` (the runs of frames where
     the marks are above one half, joined where they touch); None where the foot has no marks (or they are
-    muted)."""
-    fcurve = marks_fcurve(armature, foot)
-    if fcurve is None:
-        _check_not_in_strips(armature, foot)
-    if fcurve is None or fcurve.mute:
+    muted). Marks pushed down into an NLA strip (by a layer bake, or by hand) are read where the strip plays
+    them (``_played``)."""
+    values = _played(armature, foot, MARK, frames)
+    if values is None:
         return None
-    down = np.array([fcurve.evaluate(frame) > 0.5 for frame in frames], dtype=bool)
-    return runs(down, 0, 1)
+    return runs(values > 0.5, 0, 1)
 
 
-def _check_not_in_strips(armature: bpy.types.Object, foot: str) -> None:
-    """Marks keyed in an NLA strip's Action (pushed down with the clip) are not read: refuse rather than find
-    contacts again without a word.
+def _played(armature: bpy.types.Object, bone: str, name: str, frames: Sequence[int]) -> NDArray[np.float64] | None:
+    """The values on ``frames`` of the keys of the bone's property ``name``: in the active Action, else in the one
+    NLA strip (below the FABRIK layer, where there is one) that has them, played frame for frame, shifted as the
+    strip is (0 where it does not play); None where there are none, or they are muted.
 
     Raises
     ------
     ValueError
-        Naming the strip and what to do.
+        Where the keys are in several strips, or a strip that scales or repeats its Action: naming the strip.
     """
-    anim, path = armature.animation_data, mark_path(foot)
-    for track in anim.nla_tracks if anim is not None else ():
-        for strip in track.strips:
-            if strip.action is not None and any(f.data_path == path for f in compat.action_fcurves(strip.action)):
-                raise ValueError(
-                    f"the contact marks of '{foot}' are keyed in NLA strip '{strip.name}' (track '{track.name}'), "
-                    "which Plant Feet does not read: edit the strip (Tab in the NLA editor) so its Action is the "
-                    f"active one, or turn off {plant_named('use_marks')} to find the contacts again"
-                )
+    fcurve = marks_fcurve(armature, bone, name)
+    if fcurve is not None:
+        return None if fcurve.mute else np.array([fcurve.evaluate(frame) for frame in frames])
+    path, anim, layer = mark_path(bone, name), armature.animation_data, find_layer(armature)
+    tracks = layer.tracks_below() if layer is not None else list(anim.nla_tracks) if anim is not None else []
+    found = [
+        (track, strip, curve)
+        for track in tracks  # the FABRIK layer's own keys are a planting's, not what it plants
+        if not track.mute
+        for strip in track.strips
+        if not strip.mute and strip.action is not None
+        for curve in compat.slot_fcurves(strip.action, compat.strip_slot(strip))
+        if curve.data_path == path and curve.array_index == 0
+    ]
+    if not found:
+        return None
+    track, strip, curve = found[0]
+    if len(found) > 1 or strip.scale != 1.0 or strip.repeat != 1.0:
+        what = "contact marks" if name == MARK else f"'{name}' keys"
+        raise ValueError(
+            f"the {what} of '{bone}' are keyed in NLA strip '{strip.name}' (track '{track.name}')"
+            + (" and others" if len(found) > 1 else ", which scales or repeats its Action")
+            + ", so Plant Feet cannot tell which frames they mark: edit the strip (Tab in the NLA editor) so its "
+            f"Action is the active one, or turn off {plant_named('use_marks')} to find the contacts again"
+        )
+    if curve.mute:
+        return None
+    shift = strip.frame_start - strip.action_frame_start
+    return np.array(
+        [curve.evaluate(frame - shift) if strip.frame_start <= frame <= strip.frame_end else 0.0 for frame in frames]
+    )
 
 
 def write_marks(writer: KeyWriter, foot: str, frames: Sequence[int], contacts: Sequence[Contact]) -> None:
@@ -81,8 +103,8 @@ def write_marks(writer: KeyWriter, foot: str, frames: Sequence[int], contacts: S
     assert pose is not None
     bone = pose.bones[foot]
     if bone.get(MARK) is None:  # the property the keys animate, taken away again if the writer undoes its keys
-        bone[MARK] = 0
         writer.on_undo(lambda: bone.pop(MARK, None))
+        bone[MARK] = 0
     keyed: dict[int, float] = {frames[0]: 0.0}
     for first, last in contacts:
         keyed[frames[first]] = 1.0
@@ -95,12 +117,10 @@ def write_marks(writer: KeyWriter, foot: str, frames: Sequence[int], contacts: S
 
 
 def read_hips_drop(armature: bpy.types.Object, hips: str, frames: Sequence[int]) -> NDArray[np.float64]:
-    """How far an earlier Plant Feet lowered the hips on each of ``frames`` (scene units), as its keys say;
-    zeros where there are none (or they are muted)."""
-    fcurve = marks_fcurve(armature, hips, HIPS_DROP)
-    if fcurve is None or fcurve.mute:
-        return np.zeros(len(frames))
-    return np.array([fcurve.evaluate(frame) for frame in frames])
+    """How far an earlier Plant Feet lowered the hips on each of ``frames`` (scene units), as its keys say (in the
+    active Action, or pushed down into a strip: ``_played``); zeros where there are none (or they are muted)."""
+    values = _played(armature, hips, HIPS_DROP, frames)
+    return np.zeros(len(frames)) if values is None else values
 
 
 def write_hips_drop(
@@ -111,6 +131,6 @@ def write_hips_drop(
     assert pose is not None
     bone = pose.bones[hips]
     if bone.get(HIPS_DROP) is None:
-        bone[HIPS_DROP] = 0.0
         writer.on_undo(lambda: bone.pop(HIPS_DROP, None))
+        bone[HIPS_DROP] = 0.0
     writer.replace(mark_path(hips, HIPS_DROP), 0, hips, frames, drop, span)

@@ -52,7 +52,7 @@ class FABRIK_PG_planting(bpy.types.PropertyGroup):
     )
     contact_height: FloatProperty(  # type: ignore[valid-type]
         name="Height",
-        description="A contact: the ball of the foot at most this far above the floor, in leg lengths",
+        description="A contact: the ball of the foot at most this far above the floor, in leg lengths (hip to ankle)",
         default=_CONTACTS.height,
         min=1e-4,
         soft_max=0.2,
@@ -128,8 +128,8 @@ class FABRIK_PG_planting(bpy.types.PropertyGroup):
     soft_reach: FloatProperty(  # type: ignore[valid-type]
         name="Soft Reach",
         description=(
-            "A pinned leg eases straight over this much of its length instead of snapping straight; lowered "
-            "hips keep every pin this far inside the reach"
+            "A pinned leg eases straight over this many leg lengths (hip to ankle) short of full reach instead of "
+            "snapping straight; lowered hips keep every pin this far inside the reach"
         ),
         default=_RULES.soft_reach,
         min=0.0,

@@ -4,12 +4,14 @@ the time."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...reduction import KeysReport
 from ...solver import FloatArray
+from ...words import SCENE_UNITS, Unit, causes_words, counted, length_words, missed_words, skate_words
 from ..bake import RigBakeReport
 
 
@@ -39,6 +41,8 @@ class FootReport:
         reach, the hips lowered where asked), ``"soft reach"`` (eased short of a pin near full reach), ``"IK
         limits"``, ``"not converged"``, ``"the scene"`` (something the bake does not own moves the leg: a
         constraint, a driver). Empty where the ball is on its goal on every frame.
+    length_unit : (str, float)
+        The unit its ``repr`` gives lengths in, as its symbol and the scene units in one (``PlantReport``'s).
     """
 
     foot: str
@@ -49,6 +53,16 @@ class FootReport:
     out_of_reach_frames: tuple[int, ...]
     leg_length: float
     off_target: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    length_unit: Unit = SCENE_UNITS
+
+    def __repr__(self) -> str:
+        source = "marked" if self.marked else "found"
+        return (
+            f"FootReport({self.foot!r}: {counted(len(self.contacts), 'contact')} ({source}), "
+            f"{skate_words(self.skate_before, self.skate_after, self.length_unit)}, leg "
+            f"{length_words(self.leg_length, self.length_unit)}{_out_of_reach([self])}, "
+            f"{missed_words(self.off_target, len(self.off_target_frames))})"
+        )
 
     @property
     def off_target_frames(self) -> tuple[int, ...]:
@@ -78,7 +92,8 @@ class PlantReport:
     bake : RigBakeReport
         The bake of the legs: per leg the frames, the error on each and the evaluated balls (``tips``).
     warnings : tuple of str
-        What was planted but may not be what was meant (legs implausibly long for the scene's units, say).
+        What was planted but may not be what was meant: legs implausibly long for the scene's units, a setting in
+        leg lengths that looks given in another unit (``planting.wrong_unit``: a contact height of 4).
     length_unit : (str, float)
         The scene's unit for lengths this small (its Length unit; millimetres or inches where that is Adaptive)
         as its symbol and the scene units in one.
@@ -99,9 +114,30 @@ class PlantReport:
     seconds: float
     bake: RigBakeReport
     warnings: tuple[str, ...] = ()
-    length_unit: tuple[str, float] = ("m", 1.0)
+    length_unit: Unit = SCENE_UNITS
     goals: FloatArray = field(default_factory=lambda: np.empty((0, 0, 3)))
     found_feet: bool = False
+
+    def __repr__(self) -> str:
+        unit = self.length_unit
+        first, last = self.frames if self.bake.chains else (0, 0)
+        missed = [foot for foot in self.feet if foot.off_target]
+        frames = sum(len(foot.off_target_frames) for foot in missed)
+        verdict = (
+            missed_words({})
+            if not missed
+            else (f"off target on {counted(frames, 'frame')}{causes_words(foot.off_target for foot in missed)}")
+        )
+        hips = f", hips lowered up to {length_words(self.max_hips_drop, unit)}" if self.max_hips_drop > 0 else ""
+        keys = "" if self.keys is None else f", {self.keys.words()}"
+        warnings = f"; {counted(len(self.warnings), 'warning')}" if self.warnings else ""
+        return (
+            f"PlantReport({', '.join(repr(foot.foot) for foot in self.feet)}, frames {first}-{last}: "
+            f"{counted(sum(len(foot.contacts) for foot in self.feet), 'contact')}, "
+            f"{skate_words(_every(self.skate_before), _every(self.skate_after), unit)}, "
+            f"max error {length_words(self.max_error, unit)}{hips}{_out_of_reach(self.feet)}, {verdict}{keys}; "
+            f"{self.seconds:.2f} s{warnings})"
+        )
 
     @property
     def contacts(self) -> dict[str, list[tuple[int, int]]]:
@@ -138,3 +174,13 @@ class PlantReport:
     @property
     def max_hips_drop(self) -> float:
         return float(np.max(self.hips_drop, initial=0.0))
+
+
+def _out_of_reach(feet: Sequence[FootReport]) -> str:
+    """``", 12 frames out of reach"`` over the feet's pins; nothing where every pin was within reach."""
+    frames = sum(len(foot.out_of_reach_frames) for foot in feet)
+    return f", {counted(frames, 'frame')} out of reach" if frames else ""
+
+
+def _every(per_foot: dict[str, list[float]]) -> list[float]:
+    return [value for values in per_foot.values() for value in values]

@@ -15,15 +15,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...off_target import off_target_causes
-from ...planting import Contact, Foot, Planting, PlantSettings, check_foot, plant, skate
+from ...planting import Contact, Foot, Planting, PlantSettings, check_foot, plant, skate, wrong_unit
 from ...solver import FloatArray
 from ..bake import Adjusted, BakePlan, BoneTrack, Inputs, carry_out, read_frames
 from ..rig import KeyWriter, armature_data, bone_path
+from ..units import length_text, named_unit
 from .feet import plan_legs
 from .find import with_feet
 from .marks import read_hips_drop, read_marks, write_hips_drop, write_marks
 from .report import FootReport, PlantReport
-from .units import leg_warning, length_text, named_unit
+from .units import leg_warning
 
 
 def plant_feet(
@@ -51,6 +52,7 @@ def plant_feet(
     baked = carry_out(legs, progress, adjust=planter)
     assert planter.planting is not None, "the bake calls the planter between reading and solving"
     planted, feet = planter.planting, planter.feet
+    unit = named_unit(legs.scene)
     reports = []
     for k, (foot, chain) in enumerate(zip(feet, baked.chains, strict=True)):
         found = planted.contacts[k]
@@ -73,9 +75,11 @@ def plant_feet(
                     unsolved=np.isin(frames, chain.unreachable_frames),
                     limited=legs.chains[k].chain.limits.any,
                 ),
+                length_unit=unit,
             )
         )
-    warnings = [leg_warning(legs.scene, settings.armature, float(np.mean([foot.reach for foot in feet])))]
+    leg_length = float(np.mean([foot.reach for foot in feet]))
+    warnings = [leg_warning(legs.scene, settings.armature, leg_length), *wrong_unit(settings.rules, leg_length, unit)]
     if planter.earlier is not None and planter.earlier.any():
         warnings.append(
             f"an earlier Plant Feet lowered hips '{settings.hips_bone}' by up to "
@@ -94,7 +98,7 @@ def plant_feet(
         time.perf_counter() - started,
         baked,
         tuple(warning for warning in warnings if warning is not None),
-        named_unit(legs.scene),
+        unit,
         planted.pinned,
         found_feet,
     )

@@ -16,6 +16,7 @@ from ...settings import FrameRange
 from ..bake import current_scene, read_bones
 from ..reduction import thin_held
 from ..rig import KeyWriter, bone_path
+from ..units import named_unit
 from .checks import checked_error, keyed_curves
 
 #: Shares of the progress bar: reading the pose, then checking the keys.
@@ -65,7 +66,7 @@ def reduce_keys(
                 break
     if progress is not None:
         progress(1.0)
-    return thinning.report()
+    return thinning.report(unit=named_unit(scene))
 
 
 def _share(progress: Callable[[float], None] | None, after: float) -> Callable[[float], None] | None:

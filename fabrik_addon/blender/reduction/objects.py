@@ -6,6 +6,7 @@ F-curves written."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import bpy
 import numpy as np
@@ -13,6 +14,7 @@ from numpy.typing import NDArray
 
 from ...reduction import Channels, KeysReport, Skeleton, basis, keys_report, points_of, posed, thin_keys
 from ...solver import FloatArray
+from ...words import SCENE_UNITS, Unit
 from .. import compat
 from ..rig import KeyWriter
 from .bezier import write_kept
@@ -23,7 +25,7 @@ _THINNED = {"location": ("location", ""), "rotation_quaternion": ("rotation", "Q
 
 
 def thin_object_keys(
-    writers: Sequence[tuple[KeyWriter, float]], frames: NDArray[np.int64], key_error: float
+    writers: Sequence[tuple[KeyWriter, float]], frames: NDArray[np.int64], key_error: float, unit: Unit = SCENE_UNITS
 ) -> KeysReport:
     """Thin the location and quaternion keys each writer holds for its object (and stop it holding), write them,
     and report them all as Blender evaluates their F-curves.
@@ -37,6 +39,8 @@ def thin_object_keys(
     key_error : float
         World units (> 0): how far the objects' origins, and the points off them where a rotation is keyed, may
         be from where the held keys put them.
+    unit : (str, float)
+        The unit the report shows lengths in (the scene's: ``KeysReport.length_unit``).
     """
     errors, keys, dense = [], 0, 0
     times = frames.astype(np.float64)
@@ -58,7 +62,7 @@ def thin_object_keys(
             dense += record.values.size
         evaluated = [_evaluated(writer, path, len(record.indices), frames) for path, record in held.items()]
         errors.append(np.linalg.norm(_points(skeleton, channels, evaluated) - reference, axis=-1))
-    return keys_report(frames, np.concatenate(errors, axis=1), keys, dense, key_error)
+    return replace(keys_report(frames, np.concatenate(errors, axis=1), keys, dense, key_error), length_unit=unit)
 
 
 def _points(skeleton: Skeleton, channels: list[Channels], values: list[FloatArray]) -> FloatArray:

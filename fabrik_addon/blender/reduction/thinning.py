@@ -7,7 +7,7 @@ puts a point out of bounds all the same, keyed there (``repair``) before the che
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import bpy
 import numpy as np
@@ -15,7 +15,9 @@ from numpy.typing import NDArray
 
 from ...reduction import KeysReport, Thinned, basis, keyed_curve, keys_report, points_of, posed, thin_keys
 from ...solver import FloatArray
+from ...words import SCENE_UNITS, Unit
 from ..rig import Held, KeyWriter, bone_in_path
+from ..units import scene_length
 from .bezier import write_kept
 from .measure import PoseTrack, measured_points, pose_tracks
 from .model import BoneModel, BoneRows, Keyed, Plays, bone_model, tracked
@@ -116,9 +118,10 @@ class Thinning:
             self._reports.clear()
         return repaired
 
-    def report(self, bones: Mapping[bpy.types.Object, set[str]] | None = None) -> KeysReport:
+    def report(self, bones: Mapping[bpy.types.Object, set[str]] | None = None, unit: Unit = SCENE_UNITS) -> KeysReport:
         """The report of the keys kept (of ``bones`` only, by armature, if given) and of Blender's evaluation of
-        them, as the check walk read it (worked out once for the same bones)."""
+        them, as the check walk read it (worked out once for the same bones); its lengths shown in ``unit`` (the
+        scene's)."""
         picks = tuple(
             frozenset(a.model.bones)
             if bones is None
@@ -127,7 +130,7 @@ class Thinning:
         )
         if picks not in self._reports:
             self._reports[picks] = self._report(bones)
-        return self._reports[picks]
+        return replace(self._reports[picks], length_unit=unit)
 
     def _report(self, bones: Mapping[bpy.types.Object, set[str]] | None) -> KeysReport:
         errors, keys, dense, rounding = [], 0, 0, 0.0
@@ -281,9 +284,10 @@ def _check_posed(
     node = int(model.skeleton.point_nodes[off].min())  # the first bone off (parents come first): what moves it
     columns = np.flatnonzero(model.skeleton.point_nodes == node)
     row, column = np.unravel_index(int(np.argmax(apart[:, columns])), (len(apart), len(columns)))
+    away = scene_length(float(apart[row, columns[column]]))
     raise ValueError(
         f"bone '{model.bones[node]}' of '{model.armature.name}' is not where its keys put it on frame {frames[row]} "
-        f"(they put it {apart[row, columns[column]]:.3g} away): a constraint, a driver or NLA strips move it too, so "
+        f"(they put it {away} away): a constraint, a driver or NLA strips move it too, so "
         "thinning its keys would not keep its pose; mute what moves it, or leave the bone out"
     )
 

@@ -1,10 +1,10 @@
 """The armature as the add-on reads and writes it, whoever asks (a bake, the live preview, the operators): its
-chains of bones (names, rest geometry, IK limits, which chains share bones), the channels of pose bones and
-what animates them, keys written in bulk and all or nothing, snapshots of the pose, and what objects and
-bones follow (parents, constraints, drivers).
+chains of bones (names, rest geometry, IK limits, which chains share bones, the chain a tip bone's limb
+suggests: ``limb``), the channels of pose bones and what animates them, keys written in bulk and all or nothing,
+snapshots of the pose, and what objects and bones follow (parents, constraints, drivers).
 
-Imports ``bpy``, ``compat``, the solver's public names and ``setting_names.named`` (how a message names a setting);
-the other Blender packages import only the names below.
+Imports ``bpy``, ``compat``, the solver's public names, ``setting_names.named`` (how a message names a setting)
+and ``words.counted``; the other Blender packages import only the names below.
 """
 
 from .chain import (
@@ -30,6 +30,7 @@ from .channels import (
 )
 from .fcurve_checks import check_playing, check_unlocked, enum_name, nla_plays
 from .keys import Held, Keys, KeyWriter, Values, keys_within, remove_keys
+from .limb import Limb, limb
 from .links import Node, bone_in_path, closure, path_to
 from .pose_snapshot import PoseSnapshot
 
@@ -39,6 +40,7 @@ __all__ = [
     "Held",
     "KeyWriter",
     "Keys",
+    "Limb",
     "Node",
     "PoseSnapshot",
     "Values",
@@ -57,6 +59,7 @@ __all__ = [
     "hang",
     "keyed_channels",
     "keys_within",
+    "limb",
     "nla_plays",
     "object_kind",
     "path_to",

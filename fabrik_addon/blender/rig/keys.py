@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from types import TracebackType
 from typing import cast
 
@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import compat
-from ..interrupts import put_back
+from ..interrupts import made, put_back
 from .fcurve_checks import check_unlocked, nla_plays
 
 # Every writable keyframe property, by the number of values it has per key and its array type.
@@ -167,9 +167,19 @@ class KeyWriter:
     _held: list[Held] | None = None
 
     def __enter__(self) -> KeyWriter:
+        try:  # what entering did is undone if it does not finish (the ``with`` block's exit is not called then)
+            self._enter()
+        except BaseException:
+            self.rollback()
+            raise
+        return self
+
+    def _enter(self) -> None:
+        """Choose where the keys go, making the Action (and slot) they need; every change registered to undo
+        before it is made."""
         if self.into is not None:
             self.write_into(*self.into)
-            return self
+            return
         anim = self.obj.animation_data
         over_strips = anim is not None and anim.action is None and nla_plays(anim)
         if anim is None:
@@ -180,15 +190,16 @@ class KeyWriter:
         action = self._choose_action(anim.action if anim is not None else None)
         if anim is not None and anim.action is not None and anim.action != action:
             previous, had_fake_user = anim.action, anim.action.use_fake_user
-            previous.use_fake_user = True
             self._undo.append(lambda: setattr(previous, "use_fake_user", had_fake_user))
-        slot = compat.ensure_action_slot(self.obj, action)
-        if slot is not None:
-            self._undo.append(lambda: compat.remove_slot(action, slot))
+            previous.use_fake_user = True
+        if compat.assign_action(self.obj, action):
+            slot = made(
+                self._undo.append, lambda: compat.new_slot(action, self.obj), partial(compat.remove_slot, action)
+            )
+            compat.set_object_slot(self.obj, slot)
         if over_strips:
             self._play_strips_outside()
         self.write_into(action, compat.object_slot(self.obj))
-        return self
 
     def _play_strips_outside(self) -> None:
         """A new active Action over NLA strips plays on its keys' frames only (Extrapolation Nothing): the strips
@@ -196,8 +207,8 @@ class KeyWriter:
         anim = self.obj.animation_data
         assert anim is not None, "over strips, it has animation data"
         extrapolation = anim.action_extrapolation
-        anim.action_extrapolation = "NOTHING"
         self._undo.append(lambda: setattr(anim, "action_extrapolation", extrapolation))
+        anim.action_extrapolation = "NOTHING"
 
     def write_into(self, action: bpy.types.Action, slot: bpy.types.ActionSlot | None) -> None:
         """Key the F-curves of ``action`` that animate through ``slot`` (4.4+; None in 4.2) from now on."""
@@ -249,9 +260,8 @@ class KeyWriter:
             existing: bpy.types.Action | None = bpy.data.actions.get(self.action_name)
             if existing is not None:
                 return existing
-        created = bpy.data.actions.new(self.action_name or f"{self.obj.name}Action")
-        self._undo.append(lambda: bpy.data.actions.remove(created))
-        return created
+        name = self.action_name or f"{self.obj.name}Action"
+        return made(self._undo.append, lambda: bpy.data.actions.new(name), bpy.data.actions.remove)
 
     def replace(
         self,
@@ -295,11 +305,13 @@ class KeyWriter:
             If the F-curve, or its group, is locked (the caller's ``with`` block then undoes every key).
         """
         action, slot = self.action, self._slot
-        fcurve, created = compat.ensure_slot_fcurve(action, slot, data_path, index, group)
+        fcurve = compat.find_slot_fcurve(action, slot, data_path, index)
+        created = fcurve is None
+        if fcurve is None:
+            make = partial(compat.new_slot_fcurve, action, slot, data_path, index, group)
+            fcurve = made(self._undo.append, make, partial(compat.remove_slot_fcurve, action, slot))
         first, last = span if span is not None else (float(frames[0]), float(frames[-1]))
         kept = None
-        if created:
-            self._undo.append(lambda: compat.remove_slot_fcurve(action, slot, fcurve))
         check_unlocked(self.obj, fcurve)
         if not created:
             old = self.keep_for_undo(fcurve)
@@ -307,8 +319,8 @@ class KeyWriter:
         if kept is not None and len(kept.frames):
             kept.merged(keys(None)).write(fcurve)
         else:  # nothing to keep: the new keys alone, with Blender's defaults for the properties they leave out
-            made = keys(_BAKED_ONLY)
-            made.write(fcurve, only=tuple(made.arrays))
+            new = keys(_BAKED_ONLY)
+            new.write(fcurve, only=tuple(new.arrays))
 
     def replace_channels(
         self,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import bpy
 import numpy as np
@@ -24,12 +25,14 @@ from ...setting_names import named
 from ...settings import FrameRange
 from ...solver import FloatArray, matrix_to_quat, sign_continuous
 from ...targets import pole_angle, pole_places
+from ...words import block_name, counted
 from ..bake import BoneTrack, check_armature, current_scene, read_bones
 from ..chain_list import chain_lists_read
-from ..interrupts import put_back
+from ..interrupts import made, put_back
 from ..properties import FABRIK_PG_chain, chain_label, enabled_chains, settings_of
 from ..reduction import thin_object_keys
 from ..rig import KeyWriter, armature_data, chain_bone_names
+from ..units import named_unit
 
 #: A custom property of the Empties made here: the name of the armature whose chain they serve.
 MADE_FOR = "fabrik_targets_of"
@@ -69,14 +72,24 @@ class TargetsReport:
     seconds: float
     keys: KeysReport | None = None
 
+    def __repr__(self) -> str:
+        poles = f" ({counted(len(self.poles), 'pole')})" if self.poles else ""
+        keys = "" if self.keys is None else f", {self.keys.words()}"
+        return (
+            f"TargetsReport(targets for {counted(len(self.targets), 'chain')}{poles} in {block_name(self.collection)}, "
+            f"frames {self.frames[0]}-{self.frames[1]}{keys}; {self.seconds:.2f} s)"
+        )
+
 
 @dataclass
 class _Chain:
-    """A chain of the list to make targets for: its item, label, bones and whether it gets a pole."""
+    """A chain of the list to make targets for: its item, label, bones, the bones its pole bends (``bend``: all of
+    them, or in a tree of chains its branch, ``_branch``) and whether it gets a pole."""
 
     item: FABRIK_PG_chain
     label: str
     bones: tuple[str, ...]
+    bend: tuple[str, ...]
     pole: bool
 
 
@@ -133,7 +146,7 @@ def targets_from_animation(
     frames_keyed = np.array(keyed, dtype=np.int64)
     try:  # the last step: nothing of the file changes before it
         targets, pole_empties, angles, collection = making.make(picked, goals, frames_keyed, holding=bool(key_error))
-        kept = thin_object_keys(making.held, frames_keyed, key_error) if key_error else None
+        kept = thin_object_keys(making.held, frames_keyed, key_error, named_unit(scene)) if key_error else None
         if progress is not None:
             progress(1.0)
     except BaseException:
@@ -163,10 +176,12 @@ def _picked(armature: bpy.types.Object, names: Sequence[str] | None, poles: bool
             raise ValueError(f"armature '{armature.name}' has no chain {missing[0]!r} (its chains: {known})")
         found = list(dict.fromkeys(labels.get(name) or tips[name] for name in names))
     picked = []
+    baked = [chain_bone_names(armature, item.tip_bone, item.chain_length) for _, item in enabled_chains(armature)]
     for index, item in found:
         label = chain_label(item, index)
         bones = chain_bone_names(armature, item.tip_bone, item.chain_length)
-        pole = poles and len(bones) >= 2
+        bend = _branch(bones, baked)
+        pole = poles and len(bend) >= 2
         goals = (("target", item.target), ("pole", item.pole_target if pole else None))
         taken = [f"a {what} '{obj.name}'" for what, obj in goals if obj is not None]
         if taken and not replace:
@@ -174,14 +189,34 @@ def _picked(armature: bpy.types.Object, names: Sequence[str] | None, poles: bool
                 f"chain '{label}' has {' and '.join(taken)} already: replace {'them' if len(taken) > 1 else 'it'} "
                 "(replace=True, Replace in the panel), or clear it first"
             )
-        picked.append(_Chain(item, label, bones, pole))
+        picked.append(_Chain(item, label, bones, bend, pole))
     return picked
 
 
+def _branch(bones: tuple[str, ...], baked: list[tuple[str, ...]]) -> tuple[str, ...]:
+    """The bones of a chain (``bones``, root first) that its pole bends when it is baked with the chains ``baked``:
+    where it shares bones with others (a tree), its branch, from below the nearest bone above its tip where the
+    tree forks or another chain ends (the tree solver's branch, ``solver.bones.tree_layout``); all of them
+    otherwise."""
+    tree = [chain for chain in baked if chain != bones and set(chain) & set(bones)]
+    if not tree:
+        return bones
+    children: dict[str, set[str]] = {}
+    for chain in (bones, *tree):
+        for parent, child in pairwise(chain):
+            children.setdefault(parent, set()).add(child)
+    tips = {chain[-1] for chain in tree}
+    start = len(bones) - 1
+    while start > 0 and len(children[bones[start - 1]]) == 1 and bones[start - 1] not in tips:
+        start -= 1
+    return bones[start:]
+
+
 def _read(chain: _Chain) -> tuple[str, ...]:
-    """The bones read of a chain: its root, its middle joint's bone (the bone starting at it) and its tip."""
-    bones = chain.bones
-    return (bones[0], bones[len(bones) // 2], bones[-1])
+    """The bones read of a chain: its root, the first and middle bones of what its pole bends (the bone starting
+    at its middle joint) and its tip."""
+    bend = chain.bend
+    return (chain.bones[0], bend[0], bend[len(bend) // 2], chain.bones[-1])
 
 
 def _share(progress: Callable[[float], None] | None, share: float) -> Callable[[float], None] | None:
@@ -206,11 +241,13 @@ class _Goal:
 
 def _goals(armature: bpy.types.Object, chain: _Chain, tracks: dict[str, BoneTrack]) -> tuple[_Goal, ...]:
     """What a chain's target (and pole) Empty are to be, computed from the bones read: the target keyed at the tip
-    bone's tail (and turned as the tip bone, with Rotation), the pole beside the bend with its pole angle."""
-    bones = chain.bones
+    bone's tail (and turned as the tip bone, with Rotation), the pole beside the bend (of the bones it bends,
+    ``_Chain.bend``) with its pole angle."""
+    bones, bend = chain.bones, chain.bend
     root = tracks[bones[0]].world_matrices()
     tip = tracks[bones[-1]].world_matrices()
-    middle = tracks[bones[len(bones) // 2]].world_matrices()
+    first = tracks[bend[0]].world_matrices()
+    middle = tracks[bend[len(bend) // 2]].world_matrices()
     data = armature_data(armature).bones
     length = float(np.cbrt(abs(np.linalg.det(root[0, :3, :3])))) * sum(data[name].length for name in bones)
     tails = tip[:, :3, 3] + tip[:, :3, 1] * data[bones[-1]].length
@@ -231,11 +268,11 @@ def _goals(armature: bpy.types.Object, chain: _Chain, tracks: dict[str, BoneTrac
     )
     if not chain.pole:
         return (target,)
-    heads, middles = root[:, :3, 3], middle[:, :3, 3]
+    heads, middles = first[:, :3, 3], middle[:, :3, 3]
     # The pole turns the chain about the line to its goal: with Rotation, the bones above the tip are solved
     # toward the tip bone's head (``solver.bones.tip_rotation``).
     ends = tip[:, :3, 3] if item.use_rotation else tails
-    x_axes, z_axes = (_unit(root[:, :3, k]) for k in (0, 2))
+    x_axes, z_axes = (_unit(first[:, :3, k]) for k in (0, 2))
     angle = pole_angle(heads, ends, middles, x_axes, z_axes)
     places = pole_places(heads, ends, middles, x_axes, z_axes, angle, _POLE_DISTANCE * length)
     pole = _Goal(
@@ -305,13 +342,11 @@ class _Making:
         name = f"{self.armature.name} Targets"
         collection: bpy.types.Collection | None = bpy.data.collections.get(name)
         if collection is None:
-            made = bpy.data.collections.new(name)
-            self.undo.append(lambda: bpy.data.collections.remove(made))
-            collection = made
+            collection = made(self.undo.append, lambda: bpy.data.collections.new(name), bpy.data.collections.remove)
         if collection not in scene.collection.children_recursive:
-            scene.collection.children.link(collection)
-            linked = collection
-            self.undo.append(lambda: scene.collection.children.unlink(linked))
+            linked, children = collection, scene.collection.children
+            self.undo.append(lambda: children.unlink(linked) if linked.name in children else None)
+            children.link(collection)
         return collection
 
     def _empty(
@@ -320,8 +355,7 @@ class _Making:
         """The chain's Empty: the one it has if it was made here for this armature (keyed again), else a new one."""
         if current is not None and current.get(MADE_FOR) == self.armature.name and current.type == "EMPTY":
             return current
-        empty = bpy.data.objects.new(name, None)
-        self.undo.append(lambda: bpy.data.objects.remove(empty))
+        empty = made(self.undo.append, lambda: bpy.data.objects.new(name, None), bpy.data.objects.remove)
         empty[MADE_FOR] = self.armature.name
         empty.empty_display_size = size
         empty.rotation_mode = "QUATERNION"

@@ -9,7 +9,7 @@ import bpy
 from bpy.props import EnumProperty
 
 from ..properties import FABRIK_PG_chain, FABRIK_PG_settings, chain_label, enabled_chains, settings_of
-from ..rig import chain_bone_names, groups_sharing
+from ..rig import Limb, chain_bone_names, groups_sharing, limb
 from ..setting_changes import notify
 from ..versioning import migrate
 from .operators import ArmatureOperator
@@ -92,20 +92,40 @@ class _ChainListOperator(ArmatureOperator):
 
 
 class FABRIK_OT_chain_add(_ChainListOperator):
-    """Add a chain to the active armature, after the selected one (in Pose Mode, ending at the active bone)"""
+    """Add a chain to the active armature, after the selected one (in Pose Mode, ending at the active bone, as
+    long as its limb: up to where the bones part or a bone stands apart from its parent)"""
 
     bl_idname = "fabrik.chain_add"
     bl_label = "Add Chain"
 
+    @classmethod
+    def description(cls, context: bpy.types.Context, properties: object) -> str:
+        """The tooltip: what the chain will be, and why, where the active bone ends it (else the class's)."""
+        picked = _suggested(context)
+        if picked is None:
+            return ""  # Blender shows the docstring
+        tip, found = picked
+        return f"Add a chain ending at the active bone {tip!r}, {found.words()}"
+
     def act(self, context: bpy.types.Context, settings: FABRIK_PG_settings) -> set[OperatorReturnItems]:
         chain = settings.chains.add()
-        bone = context.active_pose_bone
-        if context.mode == "POSE" and bone is not None and bone.id_data == settings.id_data:
-            chain.tip_bone = bone.name
+        picked = _suggested(context)
+        if picked is not None:
+            tip, found = picked
+            chain.tip_bone, chain.chain_length = tip, found.length
+            self.report({"INFO"}, f"Chain {tip!r}: {found.words()}; set Chain Length to change it")
         place = min(settings.active_chain + 1, len(settings.chains) - 1)
         settings.chains.move(len(settings.chains) - 1, place)
         settings.active_chain = place
         return {"FINISHED"}
+
+
+def _suggested(context: bpy.types.Context) -> tuple[str, Limb] | None:
+    """The active bone and the chain its limb suggests (``rig.limb``), in Pose Mode on the active armature."""
+    bone, armature = context.active_pose_bone, context.active_object
+    if context.mode != "POSE" or bone is None or armature is None or bone.id_data != armature:
+        return None
+    return bone.name, limb(armature, bone.name)
 
 
 class FABRIK_OT_chain_remove(_ChainListOperator):

@@ -11,13 +11,14 @@ import bpy
 from bpy.props import BoolProperty
 
 from ...settings import FrameRange
+from ...words import counted
 from .. import compat
 from ..layer import apply_layer, find_layer
 from ..live import LEAVE_FIRST, LIVE
 from ..properties import enabled_chains, frame_range, key_error_of, no_chain_text, settings_of
 from ..reduce_keys import reduce_keys
 from ..targets import targets_from_animation
-from .messages import counted, kept_words, sentence
+from .messages import sentence
 from .operators import ArmatureOperator, armature_problem, progress_bar
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class FABRIK_OT_targets_from_animation(ArmatureOperator):
             self.report({"ERROR"}, sentence(error))
             return {"CANCELLED"}
         poles = f" and {counted(len(report.poles), 'pole')}" if report.poles else ""
-        kept = "" if report.keys is None else f" ({kept_words(report.keys)})"
+        kept = "" if report.keys is None else f" ({report.keys.words()})"
         self.report(
             {"INFO"},
             f"Made {counted(len(report.targets), 'target')}{poles} from the animation, keyed on frames "
@@ -148,9 +149,7 @@ class FABRIK_OT_reduce_keys(ArmatureOperator):
         except (TypeError, ValueError) as error:
             self.report({"ERROR"}, sentence(error))
             return {"CANCELLED"}
-        self.report(
-            {"INFO"}, f"Reduced the keys of frames {frames.start}-{frames.end}: {kept_words(report, context.scene)}"
-        )
+        self.report({"INFO"}, f"Reduced the keys of frames {frames.start}-{frames.end}: {report.words()}")
         return {"FINISHED"}
 
 

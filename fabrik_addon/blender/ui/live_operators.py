@@ -11,10 +11,12 @@ import bpy
 import numpy as np
 from bpy.props import FloatProperty, IntProperty, PointerProperty
 
+from ...words import counted
 from ..live import LEAVE_FIRST, LIVE, begin_stepping, player, pose_chains, tip_distance
 from ..properties import chain_label, chain_settings, enabled_chains, settings_of, solver_settings
 from ..rig import KeyWriter, PoseSnapshot, chain_bone_names, keyed_channels
-from .messages import counted, length_text, sentence
+from ..units import length_text
+from .messages import sentence
 from .operators import ArmatureOperator, chain_problem
 
 if TYPE_CHECKING:

@@ -1,5 +1,6 @@
 """What the add-on's operators and panel say, in the panel's words: a bake's summary (one line per chain),
-frames as runs, lengths in the scene's units, errors begun as sentences."""
+frames as runs, lengths in the scene's units (``length_text``), errors begun as sentences; counts and keys kept
+in the words every report uses (``fabrik_addon.words``)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from collections.abc import Sequence
 
 import bpy
 
-from ...reduction import KeysReport
 from ...setting_names import in_words
+from ...words import counted
 from ..bake_summary import FABRIK_PG_bake_summary
+from ..units import length_text
 
 
 def sentence(message: object) -> str:
@@ -20,17 +22,6 @@ def sentence(message: object) -> str:
     if "_" in text.split(" ", 1)[0]:
         return text
     return text[:1].upper() + text[1:]
-
-
-def counted(number: int, noun: str) -> str:
-    """``number`` of ``noun``: ``"1 frame"``, ``"3 frames"``."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
-def length_text(scene: bpy.types.Scene, value: float) -> str:
-    """A length in the scene's units, as Blender shows lengths."""
-    units = scene.unit_settings
-    return str(bpy.utils.units.to_string(units.system, "LENGTH", value * units.scale_length, precision=3))
 
 
 def summary_text(summary: FABRIK_PG_bake_summary, scene: bpy.types.Scene) -> str:
@@ -75,10 +66,3 @@ def in_output(text: str, output: str) -> str:
         return text
     first, _, rest = text.partition("\n")
     return f"{first} (into the FABRIK layer: mute it for the animation as it was)" + (f"\n{rest}" if rest else "")
-
-
-def kept_words(keys: KeysReport, scene: bpy.types.Scene | None = None) -> str:
-    """How many keys a reduction kept and the largest error Blender's evaluation of them shows: "kept 8% of the
-    keys (1234 of 15360), largest error 0.48 mm" (in the scene's units, with a scene)."""
-    worst = f"{keys.max_error:.3g}" if scene is None else length_text(scene, keys.max_error)
-    return f"kept {100 * keys.kept:.0f}% of the keys ({keys.keys} of {keys.dense_keys}), largest error {worst}"

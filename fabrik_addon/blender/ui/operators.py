@@ -12,6 +12,7 @@ import bpy
 from bpy.props import EnumProperty
 
 from ...settings import BakeSettings
+from ...words import counted
 from ..bake import bake_ik_constraints, clear
 from ..chain_list import bake_chains
 from ..live import LEAVE_FIRST, LIVE
@@ -25,7 +26,8 @@ from ..properties import (
     output_of,
     solver_settings,
 )
-from .messages import bake_text, counted, in_output, kept_words, length_text, sentence
+from ..units import length_text
+from .messages import bake_text, in_output, sentence
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -140,7 +142,7 @@ class FABRIK_OT_bake(_ChainOperator):
             report = bake_chains(armature, progress=progress)
         summaries = [(chain_label(chain, index), chain.last_bake) for index, chain in enabled_chains(armature)]
         text = bake_text(summaries, context.scene)
-        kept = "" if report.keys is None else f"\n{sentence(kept_words(report.keys, context.scene))}"
+        kept = "" if report.keys is None else f"\n{sentence(report.keys.words())}"
         self.report({"INFO"}, in_output(text + kept, settings.output))
         return {"FINISHED"}
 
@@ -220,7 +222,7 @@ class FABRIK_OT_bake_ik_constraints(ArmatureOperator):
         lines += [
             f"{chain.tip_bone}: max error {length_text(context.scene, chain.max_error)}" for chain in report.chains
         ]
-        lines += [] if report.keys is None else [sentence(kept_words(report.keys, context.scene))]
+        lines += [] if report.keys is None else [sentence(report.keys.words())]
         self.report({"INFO"}, in_output("\n".join(lines), output))
         return {"FINISHED"}
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import bpy
 
+from ...words import counted
 from ..layer import find_layer
 from ..live import LIVE, player, problems
 from ..properties import FABRIK_PG_chain, chain_label, settings_of
+from ..units import length_text
 from .chain_list import tree_numbers
-from .messages import counted, length_text, sentence, target_text
+from .messages import sentence, target_text
 
 
 def _split(layout: bpy.types.UILayout | None) -> bpy.types.UILayout:

@@ -15,8 +15,9 @@ from bpy.props import IntProperty
 from ...planting import PlantSettings
 from ...settings import FrameRange
 from ..live import LEAVE_FIRST, LIVE
-from ..planting import detect_contacts, length_text, plant_feet, plant_settings
+from ..planting import detect_contacts, plant_feet, plant_settings
 from ..properties import frame_range, key_error_of, output_of, settings_of, solver_settings
+from ..units import length_text
 from .messages import sentence
 from .operators import ArmatureOperator, armature_problem, progress_bar
 from .panel import ArmatureSubpanel
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
 Planting = PlantSettings[bpy.types.Object]
+#: How the panel's labels name the unit of Plant Feet's lengths: leg lengths, hip to ankle.
+LEGS = "legs"
 Progress = Callable[[float], None]
 
 
@@ -202,8 +205,9 @@ class FABRIK_PT_planting(ArmatureSubpanel):
         layout.prop(planting, "chain_length")
         layout.prop_search(planting, "hips_bone", armature.data, "bones", icon="BONE_DATA")
         contacts = layout.column(heading="Contacts", align=True)
-        contacts.prop(planting, "contact_height")
-        contacts.prop(planting, "contact_speed")
+        # Lengths in leg lengths, as their labels say: a value in the scene's unit would be far off.
+        contacts.prop(planting, "contact_height", text=f"Height ({LEGS})")
+        contacts.prop(planting, "contact_speed", text=f"Speed ({LEGS}/s)")
         contacts.prop(planting, "contact_seconds")
         contacts.prop(planting, "contact_gap")
         row = layout.row(heading="Floor")
@@ -215,10 +219,10 @@ class FABRIK_PT_planting(ArmatureSubpanel):
         held = layout.column(align=True)
         held.prop(planting, "pin_at")
         held.prop(planting, "blend_seconds")
-        held.prop(planting, "soft_reach")
+        held.prop(planting, "soft_reach", text=f"Soft Reach ({LEGS})")
         hips = held.row()
         hips.active = bool(planting.hips_bone)
-        hips.prop(planting, "hips_speed")
+        hips.prop(planting, "hips_speed", text=f"Hips Speed ({LEGS}/s)")
         hips = held.row()
         hips.active = bool(planting.hips_bone)
         hips.prop(planting, "hips_seconds")

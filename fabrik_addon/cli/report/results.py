@@ -5,7 +5,8 @@ The report's schema::
     {"files": [{"input": path, "output": path or null, "status": "ok" | "error", "error": message or null,
                 "chains": [{"armature": name, "tip_bone": name, "frames": [first, last], "max_error": number,
                             "unreachable_frames": [frame, ...], "off_target_frames": [frame, ...],
-                            "off_target": {cause: [frame, ...]}, "seconds": number}],
+                            "off_target": {cause: [frame, ...]}, "seconds": number,
+                            "length_unit": [symbol, number]}],
                 "plantings": [{"armature": name, "frames": [first, last], "max_error": number,
                                "max_hips_drop": number, "metres_per_unit": number, "seconds": number,
                                "feet": [{"foot": name, "contacts": [[first, last], ...],
@@ -18,9 +19,13 @@ The report's schema::
                 "reduced": [{"armature": name, "frames": [first, last], "seconds": number}]}]}
 
 With a ``key_error``, each chain, planting, targets and reduction also has ``"keys": {"keys": number,
-"dense_keys": number, "key_error": number, "max_error": number, "p99_error": number}``: the keys written
-against a key on every frame, and how far Blender's evaluation of them puts the bones (or Empties) from the
-pose they stand for; null without one.
+"dense_keys": number, "key_error": number, "max_error": number, "p99_error": number, "length_unit": [symbol,
+number]}``: the keys written against a key on every frame, and how far Blender's evaluation of them puts the
+bones (or Empties) from the pose they stand for; null without one.
+
+Lengths are in scene units; ``length_unit`` is the unit the printed lines give them in, its symbol and the scene
+units in one (the scene's Length unit, or millimetres or inches where that is Adaptive or the system's base:
+``["mm", 0.001]`` in a scene of metres).
 
 ``output`` is null when nothing was written for the file; a failed file lists no chains and no plantings,
 since none of them was saved. ``off_target_frames`` are the frames where Blender's evaluation of the keys puts
@@ -40,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...words import SCENE_UNITS, Unit, kept_words
 from ..files import quiet_stdout as quiet_stdout
 from ..files import write_atomically
 
@@ -47,27 +53,34 @@ from ..files import write_atomically
 @dataclass(frozen=True)
 class KeysResult:
     """The keys kept within ``key_error`` against a key on every frame, and the largest and 99th-percentile error
-    Blender's evaluation of them shows (world units): of a ``reduction.KeysReport``, or its JSON (``of``)."""
+    Blender's evaluation of them shows (world units), and the unit the lines give lengths in (the scene's): of a
+    ``reduction.KeysReport``, or its JSON (``of``)."""
 
     keys: int
     dense_keys: int
     key_error: float
     max_error: float
     p99_error: float
+    length_unit: Unit = SCENE_UNITS
 
     @classmethod
     def of(cls, found: Any) -> KeysResult | None:
         values = found if found is None or isinstance(found, dict) else vars(found)
-        return None if values is None else cls(*(values[name] for name in cls.__dataclass_fields__))
+        if values is None:
+            return None
+        unit = _unit(values.get("length_unit", SCENE_UNITS))
+        names = ("keys", "dense_keys", "key_error", "max_error", "p99_error")
+        return cls(**{name: values[name] for name in names}, length_unit=unit)
 
     def words(self) -> str:
-        return f"kept {100 * self.keys / max(self.dense_keys, 1):.0f}% of the keys, max error {self.max_error:.1e}"
+        return kept_words(self.keys, self.dense_keys, self.max_error, self.length_unit)
 
 
 @dataclass(frozen=True)
 class ChainResult:
     """One baked chain; ``frames`` are the first and last keyed frames, errors in world units; ``why`` the
-    frames off target by cause, (cause, frames) pairs, as ``api.BakeReport.off_target``."""
+    frames off target by cause, (cause, frames) pairs, as ``api.BakeReport.off_target``; ``length_unit`` the unit
+    the lines give lengths in, (symbol, world units per it), the scene's."""
 
     armature: str
     tip_bone: str
@@ -78,6 +91,7 @@ class ChainResult:
     seconds: float
     why: tuple[tuple[str, tuple[int, ...]], ...] = ()
     keys: KeysResult | None = None
+    length_unit: Unit = SCENE_UNITS
 
 
 @dataclass(frozen=True)
@@ -173,6 +187,7 @@ def to_json(results: Sequence[FileResult]) -> dict[str, Any]:
                         "off_target": _causes_json(c.why),
                         "seconds": c.seconds,
                         "keys": _keys_json(c.keys),
+                        "length_unit": list(c.length_unit),
                     }
                     for c in r.chains
                 ],
@@ -199,7 +214,12 @@ def to_json(results: Sequence[FileResult]) -> dict[str, Any]:
 
 
 def _keys_json(keys: KeysResult | None) -> dict[str, Any] | None:
-    return None if keys is None else asdict(keys)
+    return None if keys is None else asdict(keys) | {"length_unit": list(keys.length_unit)}
+
+
+def _unit(data: Any) -> Unit:
+    """A unit read back from its JSON, ``[symbol, scene units per it]``."""
+    return str(data[0]), float(data[1])
 
 
 def _planting_json(planting: PlantResult) -> dict[str, Any]:
@@ -250,7 +270,7 @@ def _planting(data: dict[str, Any]) -> PlantResult:
         max_hips_drop=float(data["max_hips_drop"]),
         metres_per_unit=float(data["metres_per_unit"]),
         seconds=float(data["seconds"]),
-        length_unit=(str(data["length_unit"][0]), float(data["length_unit"][1])),
+        length_unit=_unit(data["length_unit"]),
         warnings=tuple(str(w) for w in data["warnings"]),
         keys=KeysResult.of(data.get("keys")),
     )
@@ -275,6 +295,7 @@ def from_json(data: dict[str, Any]) -> list[FileResult]:
                     float(c["seconds"]),
                     _causes(c["off_target"]),
                     KeysResult.of(c.get("keys")),
+                    _unit(c.get("length_unit", SCENE_UNITS)),
                 )
                 for c in f["chains"]
             ),

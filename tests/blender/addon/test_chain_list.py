@@ -1,5 +1,6 @@
 """The chain list's operators (fabrik.chain_add, chain_remove, chain_move) through bpy.ops: what they do to the
-list and its selection, their polls' messages, and one undo step each."""
+list and its selection, their polls' messages, and one undo step each; the chain + makes for the active bone
+(its limb) on Rigify's metarig, a simple chain and a motion-capture rig."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import bpy
+import mocap
+import numpy as np
 import pytest
-from rigs import make_chain
+from rigs import keyed_empty, loop_path, make_chain, rigify_metarig
 
 from fabrik_addon.blender.properties import FABRIK_PG_settings, chain_label, settings_of
+from fabrik_addon.blender.rig import chain_bone_names
+from fabrik_addon.blender.ui.chain_list import FABRIK_OT_chain_add
 
 from .scenes import activate, add_chain, chain_scene
 
@@ -66,9 +71,86 @@ def test_a_chain_added_in_pose_mode_ends_at_the_active_bone() -> None:
     armature.data.bones.active = armature.data.bones[bones[1]]
     assert bpy.ops.fabrik.chain_add() == {"FINISHED"}
     assert settings_of(armature).chains[0].tip_bone == bones[1]
+    assert settings_of(armature).chains[0].chain_length == 2  # a simple chain: all of it, to the root
     activate(armature)  # in Object Mode the active bone is not a choice of the animator's: left empty
     assert bpy.ops.fabrik.chain_add() == {"FINISHED"}
     assert settings_of(armature).chains[1].tip_bone == ""
+    assert settings_of(armature).chains[1].chain_length == 0  # no bone: the property's default
+
+
+def _added(armature: bpy.types.Object, tip: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Press + with ``tip`` the active bone in Pose Mode: the chain length it picked, its tooltip before, and
+    what it reported."""
+    activate(armature, "POSE")
+    armature.data.bones.active = armature.data.bones[tip]
+    tooltip = FABRIK_OT_chain_add.description(bpy.context, None)
+    capsys.readouterr()
+    assert bpy.ops.fabrik.chain_add() == {"FINISHED"}
+    settings = settings_of(armature)
+    chain = settings.chains[settings.active_chain]
+    assert chain.tip_bone == tip
+    return chain.chain_length, tooltip, capsys.readouterr().out
+
+
+# The active bone and the chain + makes, the bones up from it: on Rigify's human metarig (the demo's rig),
+# whose arms and legs hang apart from their shoulders and from the hips, where the bones part.
+RIGIFY_CHAINS = {
+    "hand.L": ("hand.L", "forearm.L", "upper_arm.L"),
+    "forearm.R": ("forearm.R", "upper_arm.R"),
+    "foot.L": ("foot.L", "shin.L", "thigh.L"),
+    "f_index.03.R": ("f_index.03.R", "f_index.02.R", "f_index.01.R"),
+    "spine.006": ("spine.006", "spine.005", "spine.004"),
+    "toe.L": ("toe.L", "foot.L"),  # the heel hangs from the foot too: the least chain that bends
+}
+
+
+@pytest.mark.parametrize("tip", RIGIFY_CHAINS)
+def test_plus_picks_the_limb_of_the_active_bone_on_a_rigify_metarig(
+    tip: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    armature = rigify_metarig("human")
+    wanted = RIGIFY_CHAINS[tip]
+    length, tooltip, reported = _added(armature, tip, capsys)
+    assert length == len(wanted)
+    assert chain_bone_names(armature, tip, length) == wanted[::-1]
+    picked = f"{len(wanted)} bones ({', '.join(wanted)})"
+    assert tooltip.startswith(f"Add a chain ending at the active bone '{tip}', {picked}: ")
+    assert f"Info: Chain '{tip}': {picked}: " in reported
+    assert "set Chain Length to change it" in reported
+
+
+def test_plus_says_why_the_chain_stops_where_it_does(capsys: pytest.CaptureFixture[str]) -> None:
+    armature = rigify_metarig("human")
+    assert _added(armature, "hand.L", capsys)[1] == (
+        "Add a chain ending at the active bone 'hand.L', 3 bones (hand.L, forearm.L, upper_arm.L): up to "
+        "'upper_arm.L', apart from its parent 'shoulder.L'"
+    )
+    assert _added(armature, "foot.R", capsys)[1].endswith(
+        "3 bones (foot.R, shin.R, thigh.R): up to where the bones part at 'spine' (4 other bones hang from it)"
+    )
+    assert _added(armature, "toe.L", capsys)[1].endswith(
+        "2 bones (toe.L, foot.L): the least chain that bends: 'toe.L' hangs from 'foot.L', where the bones part "
+        "(1 other bone hangs from it)"
+    )
+    activate(armature)  # no active bone to end a chain at: the docstring (Blender shows it for "")
+    assert FABRIK_OT_chain_add.description(bpy.context, None) == ""
+    assert "ending at the active bone" in bpy.ops.fabrik.chain_add.get_rna_type().description
+
+
+def test_plus_on_a_long_chain_takes_it_whole_and_on_motion_capture_a_limbs_three(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    tentacle, bones = make_chain(12, name="Tentacle")
+    length, tooltip, _ = _added(tentacle, bones[-1], capsys)
+    assert length == 12
+    assert tooltip.endswith(": the whole chain, up to the root bone")
+    clip = mocap.import_clip("walk_30fps_m")  # CMU's rig: its legs hang from the hips by a short hip joint
+    legs, arms = mocap.legs(clip), mocap.arms(clip)
+    length, tooltip, _ = _added(clip, legs["Left"].foot, capsys)
+    assert chain_bone_names(clip, legs["Left"].foot, length)[::-1] == (legs["Left"].foot, "LeftKnee", "LeftHip")
+    assert "a limb's 3 of the 4 bones up to where the bones part at 'Hips'" in tooltip
+    length, _, _ = _added(clip, arms["Right"].forearm, capsys)
+    assert length == 3
 
 
 def _poll_failure(operator: Any, **options: Any) -> str:
@@ -129,3 +211,21 @@ def test_a_linked_armature_cannot_be_changed(tmp_path: Path) -> None:
     for operator in (bpy.ops.fabrik.chain_add, bpy.ops.fabrik.chain_remove, bpy.ops.fabrik.bake, bpy.ops.fabrik.clear):
         assert message in _poll_failure(operator)
     assert len(settings_of(armature).chains) == 1
+
+
+def test_the_chain_plus_makes_for_a_rigify_hand_bakes_on_target(capsys: pytest.CaptureFixture[str]) -> None:
+    """The Quick start: the hand active, +, a target, Bake: on target on every frame."""
+    armature = rigify_metarig("human")
+    bones = ("upper_arm.L", "forearm.L", "hand.L")
+    root = np.array(armature.matrix_world @ armature.data.bones[bones[0]].head_local)
+    tip = np.array(armature.matrix_world @ armature.data.bones[bones[-1]].tail_local)
+    reach = sum(armature.data.bones[b].length for b in bones)
+    frames = range(1, 31)
+    target = keyed_empty("Target", loop_path(frames, tuple(root + 0.6 * (tip - root)), (0.25 * reach,) * 3))
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = frames.start, frames.stop - 1
+    assert _added(armature, "hand.L", capsys)[0] == 3
+    chain = settings_of(armature).chains[0]
+    chain.target = target
+    assert bpy.ops.fabrik.bake() == {"FINISHED"}
+    assert (chain.last_bake.frames, chain.last_bake.bones, chain.last_bake.unreachable) == (30, 3, 0)
+    assert "on target on every frame" in capsys.readouterr().out

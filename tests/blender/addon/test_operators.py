@@ -15,7 +15,8 @@ from fabrik_addon import api
 from fabrik_addon.blender import compat
 from fabrik_addon.blender.chain_list import frame_runs
 from fabrik_addon.blender.properties import settings_of
-from fabrik_addon.blender.ui.messages import counted, sentence, summary_text, target_text
+from fabrik_addon.blender.ui.messages import sentence, summary_text, target_text
+from fabrik_addon.words import counted
 
 from ..oracle import data_snapshot, evaluated, fcurve_keys
 from .scenes import activate, add_chain, chain_scene, summary_values

@@ -90,4 +90,10 @@ def test_feet_are_added_and_removed_and_the_panel_draws_them() -> None:
         assert item in shown
     assert "bpy.ops.fabrik.detect_contacts()" in shown
     assert "bpy.ops.fabrik.plant_feet()" in shown
+    # The settings in leg lengths say so in their labels (and their tooltips).
+    for label in ("Height (legs)", "Speed (legs/s)", "Soft Reach (legs)", "Hips Speed (legs/s)"):
+        assert label in shown, shown
+    properties = settings_of(armature).planting.bl_rna.properties
+    for name in ("contact_height", "contact_speed", "soft_reach", "hips_speed"):
+        assert "leg lengths" in properties[name].description, name
     assert armature.pose.bones["LeftAnkle"].get(MARK) is None
