@@ -79,8 +79,10 @@ class Thinning:
     def read_from(self, walked: Mapping[bpy.types.Object, Mapping[str, BoneRows]]) -> None:
         """Fill ``tracks`` from what a walk read of the keyed bones (instead of the bake's check walk)."""
         for track in self.tracks:
-            bone = walked[track.armature][track.bone or next(iter(walked[track.armature]))]
-            track.rows[:] = bone.world if not track.bone else bone.matrix
+            read = walked[track.armature]
+            track.world[:] = next(iter(read.values())).world
+            for k, bone in enumerate(track.bones):
+                track.rows(k)[:] = read[bone].matrix
         self._measured = None
         self._reports.clear()
 
