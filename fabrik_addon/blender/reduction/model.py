@@ -31,7 +31,7 @@ Plays = Callable[[FloatArray, NDArray[np.int64]], FloatArray]
 class BoneRows(Protocol):
     """A bone as a frame walk read it on every frame (``bake.BoneTrack`` is one): the armature's world matrix, the
     bone's posed matrix and its ``matrix_basis``, one row of 16 (column after column) per frame each; its posed
-    matrix in world space and the frame it hangs in."""
+    matrix in world space, their inverses, and the frame it hangs in."""
 
     @property
     def world(self) -> NDArray[np.float32]: ...
@@ -40,6 +40,7 @@ class BoneRows(Protocol):
     @property
     def basis(self) -> NDArray[np.float32]: ...
     def world_matrices(self) -> FloatArray: ...
+    def world_inverses(self) -> FloatArray: ...
     def hang_frames(self) -> FloatArray: ...
 
 
@@ -135,7 +136,7 @@ def bone_model(
         else:
             hanging = read[name].hang_frames()
             if above is not None:  # the bones between the two are not keyed: they move with the one above
-                offset = np.asarray(np.linalg.solve(read[above].world_matrices(), hanging), dtype=np.float64)
+                offset = np.asarray(read[above].world_inverses() @ hanging, dtype=np.float64)
             else:
                 offset = hanging
         parents.append(-1 if above is None else place[above])
