@@ -81,6 +81,21 @@ def measured_points(skeleton: Skeleton, tracks: Sequence[PoseTrack]) -> FloatArr
     """Where Blender put the skeleton's measured points (F, P, 3), from what ``pose_tracks`` read (its bones, in
     the skeleton's order)."""
     (track,) = tracks
-    world = row_matrices(track.world)
-    nodes = np.stack([row_matrices(track.rows(k)) for k in range(len(track.bones))])  # (B, F, 4, 4)
-    return points_of(skeleton, np.moveaxis(np.matmul(world, nodes, out=nodes), 0, 1))
+    if len({len(points) for points in skeleton.points}) != 1:  # nodes with other counts of points
+        world = row_matrices(track.world)
+        nodes = np.stack([row_matrices(track.rows(k)) for k in range(len(track.bones))])  # (B, F, 4, 4)
+        return points_of(skeleton, np.moveaxis(np.matmul(world, nodes, out=nodes), 0, 1))
+    # As many points on every bone: a product per bone puts its points in the armature (the rows, column after
+    # column, are the matrices transposed: a point's row times them), then a product per frame in the world.
+    frames, count = len(track.world), len(track.bones)
+    rows = track.matrices.reshape(frames, -1, 16)
+    if track.places != tuple(range(rows.shape[1])):
+        rows = rows[:, list(track.places)]
+    columns = rows.reshape(frames, count, 4, 4).transpose(1, 2, 0, 3).reshape(count, 4, 4 * frames)
+    local = np.stack(skeleton.points)  # (B, each, 3)
+    each = local.shape[1]
+    homogeneous = np.concatenate([local, np.ones((count, each, 1))], axis=2)
+    armature = (homogeneous @ columns.astype(np.float64)).reshape(count, each, frames, 4)
+    armature = armature.transpose(2, 0, 1, 3).reshape(frames, count * each, 4)
+    world = track.world.reshape(frames, 4, 4).astype(np.float64)
+    return np.asarray((armature @ world)[..., :3], dtype=np.float64)
