@@ -210,13 +210,13 @@ class Pose:
             for start in range(0, len(members), step):
                 some = members[start : start + step]
                 if direct and (kind != "rotation" or mode == "QUATERNION"):
-                    full = self._direct(kind, some)  # (m, n, n, F), over every value of the property
+                    full = self._direct(kind, some)  # (n, n, m, F), over every value of the property
                     if all(len(self.actors[i].channels.values[0]) == k for i in some):  # every value keyed
-                        forms[:k, :k, some] = np.moveaxis(full, 0, 2)
+                        forms[:k, :k, some] = full
                         continue
-                    for i, form in zip(some, full, strict=True):
+                    for m, i in enumerate(some):
                         place = list(self.actors[i].channels.indices)
-                        forms[:k, :k, i] = form[np.ix_(place, place)]
+                        forms[:k, :k, i] = full[np.ix_(place, place)][:, :, m]
                     continue
                 moved = np.stack([self._moved(i) for i in some])  # (m, k + 1, F, n)
                 if kind == "rotation":
@@ -232,21 +232,23 @@ class Pose:
         return forms
 
     def _direct(self, kind: str, some: list[int]) -> FloatArray:
-        """The quadratic forms (m, n, n, F) of actors that play their values as keyed, over every value of their
+        """The quadratic forms (n, n, m, F) of actors that play their values as keyed, over every value of their
         property: a quaternion's, ``4 reach^2 / |q|^2 (I - u u^T)`` (``u`` the unit quaternion: only the turn
         moves the points); a location's, ``H^T H`` (``H`` the frame it moves in); a scale's,
         ``(reach / scale)^2`` on its diagonal."""
-        values = np.stack([self.actors[i].channels.values for i in some]).transpose(0, 2, 1)  # (m, n, F)
+        values = np.stack([self.actors[i].channels.values.T for i in some], axis=1)  # (n, m, F)
         if kind == "location":
             hangs = np.stack([self.hangs[i] for i in some])  # (m, F, 3, 3)
-            return np.asarray(np.einsum("mfji,mfjk->mikf", hangs, hangs), dtype=np.float64)
+            return np.asarray(np.einsum("mfji,mfjk->ikmf", hangs, hangs), dtype=np.float64)
         reach = self.reach[:, [self.actors[i].node for i in some]].T  # (m, F)
         if kind == "scale":
-            return np.asarray(np.eye(3)[None, :, :, None] * ((reach[:, None] / values) ** 2)[:, None], dtype=np.float64)
-        square = np.einsum("mnf,mnf->mf", values, values)
-        unit = values / np.sqrt(square)[:, None]
-        across = np.eye(4)[None, :, :, None] - unit[:, :, None] * unit[:, None]
-        return np.asarray(across * (4.0 * reach * reach / square)[:, None, None], dtype=np.float64)
+            return np.asarray(np.eye(3)[:, :, None, None] * ((reach / values) ** 2)[None], dtype=np.float64)
+        square = np.einsum("nmf,nmf->mf", values, values)
+        unit = values / np.sqrt(square)
+        across = -unit[:, None] * unit[None, :]
+        across[np.arange(4), np.arange(4)] += 1.0
+        across *= 4.0 * reach * reach / square
+        return np.asarray(across, dtype=np.float64)
 
     def _moved(self, actor: int) -> FloatArray:
         """What actor ``actor`` plays (k + 1, F, n): as keyed, then with each keyed value moved by ``_STEP``."""
