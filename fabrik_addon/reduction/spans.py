@@ -160,6 +160,8 @@ def _batches(first: Flat, last: Flat) -> list[slice]:
     """The segments from ``first`` to ``last`` in runs of about ``_BATCH`` frames inside them (a longer segment
     alone)."""
     ends = np.cumsum(last - first - 1)
+    if len(ends) and ends[-1] < _BATCH:  # one batch
+        return [slice(0, len(first))]
     cuts = np.flatnonzero(np.diff(ends // _BATCH)) + 1
     bounds = [0, *cuts.tolist(), len(first)]
     return [slice(a, b) for a, b in pairwise(bounds) if b > a]
