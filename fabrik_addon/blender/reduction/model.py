@@ -187,9 +187,11 @@ def _channels(
     posing = {"location", rotation_property(mode), "scale"}
     if pose_bone.bone.use_connect:
         posing.discard("location")
-    fixed = _read_pose(read, mode, frames, still)
-    channels, thinned, exact = [], [], []
     by_prop = {source.prop: source for source in keyed if source.prop in posing}
+    # A property keyed in every value plays its keys alone: what was read of it is not wanted.
+    whole_keyed = {prop for prop, source in by_prop.items() if len(set(source.indices)) == still[prop].shape[1]}
+    fixed = _read_pose(read, mode, frames, still, whole_keyed)
+    channels, thinned, exact = [], [], []
     for prop, (kind, values) in fixed.items():
         source = by_prop.get(prop)
         if source is None:
@@ -239,25 +241,28 @@ def _still_pose(frames: int) -> dict[str, FloatArray]:
 
 
 def _read_pose(
-    read: BoneRows | None, mode: str, frames: int, still: dict[str, FloatArray]
+    read: BoneRows | None, mode: str, frames: int, still: dict[str, FloatArray], unread: Collection[str] = ()
 ) -> dict[str, tuple[str, FloatArray]]:
     """A bone's location, rotation and scale on every frame as read (its ``matrix_basis``, taken apart: the
-    rotation as a quaternion where its mode is another), or the rest pose's (``still``); by property."""
+    rotation as a quaternion where its mode is another), or the rest pose's (``still``), as the properties
+    ``unread`` are given too; by property."""
     rotation = rotation_property(mode)
-    if read is None:
-        return {
-            "location": ("location", still["location"]),
-            rotation: ("rotation", still[rotation]),
-            "scale": ("scale", still["scale"]),
-        }
+    pose = {"location": ("location", still["location"]), rotation: ("rotation", still[rotation])}
+    pose["scale"] = ("scale", still["scale"])
+    if read is None or {"location", rotation, "scale"} <= set(unread):
+        return pose
     basis = row_matrices(read.basis)
+    if "location" not in unread:
+        pose["location"] = ("location", np.ascontiguousarray(basis[:, :3, 3]))
+    if {rotation, "scale"} <= set(unread):
+        return pose
     scale = np.linalg.norm(basis[:, :3, :3], axis=1)
-    quaternions = matrix_to_quat(basis[:, :3, :3] / scale[:, None, :])
-    return {
-        "location": ("location", np.ascontiguousarray(basis[:, :3, 3])),
-        rotation: ("rotation", quaternions if mode == "QUATERNION" else _in_mode(quaternions, mode)),
-        "scale": ("scale", scale),
-    }
+    if "scale" not in unread:
+        pose["scale"] = ("scale", scale)
+    if rotation not in unread:
+        quaternions = matrix_to_quat(basis[:, :3, :3] / scale[:, None, :])
+        pose[rotation] = ("rotation", quaternions if mode == "QUATERNION" else _in_mode(quaternions, mode))
+    return pose
 
 
 def _in_mode(quaternions: FloatArray, mode: str) -> FloatArray:
