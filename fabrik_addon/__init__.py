@@ -1,7 +1,7 @@
 """FABRIK inverse kinematics for Blender, baked into bone rotations.
 
 Layers, lowest first; a module imports only from its own layer or the ones below it, and from another package
-only the names its face (``__init__``) lists in ``__all__`` (``scripts/check_layers.py`` checks that, and that
+only the names its face (``__init__``) lists in ``__all__`` (``scripts/tools/check_layers.py`` checks that, and that
 there are no cycles, no module over 400 lines and no package over 12 modules):
 
 1. ``solver`` -- pure numpy: ``core`` (rotations, limits, geometry), ``points`` (FABRIK and CCD on joints),

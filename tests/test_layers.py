@@ -1,4 +1,4 @@
-"""The layer check (``scripts/check_layers.py``) passes on the package, and finds each kind of problem it is
+"""The layer check (``scripts/tools/check_layers.py``) passes on the package, and finds each kind of problem it is
 for in a package made to have them."""
 
 from __future__ import annotations

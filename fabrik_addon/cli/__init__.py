@@ -1,4 +1,4 @@
-"""The ``fabrik_bake`` command (``blender -c fabrik_bake``, or ``scripts/fabrik_bake.py``), in parts that data
+"""The ``fabrik_bake`` command (``blender -c fabrik_bake``, or ``scripts/tools/fabrik_bake.py``), in parts that data
 flows through one way.
 
 - ``options``: the arguments and config files, checked into a ``Request`` and its jobs before any .blend file

@@ -85,8 +85,8 @@ def parser() -> argparse.ArgumentParser:
             "is off target (or a planted foot's pin out of reach), 130 or 143 when stopped by Ctrl+C or SIGTERM "
             "(the file being baked is not written). "
             "With the extension installed: blender -c fabrik_bake ARGS; from the repository: blender -b --python "
-            "scripts/fabrik_bake.py -- ARGS, or a Python 3.11 with Blender's bpy module (.venv/bin/python) "
-            "scripts/fabrik_bake.py ARGS."
+            "scripts/tools/fabrik_bake.py -- ARGS, or a Python 3.11 with Blender's bpy module (.venv/bin/python) "
+            "scripts/tools/fabrik_bake.py ARGS."
         ),
     )
     command.add_argument("inputs", nargs="*", metavar="INPUT", help=".blend files, or folders of them")

@@ -2,7 +2,7 @@
 without a screen.
 
 Blender runs it as ``blender -c fabrik_bake ARGS`` once the extension is installed (it registers the command);
-``scripts/fabrik_bake.py`` runs the same code with the ``bpy`` module or inside ``blender -b --python``.
+``scripts/tools/fabrik_bake.py`` runs the same code with the ``bpy`` module or inside ``blender -b --python``.
 Exit status: 0 when every file baked, 1 when any failed, 2 for a usage error (then nothing is opened), 3 with
 ``--strict`` when every file baked but a frame of a chain is off target (or a planted foot's pin out of reach);
 128 + the signal's number when stopped by one (130 for Ctrl+C, 143 for SIGTERM), the file being baked left
@@ -38,7 +38,7 @@ def execute(args: list[str]) -> int:
 
 
 def run_script(argv: Sequence[str]) -> NoReturn:
-    """Run the command from a script (``scripts/fabrik_bake.py``, or ``child.py`` in a ``-j N`` child) with the
+    """Run the command from a script (``scripts/tools/fabrik_bake.py``, or ``child.py`` in a ``-j N`` child) with the
     script's command line ``argv``, with the ``bpy`` module or inside a Blender binary (see
     ``options.script_args``; there, with no input, the file Blender was started with is baked), and leave.
 

@@ -17,7 +17,7 @@ import rigs
 from .oracle import FloatArray
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "fabrik_bake.py"
+SCRIPT = REPO / "scripts" / "tools" / "fabrik_bake.py"
 FRAMES = range(1, 13)
 TOLERANCE = 1e-3
 CHAIN = ("--armature", "Rig", "--tip", "bone.002", "--target", "Target")
@@ -56,7 +56,7 @@ def save_walk(path: Path) -> str:
 def run_cli(
     *args: object, wrapper: Sequence[str] = (), env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``python scripts/fabrik_bake.py ARGS`` with the bpy module, as a user runs it (after ``wrapper``, a
+    """``python scripts/tools/fabrik_bake.py ARGS`` with the bpy module, as a user runs it (after ``wrapper``, a
     command that runs the rest; ``env`` over this process's environment)."""
     return subprocess.run(
         cli_command(*args, wrapper=wrapper),

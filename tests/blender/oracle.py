@@ -1,6 +1,6 @@
 """What the Blender tests hold a bake to: Blender's own evaluation as the oracle (step a frame, read the
 evaluated pose), every key a bake could write, and the bake of a Rigify limb that the limit tests share. The
-scenes themselves come from the shared builders, ``scripts/rigs.py``."""
+scenes themselves come from the shared builders, ``scripts/scenes/rigs.py``."""
 
 from __future__ import annotations
 

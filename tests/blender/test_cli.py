@@ -1,4 +1,5 @@
-"""scripts/fabrik_bake.py end to end: subprocesses with the bpy module, outputs re-opened and evaluated by Blender."""
+"""scripts/tools/fabrik_bake.py end to end: subprocesses with the bpy module, outputs re-opened and evaluated by
+Blender."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The command line on files set up in the sidebar (``scripts/fabrik_bake.py`` with the bpy module, as a farm
+"""The command line on files set up in the sidebar (``scripts/tools/fabrik_bake.py`` with the bpy module, as a farm
 runs it): the chain lists saved in a file baked as they are, with nothing but the file named; targets made from
 the animation; ``--layer``. Outputs re-opened and evaluated by Blender."""
 

@@ -1,6 +1,6 @@
 """The Flamenco job type's tasks bake their files: each task's command line, as a Worker builds it (the stand-in
 of Flamenco in tests/flamenco), hands the fabrik_bake command arguments that bake the file (run here through
-scripts/fabrik_bake.py with the bpy module, the same code, since no Blender binary is installed)."""
+scripts/tools/fabrik_bake.py with the bpy module, the same code, since no Blender binary is installed)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The motion capture clips of ``tests/data`` through Blender's own BVH importer, and the helpers of
-``scripts/mocap.py`` that later tests and benchmarks build on. What a clip should hold is read from the file
+``scripts/scenes/mocap.py`` that later tests and benchmarks build on. What a clip should hold is read from the file
 itself, with a parser of its own here, not from the importer or the helpers under test."""
 
 from __future__ import annotations

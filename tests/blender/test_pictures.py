@@ -1,6 +1,6 @@
-"""The README's pictures are made with Blender's own render: ``scripts/plant_picture.py`` (Plant Feet),
-``scripts/edit_picture.py`` (editing through IK) and ``scripts/key_picture.py`` (fewer keys) run and write a
-picture with their paths or curves on it (orange and green pixels on white, and the edit's red target)."""
+"""The README's pictures are made with Blender's own render: ``scripts/pictures/plant_picture.py`` (Plant Feet),
+``scripts/pictures/edit_picture.py`` (editing through IK) and ``scripts/pictures/key_picture.py`` (fewer keys) run
+and write a picture with their paths or curves on it (orange and green pixels on white, and the edit's red target)."""
 
 from __future__ import annotations
 

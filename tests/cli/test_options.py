@@ -15,7 +15,7 @@ CHAIN = ["--armature", "Rig", "--tip", "hand.L", "--target", "Empty"]
 
 
 def test_module_run_reads_every_argument_after_the_script() -> None:
-    argv = ["scripts/fabrik_bake.py", "a.blend", "--tip", "x", "--", "b.blend"]
+    argv = ["scripts/tools/fabrik_bake.py", "a.blend", "--tip", "x", "--", "b.blend"]
     assert script_args(argv, inside_blender=False) == ["a.blend", "--tip", "x", "--", "b.blend"]
     assert not in_blender_binary(), "the bpy module, imported or not, is no Blender binary"
 
@@ -26,7 +26,7 @@ def test_blender_run_reads_only_the_arguments_after_the_double_dash() -> None:
         "-b",
         "scene.blend",
         "--python",
-        "scripts/fabrik_bake.py",
+        "scripts/tools/fabrik_bake.py",
         "--",
         "a.blend",
         "-j",

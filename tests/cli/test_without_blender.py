@@ -1,4 +1,4 @@
-"""``scripts/fabrik_bake.py`` under a Python without the ``bpy`` module (the system's ``python3``, as the
+"""``scripts/tools/fabrik_bake.py`` under a Python without the ``bpy`` module (the system's ``python3``, as the
 command's help suggests ``python``) says what to run instead, and leaves with the usage status, whatever the
 arguments: no traceback."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from tests.pythons import python_without_bpy
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fabrik_bake.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "tools" / "fabrik_bake.py"
 
 
 @pytest.mark.parametrize(

@@ -191,7 +191,7 @@ def bones_from_points(parents: list[int], heads: npt.ArrayLike, tails: npt.Array
 
 
 def y_bones(trunk: int = 4, branch: int = 6) -> tuple[TreeRest, list[int]]:
-    """``scripts/rigs.py``'s Y as a tree of bones: a trunk of ``trunk`` bones up +Z, two branches of ``branch``
+    """``scripts/scenes/rigs.py``'s Y as a tree of bones: a trunk of ``trunk`` bones up +Z, two branches of ``branch``
     bones from its top, leaning apart; and the two branch tips."""
     parents, heads, tails = [], [], []
     for i in range(trunk):
@@ -209,7 +209,7 @@ def y_bones(trunk: int = 4, branch: int = 6) -> tuple[TreeRest, list[int]]:
 
 
 def hand_bones() -> tuple[TreeRest, list[int]]:
-    """``scripts/rigs.py``'s hand as a tree of bones: an upper arm, a forearm, a palm and five fingers of three
+    """``scripts/scenes/rigs.py``'s hand as a tree of bones: an upper arm, a forearm, a palm and five fingers of three
     bones whose roots are disconnected from the palm; and the five fingertips."""
     parents = [-1, 0, 1]
     heads = [np.zeros(3), np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.05, 1.9])]
@@ -227,7 +227,7 @@ def hand_bones() -> tuple[TreeRest, list[int]]:
 
 
 def branching_bones(lengths: tuple[int, ...] = (6, 6, 4), fan: int = 3) -> tuple[TreeRest, list[int]]:
-    """``scripts/rigs.py``'s 60-bone tree of branches as a tree of bones, and its outermost tips."""
+    """``scripts/scenes/rigs.py``'s 60-bone tree of branches as a tree of bones, and its outermost tips."""
     parents: list[int] = []
     heads: list[FloatArray] = []
     tails: list[FloatArray] = []

@@ -4,20 +4,18 @@ the first layer bake."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
 import bpy
-import numpy as np
-from numpy.typing import NDArray
 
-from ...layer import base_values, channel_kind, combined
-from ...solver import FloatArray
 from ...words import block_name, counted
 from .. import compat
 from ..rig import Keys, KeyWriter, bone_in_path, remove_keys
-from .stack import Layer, Undo, check_strip, find_layer, goes_on, span_strip
+from .checks import check_strip
+from .merge import keep_handles, plan_merge
+from .stack import Layer, Undo, find_layer, span_strip
 from .writer import guard, key_span, pushed_down
 
 
@@ -76,45 +74,36 @@ def apply_layer(armature: bpy.types.Object) -> AppliedLayer:
         )
     check_strip(layer)
     below = _strip_below(layer)
-    fcurves = [fcurve for fcurve in layer.fcurves() if len(fcurve.keyframe_points)]
-    first = min(float(fcurve.keyframe_points[0].co[0]) for fcurve in fcurves)
-    last = max(float(fcurve.keyframe_points[-1].co[0]) for fcurve in fcurves)
-    frames = np.arange(int(np.floor(first)), int(np.ceil(last)) + 1, dtype=np.int64)
-    influence = _influence(strip, frames)
-    by_path: dict[str, list[bpy.types.FCurve]] = {}
-    for fcurve in fcurves:
-        by_path.setdefault(fcurve.data_path, []).append(fcurve)
-    into = None if below is None or below.action is None else (below.action, compat.strip_slot(below))
-    offset = 0 if below is None else round(below.action_frame_start - below.frame_start)
-    if below is not None and into is not None:
-        _check_merge_into(armature, below, into, (float(frames[0] + offset), float(frames[-1] + offset)))
-    keyed = [float(frames[0] + offset), float(frames[-1] + offset)]
-    with KeyWriter(armature, into=into) as writer:
-        lower = compat.slot_fcurves(writer.action, writer.slot)
-        kept = {fcurve.as_pointer(): Keys.read(fcurve) for fcurve in lower}
-        for path, curves in by_path.items():
-            kind = channel_kind(path.rpartition(".")[2])
-            indices = [0, 1, 2, 3] if kind == "quaternion" else sorted(fcurve.array_index for fcurve in curves)
-            base = base_values(kind, max(indices) + 1)
-            mine = [f for f in lower if f.data_path == path]
-            values = combined(
-                kind, _values(mine, indices, frames + offset, base), _values(curves, indices, frames, base), influence
+    merge = plan_merge(layer, below)
+    with KeyWriter(armature, into=merge.into) as writer:
+        for channel in merge.channels:
+            writer.replace_channels(
+                channel.path, channel.indices, bone_in_path(channel.path), channel.at, channel.values
             )
-            # Around the layer's keys the Action keeps playing what it played (the layer plays nothing there).
-            before, after = _gaps(mine, frames[0] + offset, frames[-1] + offset)
-            at = np.concatenate([before, frames + offset, after]).astype(np.int64)
-            values = np.concatenate([_values(mine, indices, before, base), values, _values(mine, indices, after, base)])
-            writer.replace_channels(path, indices, bone_in_path(path), at, values)
-            for fcurve in mine:
-                _keep_handles(fcurve, kept[fcurve.as_pointer()], float(at[0]), float(at[-1]))
-            keyed = [min(keyed[0], float(at[0])), max(keyed[1], float(at[-1]))]
+            for fcurve, old in channel.kept:
+                keep_handles(fcurve, old, float(channel.at[0]), float(channel.at[-1]))
         if below is not None and below.action == writer.action:  # the strip plays the keys merged beyond it too
-            span = (below.action_frame_start, below.action_frame_end)
-            writer.on_undo(lambda: span_strip(below, *span, -offset))
-            span_strip(below, min(span[0], keyed[0]), max(span[1], keyed[1]), -offset)
+            _span_below(armature, below, merge.keyed, writer.on_undo)
         removed = _remove(layer, writer.on_undo)
     _forget(removed)
-    return AppliedLayer(writer.action, len(fcurves), (int(frames[0]), int(frames[-1])))
+    return AppliedLayer(writer.action, merge.curves, merge.frames)
+
+
+def _span_below(armature: bpy.types.Object, below: bpy.types.NlaStrip, keyed: tuple[float, float], undo: Undo) -> None:
+    """Have the strip below the layer span the frames keyed into its Action too; ``undo`` finds the strip again by
+    its track's name to put its span back (the track may be removed and made again meanwhile)."""
+    span = (below.action_frame_start, below.action_frame_end)
+    shift = below.frame_start - below.action_frame_start
+    anim = armature.animation_data
+    assert anim is not None
+    track_name = next(track.name for track in anim.nla_tracks if below in track.strips[:])
+
+    def put_back() -> None:
+        if track_name in anim.nla_tracks and len(anim.nla_tracks[track_name].strips):
+            span_strip(anim.nla_tracks[track_name].strips[0], *span, shift)
+
+    undo(put_back)
+    span_strip(below, min(span[0], keyed[0]), max(span[1], keyed[1]), shift)
 
 
 def clear_layer(armature: bpy.types.Object, channels: Collection[tuple[str, int]], first: float, last: float) -> int:
@@ -277,103 +266,3 @@ def _strip_below(layer: Layer) -> bpy.types.NlaStrip | None:
             "frame: Apply Layer cannot merge into it; bake with output 'action' instead"
         )
     return strip
-
-
-def _check_merge_into(
-    armature: bpy.types.Object,
-    below: bpy.types.NlaStrip,
-    into: tuple[bpy.types.Action, bpy.types.ActionSlot | None],
-    reach: tuple[float, float],
-) -> None:
-    """Keys merged into the Action of the strip ``below`` the layer, on its frames ``reach`` (first and last, in
-    the Action's time), play there as the strip plays them now, and move nothing but the armature.
-
-    Raises
-    ------
-    ValueError
-        Where another object plays the Action through the same slot, or the layer's keys reach frames the strip
-        does not play frame for frame (it is trimmed, or does not hold its ends there, or its F-curves go on).
-    """
-    sharing = compat.objects_sharing_channels(into[0], armature, into[1])
-    if sharing:
-        raise ValueError(
-            f"the Action '{into[0].name}' below the FABRIK layer of '{armature.name}' also plays on "
-            f"{', '.join(map(repr, sharing))}: Apply Layer would move them too; make it single-user first (Object > "
-            "Relations > Make Single User > Object Animation), or keep the layer"
-        )
-    start, end = float(below.action_frame_start), float(below.action_frame_end)
-    keys = below.action.curve_frame_range if below.action is not None else (start, end)
-    goes = any(goes_on(fcurve) for fcurve in compat.slot_fcurves(*into))
-    why = ""
-    if reach[0] < start:
-        why = "it starts later" if keys[0] < start or below.extrapolation != "HOLD" or goes else ""
-    if reach[1] > end and not why:
-        why = "it ends earlier" if keys[1] > end or below.extrapolation == "NOTHING" or goes else ""
-    if why:
-        raise ValueError(
-            f"the NLA strip '{below.name}' below the FABRIK layer of '{armature.name}' plays its Action's frames "
-            f"{start:g}-{end:g} and the layer's keys reach frames {reach[0]:g}-{reach[1]:g} ({why}, so Apply Layer "
-            "would key frames the strip does not play as they play now): extend the strip over them in the NLA "
-            "editor, or bake with output 'action'"
-        )
-
-
-def _gaps(curves: Sequence[bpy.types.FCurve], first: int, last: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """The frames around ``first`` to ``last`` that keys merged there would change, unless keyed as they play now:
-    every frame from the F-curves' nearest key before ``first`` (after ``last``), or the one frame beyond where
-    they have none (from there they hold it)."""
-    keyed = np.unique(
-        np.concatenate([Keys.read(fcurve).frames.astype(np.float64) for fcurve in curves] or [np.empty(0)])
-    )
-    earlier, later = keyed[keyed < first], keyed[keyed > last]
-    before = np.arange(int(np.floor(earlier[-1])) + 1, first) if len(earlier) else np.array([first - 1])
-    after = np.arange(last + 1, int(np.ceil(later[0]))) if len(later) else np.array([last + 1])
-    return before.astype(np.int64), after.astype(np.int64)
-
-
-def _keep_handles(fcurve: bpy.types.FCurve, old: Keys, first: float, last: float) -> None:
-    """Give the F-curve's keys before ``first`` and after ``last`` the handles they had (``old``): Blender
-    recomputes the automatic handles of keys near new ones, bending the curve far from them. Those it moved become
-    Aligned, as where a user drags an automatic handle."""
-    now, kept = Keys.read(fcurve), old.outside(first, last)
-    outside = (now.frames < first) | (now.frames > last)
-    if not np.array_equal(now.frames[outside], kept.frames):
-        return  # not the keys it kept: nothing to give back
-    aligned = bpy.types.Keyframe.bl_rna.properties["handle_left_type"].enum_items["ALIGNED"].value  # type: ignore[attr-defined]
-    sides = ("handle_left", "handle_right")
-    moved = np.flatnonzero(outside)[
-        np.any([np.any(now.arrays[h][outside] != kept.arrays[h], axis=1) for h in sides], axis=0)
-    ]
-    at_old = np.searchsorted(kept.frames, now.frames[moved])
-    for handle in sides:
-        now.arrays[handle][moved] = kept.arrays[handle][at_old]
-        now.arrays[f"{handle}_type"][moved] = aligned
-        fcurve.keyframe_points.foreach_set(f"{handle}_type", now.arrays[f"{handle}_type"])
-        fcurve.keyframe_points.foreach_set(handle, now.arrays[handle].ravel())
-    fcurve.update()
-
-
-def _influence(strip: bpy.types.NlaStrip, frames: NDArray[np.int64]) -> FloatArray:
-    """The strip's influence on each frame: its influence's F-curve, where it is animated, else 1."""
-    if not strip.use_animated_influence:
-        return np.ones(len(frames))
-    curve = next((fcurve for fcurve in strip.fcurves if fcurve.data_path == "influence"), None)
-    if curve is None:
-        return np.full(len(frames), float(strip.influence))
-    return np.clip(np.array([curve.evaluate(float(frame)) for frame in frames]), 0.0, 1.0)
-
-
-def _values(
-    curves: Sequence[bpy.types.FCurve], indices: Sequence[int], frames: NDArray[np.int64], base: FloatArray
-) -> FloatArray:
-    """Each of ``indices`` of a property evaluated on ``frames`` (F, len(indices)): its F-curve among ``curves``,
-    or its base value where none animates it."""
-    by_index = {fcurve.array_index: fcurve for fcurve in curves if not fcurve.mute}
-    columns = []
-    for index in indices:
-        fcurve = by_index.get(index)
-        if fcurve is None:
-            columns.append(np.full(len(frames), base[index]))
-        else:
-            columns.append(np.array([fcurve.evaluate(float(frame)) for frame in frames]))
-    return np.stack(columns, axis=1)

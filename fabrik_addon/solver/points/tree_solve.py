@@ -2,7 +2,7 @@
 positions, vectorised across frames.
 
 This is the paper's algorithm as written, the reference the solver on bones is measured against
-(``scripts/bench_solver.py``, the tests); the add-on itself bakes trees with ``bones.tree_solve`` (on the bones'
+(``scripts/bench/bench_solver.py``, the tests); the add-on itself bakes trees with ``bones.tree_solve`` (on the bones'
 rotations, with their limits, poles and stretch)."""
 
 from __future__ import annotations

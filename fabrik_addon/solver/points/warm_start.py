@@ -19,13 +19,13 @@ from numpy.typing import NDArray
 from ..core import FloatArray, dots, norms
 
 #: Frames are solved in blocks of this many consecutive frames. 1,000 frames of a 16-bone chain on a smooth path
-#: took about twice as long in blocks of 256 (scripts/bench_solver.py); with the jump check, blocks of 64 to
+#: took about twice as long in blocks of 256 (scripts/bench/bench_solver.py); with the jump check, blocks of 64 to
 #: 1,024 frames gave equally coherent motion on smooth paths.
 WARM_START_BLOCK = 1024
 #: A frame of a block "jumps" when some joint moves more than this many times as far as the farthest-moving
 #: target does since the frame before (plus the tolerance); it then starts the next block. Solved frame by frame,
 #: chains of five or more bones stay within 1.0x on smooth paths; blocks checked at 1.5x cost about the same
-#: as unchecked ones (scripts/bench_solver.py).
+#: as unchecked ones (scripts/bench/bench_solver.py).
 JUMP_RATIO = 1.5
 
 #: A solve of a block: (start poses (rows, 3, m), targets (..., 3, m)) -> (joints (rows, 3, m), iterations (m,),

@@ -1,6 +1,6 @@
 """The add-on as Blender runs it: registered in this process (after the parent conftest's clean file), and
 unregistered after each test, so every test starts and ends without it; and the extension's zip, built once
-per test process by scripts/build_extension.py (Blender's own builder)."""
+per test process by scripts/tools/build_extension.py (Blender's own builder)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def registered() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     output = tmp_path_factory.mktemp("dist")
-    build = [sys.executable, str(REPO / "scripts" / "build_extension.py"), "--output-dir", str(output)]
+    build = [sys.executable, str(REPO / "scripts" / "tools" / "build_extension.py"), "--output-dir", str(output)]
     done = subprocess.run(build, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr + done.stdout
     return Path(done.stdout.strip())

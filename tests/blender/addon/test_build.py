@@ -1,4 +1,4 @@
-"""scripts/build_extension.py without the test venv: under a Python that has no ``bpy`` module it builds with a
+"""scripts/tools/build_extension.py without the test venv: under a Python that has no ``bpy`` module it builds with a
 Blender binary's ``--command extension`` (``--blender``, or the ``blender`` on the PATH), and without either it
 says what to run instead. The Blender here is the ``bpy`` module running the very handler Blender's
 ``--command extension`` runs (``bl_pkg``'s ``cli_extension_handler``): no Blender binary is installed."""
@@ -14,7 +14,7 @@ from pathlib import Path
 from tests.pythons import python_without_bpy
 
 REPO = Path(__file__).resolve().parents[3]
-SCRIPT = REPO / "scripts" / "build_extension.py"
+SCRIPT = REPO / "scripts" / "tools" / "build_extension.py"
 #: ``blender --command extension ARGS`` as Blender runs it: bl_pkg's handler, with Blender's valid tags.
 BLENDER = f"""#!{sys.executable}
 import os, sys

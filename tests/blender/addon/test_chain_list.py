@@ -9,9 +9,8 @@ from typing import Any
 
 import bpy
 import mocap
-import numpy as np
 import pytest
-from rigs import keyed_empty, loop_path, make_chain, rigify_metarig
+from rigs import make_chain, rigify_metarig
 
 from fabrik_addon.blender.properties import FABRIK_PG_settings, chain_label, settings_of
 from fabrik_addon.blender.rig import chain_bone_names
@@ -213,19 +212,20 @@ def test_a_linked_armature_cannot_be_changed(tmp_path: Path) -> None:
     assert len(settings_of(armature).chains) == 1
 
 
-def test_the_chain_plus_makes_for_a_rigify_hand_bakes_on_target(capsys: pytest.CaptureFixture[str]) -> None:
-    """The Quick start: the hand active, +, a target, Bake: on target on every frame."""
+def test_the_readmes_quick_start_bakes_on_target(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's Quick start as written: Rigify's human metarig, the left hand active, +, an Empty keyed at
+    the README's places on frames 1 and 125 (Blender's default keys), Bake over the scene's frames 1-250."""
     armature = rigify_metarig("human")
-    bones = ("upper_arm.L", "forearm.L", "hand.L")
-    root = np.array(armature.matrix_world @ armature.data.bones[bones[0]].head_local)
-    tip = np.array(armature.matrix_world @ armature.data.bones[bones[-1]].tail_local)
-    reach = sum(armature.data.bones[b].length for b in bones)
-    frames = range(1, 31)
-    target = keyed_empty("Target", loop_path(frames, tuple(root + 0.6 * (tip - root)), (0.25 * reach,) * 3))
-    bpy.context.scene.frame_start, bpy.context.scene.frame_end = frames.start, frames.stop - 1
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 250
     assert _added(armature, "hand.L", capsys)[0] == 3
+    activate(armature, "OBJECT")
+    target = bpy.data.objects.new("Empty", None)
+    bpy.context.scene.collection.objects.link(target)
+    for frame, location in ((1, (0.6, -0.1, 1.5)), (125, (0.45, -0.35, 1.25))):
+        target.location = location
+        target.keyframe_insert("location", frame=frame)
     chain = settings_of(armature).chains[0]
     chain.target = target
     assert bpy.ops.fabrik.bake() == {"FINISHED"}
-    assert (chain.last_bake.frames, chain.last_bake.bones, chain.last_bake.unreachable) == (30, 3, 0)
+    assert (chain.last_bake.frames, chain.last_bake.bones, chain.last_bake.unreachable) == (250, 3, 0)
     assert "on target on every frame" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""The extension package: built by scripts/build_extension.py with Blender's own builder, then installed,
+"""The extension package: built by scripts/tools/build_extension.py with Blender's own builder, then installed,
 used, disabled and enabled again with Blender's own extension installer, in a fresh Blender process with an
 isolated user folder (BLENDER_USER_RESOURCES is read when bpy is first imported)."""
 
@@ -50,8 +50,8 @@ def test_the_zip_holds_the_manifest_and_the_add_on_only(package: Path) -> None:
 
 
 def test_install_bake_disable_and_enable_again(package: Path, tmp_path: Path) -> None:
-    # The run builds its scene with the shared builders in scripts/, put on the path as pytest's own (pyproject.toml).
-    python_path = os.pathsep.join(filter(None, [str(REPO / "scripts"), os.environ.get("PYTHONPATH")]))
+    # The run builds its scene with the shared builders in scripts/scenes, on the path as pytest's (pyproject.toml).
+    python_path = os.pathsep.join(filter(None, [str(REPO / "scripts" / "scenes"), os.environ.get("PYTHONPATH")]))
     environment = os.environ | {"BLENDER_USER_RESOURCES": str(tmp_path / "user"), "PYTHONPATH": python_path}
     run = [sys.executable, "-m", "tests.blender.addon.installed_run", str(package)]
     done = subprocess.run(run, cwd=REPO, env=environment, capture_output=True, text=True, timeout=300, check=False)

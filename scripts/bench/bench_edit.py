@@ -13,7 +13,7 @@ For each committed clip with its four chains (arms to the wrist, legs to the bal
   Round trip: the largest distance of any chain bone's head, tail or off-axis point from the animation after
   the layer bake, as Blender evaluates it, in mm and in lengths of the shortest chain.
 
-Run with the bpy module: ``.venv/bin/python scripts/bench_edit.py [--repeat N]``.
+Run with the bpy module: ``.venv/bin/python scripts/bench/bench_edit.py [--repeat N]``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
 
 import edit_scenes
 import mocap

@@ -11,7 +11,7 @@ a fresh file and baked once each way. Blender's bake is an IK constraint per cha
 their keys on every frame: how far the knees and elbows are from their animated places (largest and mean),
 knee flips, and the frames with every tip on target.
 
-Run with the bpy module: ``.venv/bin/python scripts/bench_mocap.py [--repeat N]``.
+Run with the bpy module: ``.venv/bin/python scripts/bench/bench_mocap.py [--repeat N]``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import bpy
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
 
 import mocap
 import mocap_scenes

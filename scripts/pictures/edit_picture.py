@@ -3,7 +3,7 @@ captured (orange) and after its target was moved up and forward for two seconds 
 layer (green), with the whole skeleton drawn at the edit's middle frame both ways (grey: as captured; green:
 edited); rendered by Blender (Workbench, flat colours) into ``demo/edit_layer.png``.
 
-    .venv/bin/python scripts/edit_picture.py [--output PATH] [--quick]
+    .venv/bin/python scripts/pictures/edit_picture.py [--output PATH] [--quick]
 
 The clip (the committed walk, CMU 131_01) is imported in metres; its four chains are the arms to the wrist and
 the legs to the ball of the foot; targets are made from the animation (``api.targets_from_animation``), the
@@ -21,8 +21,8 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import edit_scenes
 import mocap
@@ -33,7 +33,7 @@ from plant_picture import colour, dots, label, path, render_from_above
 from fabrik_addon import api
 from fabrik_addon.blender import compat
 
-OUTPUT = Path(__file__).resolve().parents[1] / "demo" / "edit_layer.png"
+OUTPUT = Path(__file__).resolve().parents[2] / "demo" / "edit_layer.png"
 ORANGE, GREEN, GREY, RED, INK = (0.93, 0.45, 0.1), (0.1, 0.62, 0.25), (0.6, 0.6, 0.62), (0.85, 0.1, 0.1), (0.12,) * 3
 #: The edit: frames moved, how many of them ease in and out, and how far the hand goes (forward, up; metres).
 EDITED, EASE, MOVE = range(120, 361), 40, (0.15, 0.20)

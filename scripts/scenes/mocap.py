@@ -30,7 +30,7 @@ from rigs import keyed_empty, scene
 FloatArray = NDArray[np.float64]
 
 #: The committed clips (see ``tests/data/README.md``).
-DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 
 #: CMU's unit in metres, from the database's FAQ: (1.0 / 0.45) * 2.54 / 100.
 CMU_UNIT = 0.056444

@@ -8,7 +8,7 @@ is animated) and lowered hips, and an IK constraint per leg (Rotation on) is bak
 (``plant_scenes.native_plant``). Both are measured by Blender's evaluation: the knees against the capture
 (everywhere, and where Blender's IK reaches the pins), knee flips, the slide left in contacts.
 
-Run with the bpy module: ``.venv/bin/python scripts/bench_plant.py [--repeat N]``.
+Run with the bpy module: ``.venv/bin/python scripts/bench/bench_plant.py [--repeat N]``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import bpy
 import numpy as np
 import numpy.typing as npt
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
 
 import mocap
 import plant_scenes

@@ -1,6 +1,6 @@
 """The layer check: the package ``fabrik_addon`` keeps its layers and its faces.
 
-Run from anywhere (``python scripts/check_layers.py``); ``scripts/test`` runs it. It reads the sources (it
+Run from anywhere (``python scripts/tools/check_layers.py``); ``scripts/test`` runs it. It reads the sources (it
 imports nothing of the add-on) and fails, naming each place, where:
 
 - a module imports a private name (``_name``) from another module, or a private module from another package;
@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "fabrik_addon"
 MAX_LINES = 400
 #: Modules in one package (its ``__init__`` not counted): more is two concepts in one folder.

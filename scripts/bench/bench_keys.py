@@ -10,7 +10,7 @@ process.
   against Blender's Graph Editor Decimate on the same F-curves, its one error margin tuned until its error in the
   world is the same 1 mm (``key_scenes.decimated``).
 
-Run with the bpy module: ``.venv/bin/python scripts/bench_keys.py [--repeat N] [--section time|decimate]``.
+Run with the bpy module: ``.venv/bin/python scripts/bench/bench_keys.py [--repeat N] [--section time|decimate]``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import bpy
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
 
 import key_scenes
 import mocap

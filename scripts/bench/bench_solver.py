@@ -6,13 +6,13 @@
    against straightforward per-frame Python loops of the paper's Algorithm 1, with and without warm start;
    and at 16 bones against a per-frame loop of the public ``solve``.
 3. ``solve_pose`` on a chain of 48 unit bones whose joints are cones (X and Z limited, Y locked), as
-   ``scripts/bench_bake.py`` builds it, its target on a loop through what the cones let the tip reach, 120
+   ``scripts/bench/bench_bake.py`` builds it, its target on a loop through what the cones let the tip reach, 120
    frames: milliseconds per frame, frames reached and iterations, against a per-frame loop of ``solve_pose``.
 4. ``solve_tree`` on a Y, a hand and a 63-bone tree (time per frame, frames with every effector within
    tolerance), and on chains against ``solve_frames``; ``solve_tree_pose`` (bones, limits) against
-   ``solve_tree`` (points) on ``scripts/bench_bake.py``'s tree rigs from their rest pose, free and limited.
+   ``solve_tree`` (points) on ``scripts/bench/bench_bake.py``'s tree rigs from their rest pose, free and limited.
 
-Run: ``.venv/bin/python scripts/bench_solver.py`` (any Python with numpy; Blender is not needed).
+Run: ``.venv/bin/python scripts/bench/bench_solver.py`` (any Python with numpy; Blender is not needed).
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
 
 from fabrik_addon.solver import (
     DEFAULT_MAX_ITERATIONS,
@@ -231,7 +232,7 @@ def solve_loop_benchmark() -> None:
 
 
 def cone_chain(bones: int, cone_deg: float, frames: int) -> tuple[ChainRest, JointLimits, FloatArray]:
-    """``scripts/bench_bake.py``'s cone chain without Blender: unit bones in a line, each rolled 0.7 radians
+    """``scripts/bench/bench_bake.py``'s cone chain without Blender: unit bones in a line, each rolled 0.7 radians
     from its parent, X and Z limited to +-``cone_deg``, Y locked; its target on a Lissajous loop about a point
     at 0.6 of its length. In the root bone's rest frame (Y along the chain), as ``solve_pose`` takes it."""
     roll = np.array([[math.cos(0.7), 0.0, math.sin(0.7)], [0.0, 1.0, 0.0], [-math.sin(0.7), 0.0, math.cos(0.7)]])
@@ -329,7 +330,7 @@ def tree_benchmark() -> None:
 
 def _posed_path(rest: TreeRest, tips: list[int], frames: int, limits: JointLimits) -> FloatArray:
     """Targets (frames, E, 3) where the tips are in smooth poses of the rig within its limits, as
-    ``scripts/rigs.py``'s ``posed_targets`` keys them (each bone turned by up to 0.5 radians about its X and Z
+    ``scripts/scenes/rigs.py``'s ``posed_targets`` keys them (each bone turned by up to 0.5 radians about its X and Z
     axes and 0.15 about Y), clamped to the limits."""
     phases = np.random.default_rng(7).uniform(0, 2 * np.pi, size=(len(rest.parents), 3))
     halves = 0.25 * np.sin(0.15 * np.arange(1, frames + 1)[:, None, None] + phases) * [1.0, 0.3, 1.0]
@@ -340,7 +341,7 @@ def _posed_path(rest: TreeRest, tips: list[int], frames: int, limits: JointLimit
 
 
 def tree_pose_benchmark() -> None:
-    """``solve_tree_pose`` against ``solve_tree`` on the rigs ``scripts/bench_bake.py`` bakes as trees, 120
+    """``solve_tree_pose`` against ``solve_tree`` on the rigs ``scripts/bench/bench_bake.py`` bakes as trees, 120
     frames from the rest pose with the bake's settings (500 iterations at most, warm start for the points),
     free; then ``solve_tree_pose`` alone with every joint a cone of 25 degrees."""
     from fabrik_addon.solver import solve_tree, solve_tree_pose, solver_tree

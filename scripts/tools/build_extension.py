@@ -5,8 +5,8 @@ temporary folder, then builds it and validates the zip with Blender's list of va
 Blender Extensions platform accepts. The builder is the ``bl_pkg`` tool (``blender_ext.py``) that ships inside
 the ``bpy`` module and inside Blender, run one of two ways:
 
-    python3.11 scripts/build_extension.py      # any Python 3.11 with the bpy module (pip install bpy)
-    python3 scripts/build_extension.py --blender /path/to/blender   # Blender 4.2+: blender --command extension
+    python3.11 scripts/tools/build_extension.py      # any Python 3.11 with the bpy module (pip install bpy)
+    python3 scripts/tools/build_extension.py --blender /path/to/blender   # Blender 4.2+: blender --command extension
 
 Without ``--blender``, a Python that has no ``bpy`` module uses the ``blender`` on the PATH, if there is one.
 Prints the path of ``dist/fabrik_addon-<version>.zip``.
@@ -23,7 +23,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: Left out of the package: Python caches and hidden files (editor and tool state).
 _LEFT_OUT = shutil.ignore_patterns("__pycache__", "*.py[cod]", ".*")
 _NO_BUILDER = (

@@ -2,8 +2,8 @@
 from this repository, with the ``bpy`` module or inside a Blender binary (reading only the arguments after
 ``--``). With the extension installed, Blender runs the same command itself: ``blender -c fabrik_bake ARGS``.
 
-    python scripts/fabrik_bake.py shots/ --armature Rig --tip hand.L --chain-length 3 --target Hand.IK
-    blender -b --python scripts/fabrik_bake.py -- shots/ --config chains.toml -j 4 --report bake.json
+    python scripts/tools/fabrik_bake.py shots/ --armature Rig --tip hand.L --chain-length 3 --target Hand.IK
+    blender -b --python scripts/tools/fabrik_bake.py -- shots/ --config chains.toml -j 4 --report bake.json
 
 Exit status: 0 when every file baked, 1 when any failed, 2 for a usage error (then nothing is opened, and under a
 Python without the ``bpy`` module, which says what to run instead), 3 with --strict when every file baked but a
@@ -16,7 +16,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 #: The exit status of a usage error, as the command's own.
 USAGE_STATUS = 2
 

@@ -5,7 +5,7 @@ target, the root pulled off its place, shown hollow where it belongs), and solve
 Rendered with Cycles on the CPU at a few samples (a few seconds) to ``demo/out/fabrik_steps.png``, or with
 ``--commit`` to ``demo/fabrik_steps.png`` (the README's picture).
 
-Run with the bpy module: ``.venv/bin/python scripts/fabrik_steps.py [--commit]``.
+Run with the bpy module: ``.venv/bin/python scripts/pictures/fabrik_steps.py [--commit]``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
 
 import bmesh  # (after bpy: the bpy module provides it)
 import demo_scene as ds
@@ -28,7 +29,7 @@ from rigs import link, scene
 
 from fabrik_addon.solver import FloatArray, solve
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: A planar chain of five bones, bent, and a target within its reach (x right, z up).
 START = np.array(
     [[0.0, 0.0, 0.0], [0.5, 0.0, 0.9], [1.3, 0.0, 1.2], [1.9, 0.0, 0.7], [2.2, 0.0, 0.0], [2.7, 0.0, -0.4]]

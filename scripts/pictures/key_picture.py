@@ -3,7 +3,7 @@ every frame) and after (``api.reduce_keys`` at 1 mm: Bezier keys, the curve as B
 it the largest distance of any point of any bone from where the captured keys put it on each frame, against the
 1 mm allowed; rendered by Blender (Workbench, flat colours) into ``demo/key_reduction.png``.
 
-    .venv/bin/python scripts/key_picture.py [--output PATH] [--quick]
+    .venv/bin/python scripts/pictures/key_picture.py [--output PATH] [--quick]
 
 The clip is imported in metres (``mocap.CMU_UNIT``). Prints the keys before and after and the largest error.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import mocap
 from plant_picture import GREEN, INK, ORANGE, FloatArray, colour, dots, label, path, render_from_above, walk_picture
@@ -25,7 +25,7 @@ from plant_picture import GREEN, INK, ORANGE, FloatArray, colour, dots, label, p
 from fabrik_addon import api
 from fabrik_addon.blender import compat
 
-OUTPUT = Path(__file__).resolve().parents[1] / "demo" / "key_reduction.png"
+OUTPUT = Path(__file__).resolve().parents[2] / "demo" / "key_reduction.png"
 BONE, KEY_ERROR = "LeftHip", 1e-3
 #: The plot's width, the curve's and the error's heights (scene units on the ground).
 WIDTH, CURVE, ERRORS = 4.0, 1.2, 0.5

@@ -22,7 +22,7 @@ is checked on every update: the preview's must be within the tolerance wherever 
 (every target here is). Last, what the handlers cost when nothing they read changes: the preview on and another
 object moving, and the add-on enabled with no preview on.
 
-Run with the bpy module: ``.venv/bin/python scripts/bench_preview.py [--quick]``
+Run with the bpy module: ``.venv/bin/python scripts/bench/bench_preview.py [--quick]``
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from typing import Any
 import bpy
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
 
 import rigs
 from bench_bake import free_chain

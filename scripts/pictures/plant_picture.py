@@ -3,7 +3,7 @@ above, before planting (orange: where the capture slides it) and after (green: w
 the planted keys puts it), one tile per contact, magnified, with a 1 cm scale bar; rendered by Blender
 (Workbench, flat colours) into ``demo/plant_feet.png``.
 
-    .venv/bin/python scripts/plant_picture.py [--output PATH] [--quick]
+    .venv/bin/python scripts/pictures/plant_picture.py [--output PATH] [--quick]
 
 The clip is imported in metres (``mocap.CMU_UNIT``); Plant Feet lowers the hips (``Hips``). Prints each contact's
 slide before and after.
@@ -18,8 +18,8 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import mocap
 import rigs
@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from fabrik_addon import api
 
-OUTPUT = Path(__file__).resolve().parents[1] / "demo" / "plant_feet.png"
+OUTPUT = Path(__file__).resolve().parents[2] / "demo" / "plant_feet.png"
 #: How much larger than life the tiles show the balls' paths, and how far apart their centres are (metres).
 MAGNIFY = 20.0
 TILE = 1.3

@@ -40,7 +40,7 @@ and one Bake Action), and a layer bake of the chain list against an Action bake.
 Both results are measured the same way, by Blender's own evaluation: step each frame and read the tip bone's
 tail (and the keyed local rotations, the knee's head).
 
-Run with the bpy module: ``.venv/bin/python scripts/bench_bake.py [--quick]
+Run with the bpy module: ``.venv/bin/python scripts/bench/bench_bake.py [--quick]
 [--section free|limited|scene|rig|trees|mocap|plant|edit] [--repeat N]``
 """
 
@@ -58,7 +58,8 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
 
 import bench_edit
 import bench_mocap

@@ -16,7 +16,7 @@ of the floor, moving slower than 0.3 leg lengths per second, for 0.1 s or more) 
 Lengths are shown in centimetres (each clip's units converted). Both results are read the same way, from
 Blender's own evaluation of each frame. Nothing here changes the add-on.
 
-Run with the bpy module: ``.venv/bin/python scripts/mocap_baseline.py [--clip walk] [--side Left]``
+Run with the bpy module: ``.venv/bin/python scripts/bench/mocap_baseline.py [--clip walk] [--side Left]``
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
 
 import mocap
 from mocap_scenes import bake_kept_action

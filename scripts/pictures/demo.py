@@ -14,7 +14,7 @@ stacked into ``demo/out/fabrik_demo.png``. ``--update-readme-picture`` also copi
 The times printed are this run's, measured on the machine it runs on (wall-clock, ``time.perf_counter``).
 
 Run ``scripts/demo`` (it sets up the environment first), or with the bpy module:
-``.venv/bin/python scripts/demo.py [--quick] [--output-dir DIR] [--update-readme-picture]``.
+``.venv/bin/python scripts/pictures/demo.py [--quick] [--output-dir DIR] [--update-readme-picture]``.
 """
 
 from __future__ import annotations
@@ -36,16 +36,19 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes"))
 
 import demo_scene as ds
 import rigs
 
 import fabrik_addon
 from fabrik_addon.blender.properties import settings_of
+from fabrik_addon.blender.units import named_unit
 from fabrik_addon.cli.report import quiet_stdout
+from fabrik_addon.words import length_words
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FRAMES = range(1, 121)
 #: The frames in the picture, top to bottom.
 MOMENTS = (28, 52, 84)
@@ -215,6 +218,13 @@ def dress(demo: Demo) -> bpy.types.Object:
     return ds.text("frame 1", camera, (0.015, 0.92), 0.055, "LEFT", ink)
 
 
+def _length(value: float) -> str:
+    """A length in the scene's units as the reports give it, with its unit (``0.96 mm``)."""
+    scene = bpy.context.scene
+    assert scene is not None
+    return length_words(float(value), named_unit(scene))
+
+
 def bake(demo: Demo) -> None:
     """Bake each FABRIK rig as the Bake button does, its chains as its list has them, and print a line each
     with the bake's own time (its report's, the panel's Last Bake Time); then a line for each rig left to
@@ -229,17 +239,17 @@ def bake(demo: Demo) -> None:
         tree = f" ({len(chains)} tips, one tree)" if len(chains) > 1 else ""
         print(
             f"  {label:<11} {len(bones):>2} bones baked in {baked[0].seconds:.2f} s: max tip error "
-            f"{max(b.max_error for b in baked):.1e}, {max(b.unreachable for b in baked)} frames out of reach{tree}"
+            f"{_length(max(b.max_error for b in baked))}, {max(b.unreachable for b in baked)} frames out of reach{tree}"
         )
     # One walk through the frames for both (Blender's IK on the limited tree takes most of the demo's time).
     native = (demo.native_tentacle, *demo.native_tree)
     errors = tips_errors([(chain.armature, chain.tip_bone, chain.target) for chain in native])
     print(
         f"  Blender's IK constraint on the same {TENTACLE_BONES}-bone tentacle: max tip error "
-        f"{errors[:, 0].max():.2f}, within tolerance on {np.mean(errors[:, 0] <= TOLERANCE):.0%} of frames"
+        f"{_length(errors[:, 0].max())}, within tolerance on {np.mean(errors[:, 0] <= TOLERANCE):.0%} of frames"
     )
     print(
-        f"  Blender's IK constraints on the same tree: max tip error {errors[:, 1:].max():.1e}, "
+        f"  Blender's IK constraints on the same tree: max tip error {_length(errors[:, 1:].max())}, "
         f"every tip within tolerance on {np.mean((errors[:, 1:] <= TOLERANCE).all(axis=1)):.0%} of frames"
     )
 
@@ -334,7 +344,7 @@ def quiet() -> Iterator[None]:
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="scripts/demo.py",
+        prog="scripts/pictures/demo.py",
         description=__doc__.split("\n\n")[0],
         epilog="Only --update-readme-picture changes a file git tracks; demo/out/ is ignored.",
     )
@@ -366,7 +376,7 @@ def main(argv: Sequence[str]) -> int:
     with quiet():
         fabrik_addon.register()  # the chain lists (Object.fabrik) and the Bake button (bpy.ops.fabrik.bake)
         demo = build()
-    print(f"FABRIK demo with Blender {bpy.app.version_string}: {len(FRAMES)} frames, tolerance {TOLERANCE}")
+    print(f"FABRIK demo with Blender {bpy.app.version_string}: {len(FRAMES)} frames, tolerance {_length(TOLERANCE)}")
     bake(demo)
     frames = MOMENTS[::2] if args.quick else MOMENTS
     with quiet():
