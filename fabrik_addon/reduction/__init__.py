@@ -2,7 +2,9 @@
 Blender plays the kept keys (Bezier keys whose handles sit a third of the way to their neighbours, fitted to
 the pose: ``curves``),
 every measured point of every node (``pose``: a bone's head, tail and points off its axis) stays within the error
-allowed of the pose on every frame (``choose``); and the report of what was kept (``report``).
+allowed of the pose on every frame (``choose``, weighing each keyed property's error by how far it moves the
+points, ``actors``, and fitting only the segments a pass changes, ``spans``); and the report of what was kept
+(``report``).
 
 Imports nothing of Blender; positions are in scene units, frames are Blender's frame numbers.
 """

@@ -1,192 +1,183 @@
-"""The keyed properties of posed nodes ("actors") as key reduction weighs them: all their keyed channels at once,
-as columns of one array (``Curves``: the keys each keeps, what they play), and the nodes posed on every frame with
-how far each actor's error moves the points of its node and of the nodes below it (``Pose``)."""
+"""The keyed properties of posed nodes ("actors") as key reduction weighs them: the nodes posed on every frame
+(``Pose``: the measured points, how far each node's points reach), and how far an error of each actor's keyed
+values moves the points of its node and of the nodes below it (``Pose.weights``, to first order).
+
+Arrays are worked a few thousand numbers at a time where they would be larger (``_BATCH``): those stay in the
+processor's cache and in memory the allocator keeps, where larger ones are mapped and zeroed anew each time.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..solver import FloatArray
-from .curves import fit, slopes
-from .pose import Channels, Skeleton, linear, points_of, posed, turns
+from ..solver import FloatArray, quat_to_matrix
+from .pose import Channels, Skeleton, posed_nodes, turns
 
 #: Rows of the frames (an index array).
 Rows = NDArray[np.int64]
+#: The step of the finite differences that weigh an actor's error (in its keyed values' units: radians, scene
+#: units, quaternion components): large enough that Blender's float32 rounding of what a layer plays is lost in
+#: it, small enough that the errors weighed (under a degree, a few millimetres) are as small.
+_STEP = 1e-4
+#: About how many numbers an array worked at once holds (see the module).
+_BATCH = 65536
 
 
 @dataclass
 class Actor:
-    """A keyed property of a node: its node, its channels and its columns among all keyed channels."""
+    """A keyed property of a node: its node, its place among the node's channels, its channels."""
 
     node: int
-    slot: int  # its place among the node's channels
+    slot: int
     channels: Channels
-    columns: slice
-
-
-@dataclass
-class Curves:
-    """Every keyed channel at once: what its F-curves hold on every frame, as columns (F, C), each actor's keys
-    as a column of a mask (F, A), and what the kept keys play (``played``)."""
-
-    times: FloatArray
-    values: FloatArray  # (F, C)
-    tangents: FloatArray  # (F, C)
-    owner: NDArray[np.int64]  # (C,): each column's actor
-    keys: NDArray[np.bool_]  # (F, A)
-    last: tuple[FloatArray, FloatArray] | None = None  # the controls and error of the keys as they stand
-
-    @classmethod
-    def of(cls, times: FloatArray, actors: Sequence[Actor]) -> Curves:
-        keyed = [a.channels.keyed for a in actors]
-        values = np.concatenate([k for k in keyed if k is not None], axis=1) if actors else np.zeros((len(times), 0))
-        tangents = slopes(times, values) if len(times) > 1 else np.zeros_like(values)
-        owner = np.repeat(np.arange(len(actors)), [a.columns.stop - a.columns.start for a in actors])
-        return cls(times, values, tangents, owner.astype(np.int64), np.ones((len(times), len(actors)), dtype=bool))
 
     @property
-    def columns(self) -> int:
-        return int(self.values.shape[1])
-
-    def played(self) -> tuple[FloatArray, FloatArray]:
-        """What the kept keys play on every frame (F, C), and each segment's control values (``curves.fit``)."""
-        return fit(self.times, self.keys, self.owner, self.values, self.tangents)
-
-    def played_by(self, actors: Sequence[Actor], which: Rows) -> list[FloatArray]:
-        """What the kept keys of the actors ``which`` play on every frame, each actor's (F, n)."""
-        columns = np.concatenate([np.arange(actors[i].columns.start, actors[i].columns.stop) for i in which])
-        owner = np.repeat(np.arange(len(which)), [actors[i].columns.stop - actors[i].columns.start for i in which])
-        keyed, _ = fit(self.times, self.keys[:, which], owner, self.values[:, columns], self.tangents[:, columns])
-        every = np.arange(len(self.times))
-        bounds = np.cumsum([0, *(actors[i].columns.stop - actors[i].columns.start for i in which)])
-        return [actors[i].channels.plays(keyed[:, bounds[n] : bounds[n + 1]], every) for n, i in enumerate(which)]
+    def width(self) -> int:
+        """How many keyed values (F-curves) it has."""
+        assert self.channels.keyed is not None
+        return int(self.channels.keyed.shape[1])
 
 
 @dataclass
 class Pose:
-    """The nodes, posed: their channels as the pose has them, the measured points' reference, and how far each
-    node's points reach (for ``effects``)."""
+    """The nodes, posed: their channels as the pose has them, the measured points where the pose puts them
+    (``reference``), and how far each node's points and the points below it reach from its head (``reach``)."""
 
     times: FloatArray
     skeleton: Skeleton
     nodes: list[list[Channels]]
     actors: list[Actor]
-    reference: FloatArray  # (F, P, 3)
-    reach: FloatArray  # (F, B)
-    hangs: dict[int, FloatArray]  # the linear part (F, 3, 3) of the frame a keyed location's node hangs in
-    dense: dict[int, FloatArray]  # each rotation actor's unit quaternions (F, 4), each scale's values, in the pose
+    reference: FloatArray = field(repr=False)  # (F, P, 3)
+    reach: FloatArray = field(repr=False)  # (F, B)
+    hangs: dict[int, FloatArray] = field(repr=False)  # by actor: the frame (F, 3, 3) a keyed location moves in
+    _world: FloatArray = field(repr=False)  # (B, F, 4, 4): room for the nodes' bases, then their posed matrices
+    _still: dict[int, FloatArray] = field(default_factory=dict, repr=False)  # the bases no actor changes
+    _placed: list[FloatArray] = field(default_factory=list, repr=False)  # per run, the points (m, F, 3, P)
 
     @classmethod
     def of(cls, times: FloatArray, skeleton: Skeleton, nodes: Sequence[Sequence[Channels]]) -> Pose:
         listed = [list(properties) for properties in nodes]
-        actors, start = [], 0
-        for k, properties in enumerate(listed):
-            for j, channels in enumerate(properties):
-                if channels.keyed is not None:
-                    width = channels.keyed.shape[1]
-                    actors.append(Actor(k, j, channels, slice(start, start + width)))
-                    start += width
-        pose = cls(times, skeleton, listed, actors, np.zeros((0, 0, 3)), np.zeros((0, 0)), {}, {})
-        world = posed(skeleton, pose.bases([a.channels.values for a in actors]))
-        pose.reference = points_of(skeleton, world)
-        pose.reach = reach_of(skeleton, world, pose.reference)
+        actors = [
+            Actor(k, j, channels)
+            for k, properties in enumerate(listed)
+            for j, channels in enumerate(properties)
+            if channels.keyed is not None
+        ]
+        room = np.zeros((len(listed), len(times), 4, 4))
+        room[..., 3, 3] = 1.0
+        pose = cls(times, skeleton, listed, actors, np.zeros((0, 0, 3)), np.zeros((0, 0)), {}, room)
+        pose._basis(list(range(len(listed))), {})
+        pose._still = {k: room[k].copy() for k in range(len(listed)) if k not in set(pose.touched)}
+        world = posed_nodes(skeleton, room, room)
+        pose.reference = np.empty((len(times), len(skeleton.point_nodes), 3))
+        own = np.zeros((len(listed), len(times)))  # how far each node's points reach from its head
+        for run, columns in pose.runs:
+            placed = _placed(world[run], np.stack(skeleton.points[run]))
+            pose._placed.append(placed)
+            pose.reference[:, columns] = placed.transpose(1, 0, 3, 2).reshape(len(times), -1, 3)
+            own[run] = _lengths(placed - world[run, :, :3, 3:]).max(axis=2)
+        pose.reach = reach_of(skeleton, world, own)
         for i, actor in enumerate(actors):
             if actor.channels.kind == "location":
                 parent, offset = skeleton.parents[actor.node], skeleton.offsets[actor.node]
-                hang = offset if parent < 0 else world[:, parent] @ offset
-                pose.hangs[i] = hang[..., :3, :3] * np.ones((len(times), 1, 1))
-            elif actor.channels.kind == "rotation":
-                pose.dense[i] = turns(actor.channels.mode, actor.channels.values)
-            else:
-                pose.dense[i] = actor.channels.values
+                hang = offset if parent < 0 else world[parent] @ offset
+                pose.hangs[i] = np.ascontiguousarray(np.broadcast_to(hang[..., :3, :3], (len(times), 3, 3)))
         return pose
 
-    def plays(self, keyed: FloatArray) -> list[FloatArray]:
-        """What each actor's property plays on every frame (F, n) when the F-curves hold ``keyed`` (F, C)."""
+    @cached_property
+    def runs(self) -> list[tuple[slice, slice]]:
+        """Runs of nodes with as many points each, a few thousand numbers' worth at most, and their points among
+        all (``points_of``' order)."""
+        counts = [len(points) for points in self.skeleton.points]
+        ends = np.cumsum(counts)
+        runs, start = [], 0
+        for k in range(1, len(counts) + 1):
+            if k == len(counts) or counts[k] != counts[start] or (k - start) * len(self.times) * 16 >= _BATCH:
+                first = int(ends[start] - counts[start])
+                runs.append((slice(start, k), slice(first, int(ends[k - 1]))))
+                start = k
+        return runs
+
+    @cached_property
+    def _unit_scales(self) -> set[tuple[int, int]]:
+        """The scales (by node and place) that are 1 on every frame."""
+        return {
+            (k, j)
+            for k, properties in enumerate(self.nodes)
+            for j, channels in enumerate(properties)
+            if channels.kind == "scale" and np.all(channels.values == 1.0)
+        }
+
+    @cached_property
+    def touched(self) -> list[int]:
+        """The nodes some actor poses."""
+        return sorted({actor.node for actor in self.actors})
+
+    def plays(self, keyed: Sequence[FloatArray]) -> list[FloatArray]:
+        """What each actor's property plays on every frame (F, n) when its F-curves hold ``keyed`` (F, k)."""
         every = np.arange(len(self.times))
-        return [a.channels.plays(keyed[:, a.columns], every) for a in self.actors]
+        return [a.channels.plays(values, every) for a, values in zip(self.actors, keyed, strict=True)]
 
-    def parts(self, plays: Sequence[FloatArray]) -> dict[tuple[int, int], FloatArray]:
-        """The 3 x 3 part (F, 3, 3) of every rotation and scale of every node, its actors playing ``plays``, by
-        (node, slot): those of one kind and mode computed together."""
-        playing = {(a.node, a.slot): values for a, values in zip(self.actors, plays, strict=True)}
-        groups: dict[tuple[str, str], list[tuple[int, int]]] = {}
-        for k, properties in enumerate(self.nodes):
-            for j, channels in enumerate(properties):
-                if channels.kind != "location":
-                    groups.setdefault((channels.kind, channels.mode), []).append((k, j))
-        parts = {}
-        for places in groups.values():
-            stacked = np.stack([playing.get((k, j), self.nodes[k][j].values) for k, j in places], axis=1)
-            matrices = linear(self.nodes[places[0][0]][places[0][1]], stacked)
-            parts.update({place: matrices[:, n] for n, place in enumerate(places)})
-        return parts
+    def posed(self, plays: Sequence[FloatArray]) -> FloatArray:
+        """Every node's posed matrix (B, F, 4, 4), its actors playing ``plays`` (F, n) (in room the next call
+        uses again: each node's basis, then, in place, its posed matrix)."""
+        self._basis(self.touched, {(a.node, a.slot): values for a, values in zip(self.actors, plays, strict=True)})
+        for k, basis in self._still.items():
+            self._world[k] = basis
+        return posed_nodes(self.skeleton, self._world, self._world)
 
-    def bases(self, plays: Sequence[FloatArray]) -> list[FloatArray]:
-        """Every node's basis on every frame (F, 4, 4), its actors playing ``plays``."""
-        parts = self.parts(plays)
-        playing = {(a.node, a.slot): values for a, values in zip(self.actors, plays, strict=True)}
-        frames = len(self.times)
-        bases = []
-        for k, properties in enumerate(self.nodes):
-            matrices = np.zeros((frames, 4, 4))
-            matrices[:, 3, 3] = 1.0
-            kinds = {channels.kind: j for j, channels in enumerate(properties)}
-            if "location" in kinds:
-                matrices[:, :3, 3] = playing.get((k, kinds["location"]), properties[kinds["location"]].values)
-            turned = [parts[(k, kinds[kind])] for kind in ("rotation", "scale") if kind in kinds]
-            matrices[:, :3, :3] = turned[0] @ turned[1] if len(turned) == 2 else turned[0] if turned else np.eye(3)
-            bases.append(matrices)
-        return bases
+    def _basis(self, touched: list[int], playing: dict[tuple[int, int], FloatArray]) -> None:
+        """Make the bases of the nodes ``touched`` (``T(location) @ R(rotation) @ S(scale)``) in room for them,
+        their properties playing ``playing`` (by node and place) or the pose: each kind and mode a few nodes at a
+        time."""
+        bases, frames = self._world, len(self.times)
+        groups: dict[tuple[str, str], list[tuple[int, FloatArray]]] = {}
+        for k in touched:
+            kinds = {channels.kind for channels in self.nodes[k]}
+            if "rotation" not in kinds:
+                bases[k, :, :3, :3] = np.eye(3)
+            if "location" not in kinds:
+                bases[k, :, :3, 3] = 0.0
+            for j, channels in enumerate(self.nodes[k]):
+                values = playing.get((k, j))
+                if values is None and (k, j) in self._unit_scales:
+                    continue
+                values = channels.values if values is None else values
+                if channels.kind != "scale" or np.any(values != 1.0):
+                    groups.setdefault((channels.kind, channels.mode), []).append((k, values))
+        step = max(1, _BATCH // (9 * frames))
+        for kind in ("location", "rotation", "scale"):  # a scale scales the rotation's columns
+            for (of_kind, mode), members in groups.items():
+                if of_kind != kind:
+                    continue
+                for start in range(0, len(members), step):
+                    some = [k for k, _ in members[start : start + step]]
+                    values = np.stack([v for _, v in members[start : start + step]])
+                    if kind == "location":
+                        bases[some, :, :3, 3] = values
+                    elif kind == "rotation":
+                        bases[some, :, :3, :3] = quat_to_matrix(turns(mode, values))
+                    else:
+                        bases[some, :, :3, :3] *= values[:, :, None, :]
 
-    def effects(self, plays: Sequence[FloatArray], which: Rows | None = None) -> FloatArray:
-        """How far at most each actor's error moves any point of its node or below, on every frame (F, A), the
-        actors playing ``plays`` (or only the actors ``which``, playing ``plays``): a location's error through
-        the frame it hangs in; a rotation's (twice the sine of half the angle between the rotations) or a
-        scale's times the points' reach. The rotations of one mode are computed together."""
-        which = np.arange(len(self.actors)) if which is None else which
-        effects = np.empty((len(self.times), len(which)))
-        rotations: dict[str, list[int]] = {}
-        for n, (i, values) in enumerate(zip(which.tolist(), plays, strict=True)):
-            actor = self.actors[i]
-            channels = actor.channels
-            if channels.kind == "rotation":
-                rotations.setdefault(channels.mode, []).append(n)
-            elif i in self.hangs:
-                moved = np.einsum("fij,fj->fi", self.hangs[i], values - channels.values)
-                effects[:, n] = distances(moved[:, None])[:, 0]
-            else:
-                ratio = np.abs(values / np.where(self.dense[i] == 0.0, 1.0, self.dense[i]) - 1.0).max(axis=-1)
-                effects[:, n] = ratio * self.reach[:, actor.node]
-        for mode, places in rotations.items():
-            actors = [self.actors[which[n]] for n in places]
-            played = turns(mode, np.stack([plays[n] for n in places], axis=1))  # (F, m, 4)
-            dense = np.stack([self.dense[int(which[n])] for n in places], axis=1)
-            # The chord d between the unit quaternions (the nearer sign) is 2 sin(angle / 4): 2 sin(angle / 2)
-            # is d sqrt(4 - d^2), which keeps its precision for the smallest turns.
-            chord = np.minimum(distances(played - dense), distances(played + dense))
-            reach = self.reach[:, [actor.node for actor in actors]]
-            effects[:, places] = chord * np.sqrt(np.maximum(4.0 - chord * chord, 0.0)) * reach
-        return effects
+    def error(self, plays: Sequence[FloatArray]) -> FloatArray:
+        """How far (F, P) each measured point is from ``reference``, the actors playing ``plays``."""
+        world = self.posed(plays)
+        error = np.empty(self.reference.shape[:2])
+        for (run, columns), reference in zip(self.runs, self._placed, strict=True):
+            apart = _lengths(_placed(world[run], np.stack(self.skeleton.points[run])) - reference)  # (m, F, P)
+            error[:, columns] = apart.transpose(1, 0, 2).reshape(len(self.times), -1)
+        return error
 
+    @cached_property
     def along(self) -> NDArray[np.bool_]:
         """(B, A): whether each actor's node is the node or above it."""
-        owners = np.array([actor.node for actor in self.actors], dtype=np.int64)
-        along = np.zeros((len(self.nodes), len(self.actors)), dtype=bool)
-        for k in range(len(self.nodes)):
-            node = k
-            while node >= 0:
-                along[k] |= owners == node
-                node = self.skeleton.parents[node]
-        return along
-
-    def points(self, plays: Sequence[FloatArray]) -> FloatArray:
-        """Every measured point on every frame (F, P, 3), the actors playing ``plays``."""
-        return points_of(self.skeleton, posed(self.skeleton, self.bases(plays)))
+        return np.asarray(self.skeleton.beneath[[actor.node for actor in self.actors]].T, dtype=bool)
 
     def in_line(self) -> FloatArray:
         """(A,): how many actors the longest line of nodes through each actor's node holds (from a node with
@@ -197,8 +188,104 @@ class Pose:
         above = np.zeros(len(self.nodes), dtype=np.int64)
         for k, parent in enumerate(self.skeleton.parents):
             above[k] = counts[k] + (above[parent] if parent >= 0 else 0)
-        longest = [max(above[j] for j in self.skeleton.below(a.node)) for a in self.actors]
-        return np.maximum(np.array(longest, dtype=np.float64), 1.0)
+        longest = np.where(self.skeleton.beneath[[a.node for a in self.actors]], above, 0).max(axis=1, initial=1)
+        return np.asarray(longest, dtype=np.float64)
+
+    def weights(self, width: int) -> FloatArray:
+        """How far an error of each actor's keyed values moves the points of its node and below, to first order:
+        (W, W, A, F) such that an error ``e`` (W,) of actor ``a``'s values on frame ``f`` moves them by at most
+        ``sqrt(e @ Q[:, :, a, f] @ e)`` (its extra columns, past its own, are 0). A rotation's error is the
+        change of its unit quaternion, which times twice the points' reach (``reach``) is how far it moves
+        them (the chord of the turn), a location's is carried through the frame it hangs in, a scale's is its
+        share of the scale times the reach. Through what an actor plays (``Channels.plays``) where it is given,
+        and an Euler or axis-angle turn, by finite differences; actors of a kind a few at a time."""
+        frames = len(self.times)
+        forms = np.zeros((width, width, len(self.actors), frames))
+        groups: dict[tuple[str, str, int, bool], list[int]] = {}
+        for i, actor in enumerate(self.actors):
+            channels = actor.channels
+            groups.setdefault((channels.kind, channels.mode, actor.width, channels.play is None), []).append(i)
+        for (kind, mode, k, direct), members in groups.items():
+            step = max(1, _BATCH // (4 * (k + 1) * frames))
+            for start in range(0, len(members), step):
+                some = members[start : start + step]
+                if direct and (kind != "rotation" or mode == "QUATERNION"):
+                    full = self._direct(kind, some)  # (n, n, m, F), over every value of the property
+                    if all(len(self.actors[i].channels.values[0]) == k for i in some):  # every value keyed
+                        forms[:k, :k, some] = full
+                        continue
+                    for m, i in enumerate(some):
+                        place = list(self.actors[i].channels.indices)
+                        forms[:k, :k, i] = full[np.ix_(place, place)][:, :, m]
+                    continue
+                moved = np.stack([self._moved(i) for i in some])  # (m, k + 1, F, n)
+                if kind == "rotation":
+                    reach = 2.0 * self.reach[:, [self.actors[i].node for i in some]].T
+                    moved = turns(mode, moved) * reach[:, None, :, None]
+                elif kind == "location":
+                    moved = np.einsum("mfij,mkfj->mkfi", np.stack([self.hangs[i] for i in some]), moved)
+                else:
+                    dense = np.stack([self.actors[i].channels.values for i in some])  # (m, F, 3)
+                    reach = self.reach[:, [self.actors[i].node for i in some]].T[:, None, :, None]
+                    moved = moved / np.where(dense == 0.0, 1.0, dense)[:, None] * reach
+                forms[:k, :k, some] = np.moveaxis(_form(moved, kind == "rotation"), 0, 2)
+        return forms
+
+    def _direct(self, kind: str, some: list[int]) -> FloatArray:
+        """The quadratic forms (n, n, m, F) of actors that play their values as keyed, over every value of their
+        property: a quaternion's, ``4 reach^2 / |q|^2 (I - u u^T)`` (``u`` the unit quaternion: only the turn
+        moves the points); a location's, ``H^T H`` (``H`` the frame it moves in); a scale's,
+        ``(reach / scale)^2`` on its diagonal."""
+        values = np.stack([self.actors[i].channels.values.T for i in some], axis=1)  # (n, m, F)
+        if kind == "location":
+            hangs = np.stack([self.hangs[i] for i in some])  # (m, F, 3, 3)
+            return np.asarray(np.einsum("mfji,mfjk->ikmf", hangs, hangs), dtype=np.float64)
+        reach = self.reach[:, [self.actors[i].node for i in some]].T  # (m, F)
+        if kind == "scale":
+            return np.asarray(np.eye(3)[:, :, None, None] * ((reach / values) ** 2)[None], dtype=np.float64)
+        square = np.einsum("nmf,nmf->mf", values, values)
+        unit = values / np.sqrt(square)
+        across = -unit[:, None] * unit[None, :]
+        across[np.arange(4), np.arange(4)] += 1.0
+        across *= 4.0 * reach * reach / square
+        return np.asarray(across, dtype=np.float64)
+
+    def _moved(self, actor: int) -> FloatArray:
+        """What actor ``actor`` plays (k + 1, F, n): as keyed, then with each keyed value moved by ``_STEP``."""
+        channels, k, frames = self.actors[actor].channels, self.actors[actor].width, len(self.times)
+        if channels.play is None:  # every value, the keyed ones moved in turn
+            moved = np.repeat(channels.values[None], k + 1, axis=0)
+            moved[np.arange(1, k + 1), :, list(channels.indices)] += _STEP
+            return moved
+        keyed = channels.keyed
+        assert keyed is not None
+        bumped = np.repeat(keyed[None], k + 1, axis=0)
+        bumped[np.arange(1, k + 1), :, np.arange(k)] += _STEP
+        return channels.plays(bumped.reshape(-1, k), np.tile(np.arange(frames), k + 1)).reshape(k + 1, frames, -1)
+
+
+def _form(moved: FloatArray, turned: bool) -> FloatArray:
+    """Actors' quadratic forms (m, k, k, F) (``Pose.weights``) given where their effects move (m, k + 1, F, n):
+    unmoved, then with each keyed value moved by ``_STEP``; ``turned``: quaternions, of either sign."""
+    slope = moved[:, 1:] - moved[:, :1]
+    if turned:  # a quaternion moved to the other side plays the same turn
+        flip = np.einsum("mkfi,mfi->mkf", moved[:, 1:], moved[:, 0]) < 0.0
+        slope = np.where(flip[..., None], -moved[:, 1:] - moved[:, :1], slope)
+    slope /= _STEP
+    return np.asarray(np.einsum("mafi,mbfi->mabf", slope, slope), dtype=np.float64)
+
+
+def _placed(world: FloatArray, points: FloatArray) -> FloatArray:
+    """Where nodes' posed matrices (m, F, 4, 4) put their points (m, P, 3): (m, F, 3, P), a product per node."""
+    count, frames, each = len(world), world.shape[1], points.shape[1]
+    local = np.concatenate([np.swapaxes(points, 1, 2), np.ones((count, 1, each))], axis=1)  # (m, 4, P)
+    placed = (world.reshape(count, 4 * frames, 4) @ local).reshape(count, frames, 4, each)
+    return np.asarray(placed[:, :, :3], dtype=np.float64)
+
+
+def _lengths(moves: FloatArray) -> FloatArray:
+    """The lengths (m, F, P) of vectors (m, F, 3, P)."""
+    return np.asarray(np.sqrt(np.einsum("mfip,mfip->mfp", moves, moves)), dtype=np.float64)
 
 
 def distances(moves: FloatArray) -> FloatArray:
@@ -206,19 +293,21 @@ def distances(moves: FloatArray) -> FloatArray:
     return np.asarray(np.sqrt(np.einsum("fpi,fpi->fp", moves, moves)), dtype=np.float64)
 
 
-def reach_of(skeleton: Skeleton, world: FloatArray, points: FloatArray) -> FloatArray:
-    """(F, B): how far the points of each node and of the nodes below it may be from its head on each frame: at
-    most the farthest of those nodes' heads plus how far that node's own points reach from its head."""
-    nodes = skeleton.point_nodes
-    heads = world[..., :3, 3]
-    own = np.zeros(world.shape[:2])
-    if len(nodes):  # each node's farthest point from its head (the points come node after node)
-        starts = np.flatnonzero(np.diff(nodes, prepend=-1))
-        own[:, nodes[starts]] = np.maximum.reduceat(distances(points - heads[:, nodes]), starts, axis=1)
+def reach_of(skeleton: Skeleton, world: FloatArray, own: FloatArray) -> FloatArray:
+    """(F, B): how far the points of each node and of the nodes below it may be from its head on each frame, given
+    the nodes' posed matrices (B, F, 4, 4) and how far each node's own points reach from its head (B, F): at most
+    the farthest of those nodes' heads plus how far that node's own points reach."""
+    heads = np.ascontiguousarray(world[..., :3, 3])  # (B, F, 3)
     reach = own.copy()
-    for k in range(len(skeleton.parents)):
-        below = np.flatnonzero(skeleton.beneath[k])[1:]
-        if below.size:
-            apart = distances(heads[:, below] - heads[:, k, None]) + own[:, below]
-            reach[:, k] = np.maximum(reach[:, k], apart.max(axis=1))
-    return reach
+    for k in range(len(heads)):
+        under = np.flatnonzero(skeleton.beneath[k])[1:]
+        if not under.size:
+            continue
+        below: slice | NDArray[np.int64] = under
+        if under[-1] - under[0] == len(under) - 1:  # a run of nodes (a chain's): slices, not copies
+            below = slice(int(under[0]), int(under[-1]) + 1)
+        apart = heads[below] - heads[k]  # (n, F, 3)
+        farthest = np.sqrt(np.einsum("nfi,nfi->nf", apart, apart))
+        farthest += own[below]
+        np.maximum(reach[k], farthest.max(axis=0), out=reach[k])
+    return np.ascontiguousarray(reach.T)

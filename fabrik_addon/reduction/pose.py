@@ -18,7 +18,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from ..solver import EULER_ORDERS, FloatArray, axis_angle_to_quat, quat_multiply, quat_normalize, quat_to_matrix
+from ..solver import EULER_ORDERS, FloatArray, axis_angle_to_quat, quat_multiply, quat_to_matrix
 
 #: What a node's channels hold: its location, its rotation (in a rotation mode), its scale.
 KINDS = ("location", "rotation", "scale")
@@ -78,7 +78,7 @@ class Channels:
         """What the node plays on ``rows`` (R,) when its F-curves hold ``keyed`` (R, k) there."""
         if self.play is not None:
             return self.play(keyed, rows)
-        values = self.values[rows]  # a copy: rows is an index array
+        values = np.take(self.values, rows, axis=0)
         values[:, list(self.indices)] = keyed
         return np.asarray(values, dtype=np.float64)
 
@@ -86,8 +86,9 @@ class Channels:
 def turns(mode: str, values: FloatArray) -> FloatArray:
     """The unit quaternions (..., 4) of rotations given in a rotation mode (..., n): normalised quaternions, an
     axis and angle, or Euler angles (x, y, z) turned in the order's order (the first axis first)."""
-    if mode == "QUATERNION":
-        return quat_normalize(values)
+    if mode == "QUATERNION":  # normalised (the sum of squares written out: a norm over the last axis is slow)
+        w, x, y, z = values[..., 0], values[..., 1], values[..., 2], values[..., 3]
+        return np.asarray(values / np.sqrt(w * w + x * x + y * y + z * z)[..., None], dtype=np.float64)
     if mode == "AXIS_ANGLE":
         return axis_angle_to_quat(values)
     turned: FloatArray | None = None
@@ -176,26 +177,37 @@ class Skeleton:
 
 def posed(skeleton: Skeleton, bases: Sequence[FloatArray]) -> FloatArray:
     """Compute every node's posed matrix in world space (F, B, 4, 4) given each node's basis (F, 4, 4)."""
+    return np.moveaxis(posed_nodes(skeleton, bases), 0, 1)
+
+
+def posed_nodes(
+    skeleton: Skeleton, bases: Sequence[FloatArray] | FloatArray, out: FloatArray | None = None
+) -> FloatArray:
+    """``posed``, node after node (B, F, 4, 4), given each node's basis (F, 4, 4) (into ``out`` where given, which
+    may be ``bases`` itself: a node's basis is read before its posed matrix is written, after its parent's)."""
     frames = max(len(b) for b in bases)
-    world = np.empty((frames, len(bases), 4, 4))
+    world = np.empty((len(bases), frames, 4, 4)) if out is None else out
     for k, (parent, offset) in enumerate(zip(skeleton.parents, skeleton.offsets, strict=True)):
-        hang = offset if parent < 0 else world[:, parent] @ offset
-        world[:, k] = hang @ bases[k]
+        hang = offset if parent < 0 else world[parent] @ offset
+        np.matmul(hang, bases[k], out=world[k])
     return world
 
 
 def points_of(skeleton: Skeleton, world: FloatArray) -> FloatArray:
     """Compute every measured point in world space (F, P_total, 3), node after node, given the nodes' posed
     matrices (F, B, 4, 4)."""
+    nodes = np.ascontiguousarray(np.moveaxis(world, 1, 0))  # (B, F, 4, 4): each node's frames one product
+    count, frames = len(nodes), len(world)
     counts = {len(points) for points in skeleton.points}
-    if len(counts) == 1:  # as many points on every node (bones): one product of stacked matrices
-        (count,) = counts
-        local = np.concatenate([np.stack(skeleton.points), np.ones((len(skeleton.points), count, 1))], axis=2)
-        placed = world[..., :3, :] @ np.swapaxes(local, 1, 2)  # (F, B, 3, count)
-        return np.asarray(np.swapaxes(placed, 2, 3).reshape(len(world), -1, 3), dtype=np.float64)
-    nodes = skeleton.point_nodes
-    local = np.concatenate([p.reshape(-1, 3) for p in skeleton.points]) if len(nodes) else np.zeros((0, 3))
-    matrices = world[:, nodes]
+    if len(counts) == 1:  # as many points on every node (bones): a product per node
+        (each,) = counts
+        local = np.concatenate([np.stack(skeleton.points), np.ones((count, each, 1))], axis=2)  # (B, each, 4)
+        placed = nodes.reshape(count, 4 * frames, 4) @ np.swapaxes(local, 1, 2)  # (B, 4 F, each)
+        placed = placed.reshape(count, frames, 4, each)[:, :, :3]
+        return np.ascontiguousarray(placed.transpose(1, 0, 3, 2)).reshape(frames, count * each, 3)
+    owners = skeleton.point_nodes
+    local = np.concatenate([p.reshape(-1, 3) for p in skeleton.points]) if len(owners) else np.zeros((0, 3))
+    matrices = world[:, owners]
     return np.asarray(np.einsum("fpij,pj->fpi", matrices[..., :3, :3], local) + matrices[..., :3, 3], dtype=np.float64)
 
 

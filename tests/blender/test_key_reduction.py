@@ -214,7 +214,9 @@ def test_planted_feet_and_lowered_hips_keep_few_keys_the_balls_on_their_pins() -
     error = np.linalg.norm(thinned - dense, axis=-1)
     assert report.keys is not None
     assert error.max() <= key_error
-    assert report.keys.max_error == pytest.approx(error.max(), abs=SAME)
+    # SAME in metres, as the error allowed is: float32 rounds these points, some 30 units from the origin, by a
+    # few millionths of a unit (the report's reference is the pose the keys stand for, in float64).
+    assert report.keys.max_error == pytest.approx(error.max(), abs=SAME / metres)
     assert report.keys.keys < 0.25 * report.keys.dense_keys
     hips = [keys for (path, _), keys in fcurve_keys(armature).items() if path == 'pose.bones["Hips"].location']
     assert hips

@@ -58,6 +58,11 @@ class BoneTrack:
         the columns (with the bone's and its parents' scale)."""
         return np.asarray(matrices(self.world) @ matrices(self.matrix), dtype=np.float64)
 
+    def world_inverses(self) -> FloatArray:
+        """The inverses (F, 4, 4) of ``world_matrices``, written out (``affine_inverse``: numpy's batched solve
+        costs milliseconds for a few hundred frames)."""
+        return affine_inverse(self.world_matrices())
+
     def hang_frames(self) -> FloatArray:
         """The frame the bone hangs in on each frame (F, 4, 4), in world space: its posed matrix less its own
         ``matrix_basis``, where its parent (and its rest under it) put it."""

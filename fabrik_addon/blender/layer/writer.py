@@ -85,6 +85,11 @@ class LayerWriter(KeyWriter):
             layered = layer_values(kind, below[:, list(indices)], values)
         super().replace_channels(data_path, indices, group, frames, layered, span)
 
+    @property
+    def plays_keys(self) -> bool:
+        """A layer's F-curves play over what plays below it."""
+        return False
+
     def played(self, held: Held, keyed: NDArray[np.float64], rows: NDArray[np.int64], exact: bool = False) -> Values:
         """What the layer plays on the channels of ``held`` over what plays below it (its rows ``rows`` of the
         bake's frames) when its F-curves hold ``keyed`` there, a quaternion's four values together: its turn rounded

@@ -50,11 +50,11 @@ def write_kept(
 ) -> None:
     """Write the kept keys of held keys (their rows ``kept`` of ``frames``, each segment's ``controls``, (K - 1,
     2, k)) as Bezier keys, replacing the keys in the held keys' span."""
-    values, times = held.values[kept], frames[kept].astype(np.float64)
+    values, keyed = held.values[kept], frames[kept]
+    left, right = handles(keyed.astype(np.float64), values, controls)  # (K, 2, k) each: every channel at once
     for j, index in enumerate(held.indices):
-        left, right = handles(times, values[:, j], controls[:, :, j])
 
-        def made(only: tuple[str, ...] | None, j: int = j, left: FloatArray = left, right: FloatArray = right) -> Keys:
-            return bezier_keys(frames[kept], values[:, j], left, right, only is not None)
+        def made(only: tuple[str, ...] | None, j: int = j) -> Keys:
+            return bezier_keys(keyed, values[:, j], left[:, :, j], right[:, :, j], only is not None)
 
         writer.replace_keys(held.data_path, index, held.group, held.frames, held.span, made)

@@ -31,7 +31,7 @@ Plays = Callable[[FloatArray, NDArray[np.int64]], FloatArray]
 class BoneRows(Protocol):
     """A bone as a frame walk read it on every frame (``bake.BoneTrack`` is one): the armature's world matrix, the
     bone's posed matrix and its ``matrix_basis``, one row of 16 (column after column) per frame each; its posed
-    matrix in world space and the frame it hangs in."""
+    matrix in world space, their inverses, and the frame it hangs in."""
 
     @property
     def world(self) -> NDArray[np.float32]: ...
@@ -40,6 +40,7 @@ class BoneRows(Protocol):
     @property
     def basis(self) -> NDArray[np.float32]: ...
     def world_matrices(self) -> FloatArray: ...
+    def world_inverses(self) -> FloatArray: ...
     def hang_frames(self) -> FloatArray: ...
 
 
@@ -47,13 +48,13 @@ class BoneRows(Protocol):
 class Keyed:
     """A property of a bone whose keys may be thinned: ``prop`` (``rotation_quaternion``, ``location``...), the
     ``indices`` its F-curves key, what they hold on every frame (``values``, (F, len(indices))), what that plays
-    as Blender plays it (``plays``), and the pose they stand for (``solved``, (F, len(indices)): what they play
-    without Blender's rounding)."""
+    as Blender plays it (``plays``; None where the F-curves play what they hold), and the pose they stand for
+    (``solved``, (F, len(indices)): what they play without Blender's rounding)."""
 
     prop: str
     indices: tuple[int, ...]
     values: FloatArray
-    plays: Plays
+    plays: Plays | None
     solved: FloatArray
 
 
@@ -121,9 +122,10 @@ def bone_model(
     bones = armature_data(armature).bones
     pose = armature.pose
     assert pose is not None
-    names = sorted(keyed, key=lambda name: len(bones[name].parent_recursive))
+    names = sorted(keyed, key=_depths(bones, keyed).__getitem__)
     place = {name: k for k, name in enumerate(names)}
     parents, offsets, points, nodes, sources, solved = [], [], [], [], [], []
+    still = _still_pose(frames)
     for name in names:
         bone = bones[name]
         above = _keyed_above(bone, place)
@@ -134,18 +136,33 @@ def bone_model(
         else:
             hanging = read[name].hang_frames()
             if above is not None:  # the bones between the two are not keyed: they move with the one above
-                offset = np.asarray(np.linalg.solve(read[above].world_matrices(), hanging), dtype=np.float64)
+                offset = np.asarray(read[above].world_inverses() @ hanging, dtype=np.float64)
             else:
                 offset = hanging
         parents.append(-1 if above is None else place[above])
         offsets.append(offset)
         points.append(bone_points(bone.length))
-        channels, thinned, exact = _channels(pose.bones[name], keyed[name], read.get(name), frames)
+        channels, thinned, exact = _channels(pose.bones[name], keyed[name], read.get(name), frames, still)
         nodes.append(channels)
         solved.append(exact)
         sources += [(name, source) for source in thinned]
     skeleton = Skeleton(tuple(parents), tuple(offsets), tuple(points))
     return BoneModel(armature, tuple(names), skeleton, nodes, sources, solved)
+
+
+def _depths(bones: bpy.types.ArmatureBones, names: Collection[str]) -> dict[str, int]:
+    """How many bones each of ``names`` hangs below (and the bones above them), each bone's parent read once."""
+    depth: dict[str, int] = {}
+    for name in names:
+        line: list[str] = []
+        bone: bpy.types.Bone | None = bones[name]
+        while bone is not None and bone.name not in depth:
+            line.append(bone.name)
+            bone = bone.parent
+        start = -1 if bone is None else depth[bone.name]
+        for up, above in enumerate(reversed(line), 1):
+            depth[above] = start + up
+    return depth
 
 
 def _keyed_above(bone: bpy.types.Bone, keyed: Collection[str]) -> str | None:
@@ -156,7 +173,11 @@ def _keyed_above(bone: bpy.types.Bone, keyed: Collection[str]) -> str | None:
 
 
 def _channels(
-    pose_bone: bpy.types.PoseBone, keyed: Sequence[Keyed], read: BoneRows | None, frames: int
+    pose_bone: bpy.types.PoseBone,
+    keyed: Sequence[Keyed],
+    read: BoneRows | None,
+    frames: int,
+    still: dict[str, FloatArray],
 ) -> tuple[list[Channels], list[Keyed], list[FloatArray]]:
     """A bone's location, rotation and scale: what its keyed properties play, the rest as read (the identity
     where nothing was read), and their values in the pose the keys stand for. A property that does not pose the
@@ -166,17 +187,23 @@ def _channels(
     posing = {"location", rotation_property(mode), "scale"}
     if pose_bone.bone.use_connect:
         posing.discard("location")
-    fixed = _read_pose(read, mode, frames)
-    channels, thinned, exact = [], [], []
     by_prop = {source.prop: source for source in keyed if source.prop in posing}
+    # A property keyed in every value plays its keys alone: what was read of it is not wanted.
+    whole_keyed = {prop for prop, source in by_prop.items() if len(set(source.indices)) == still[prop].shape[1]}
+    fixed = _read_pose(read, mode, frames, still, whole_keyed)
+    channels, thinned, exact = [], [], []
     for prop, (kind, values) in fixed.items():
         source = by_prop.get(prop)
         if source is None:
             channels.append(Channels(kind, values, mode if kind == "rotation" else ""))
             exact.append(values)
             continue
-        play = _full(values, source)
-        whole = play(source.values, np.arange(frames))
+        play = None if source.plays is None else _full(values, source)
+        if play is None:
+            whole = values.copy()
+            whole[:, list(source.indices)] = source.values
+        else:
+            whole = play(source.values, np.arange(frames))
         channels.append(Channels(kind, whole, mode if kind == "rotation" else "", source.values, source.indices, play))
         if source.solved is source.values:  # the keys play as they are (an Action's)
             exact.append(whole)
@@ -190,36 +217,52 @@ def _channels(
 
 def _full(fixed: FloatArray, source: Keyed) -> Callable[[FloatArray, NDArray[np.int64]], FloatArray]:
     """What a property plays, all its values: ``fixed`` but at the keyed indices, which play ``source``'s."""
-    indices = list(source.indices)
+    indices, plays = list(source.indices), source.plays
+    assert plays is not None
 
     def play(keyed: FloatArray, rows: NDArray[np.int64]) -> FloatArray:
         values = fixed[rows]  # a copy: rows is an index array
-        values[:, indices] = source.plays(keyed, rows)
+        values[:, indices] = plays(keyed, rows)
         return np.asarray(values, dtype=np.float64)
 
     return play
 
 
-def _read_pose(read: BoneRows | None, mode: str, frames: int) -> dict[str, tuple[str, FloatArray]]:
-    """A bone's location, rotation and scale on every frame as read (its ``matrix_basis``, taken apart: the
-    rotation as a quaternion where its mode is another), or the identity; by property."""
-    rotation = rotation_property(mode)
-    if read is None:
-        identity = {"rotation_quaternion": [1.0, 0.0, 0.0, 0.0], "rotation_axis_angle": [0.0, 0.0, 1.0, 0.0]}
-        turned = np.tile(identity.get(rotation, [0.0, 0.0, 0.0]), (frames, 1))
-        return {
-            "location": ("location", np.zeros((frames, 3))),
-            rotation: ("rotation", np.asarray(turned, dtype=np.float64)),
-            "scale": ("scale", np.ones((frames, 3))),
-        }
-    basis = row_matrices(read.basis)
-    scale = np.linalg.norm(basis[:, :3, :3], axis=1)
-    quaternions = matrix_to_quat(basis[:, :3, :3] / scale[:, None, :])
+def _still_pose(frames: int) -> dict[str, FloatArray]:
+    """The rest pose's values of each property on every frame (shared: nothing writes to them)."""
+    identity = {"rotation_quaternion": [1.0, 0.0, 0.0, 0.0], "rotation_axis_angle": [0.0, 0.0, 1.0, 0.0]}
+    still = {prop: np.tile(np.array(values), (frames, 1)) for prop, values in identity.items()}
     return {
-        "location": ("location", np.ascontiguousarray(basis[:, :3, 3])),
-        rotation: ("rotation", quaternions if mode == "QUATERNION" else _in_mode(quaternions, mode)),
-        "scale": ("scale", scale),
+        "location": np.zeros((frames, 3)),
+        "rotation_euler": np.zeros((frames, 3)),
+        "scale": np.ones((frames, 3)),
+        **still,
     }
+
+
+def _read_pose(
+    read: BoneRows | None, mode: str, frames: int, still: dict[str, FloatArray], unread: Collection[str] = ()
+) -> dict[str, tuple[str, FloatArray]]:
+    """A bone's location, rotation and scale on every frame as read (its ``matrix_basis``, taken apart: the
+    rotation as a quaternion where its mode is another), or the rest pose's (``still``), as the properties
+    ``unread`` are given too; by property."""
+    rotation = rotation_property(mode)
+    pose = {"location": ("location", still["location"]), rotation: ("rotation", still[rotation])}
+    pose["scale"] = ("scale", still["scale"])
+    if read is None or {"location", rotation, "scale"} <= set(unread):
+        return pose
+    basis = row_matrices(read.basis)
+    if "location" not in unread:
+        pose["location"] = ("location", np.ascontiguousarray(basis[:, :3, 3]))
+    if {rotation, "scale"} <= set(unread):
+        return pose
+    scale = np.linalg.norm(basis[:, :3, :3], axis=1)
+    if "scale" not in unread:
+        pose["scale"] = ("scale", scale)
+    if rotation not in unread:
+        quaternions = matrix_to_quat(basis[:, :3, :3] / scale[:, None, :])
+        pose[rotation] = ("rotation", quaternions if mode == "QUATERNION" else _in_mode(quaternions, mode))
+    return pose
 
 
 def _in_mode(quaternions: FloatArray, mode: str) -> FloatArray:

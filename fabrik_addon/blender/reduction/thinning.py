@@ -13,7 +13,7 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ...reduction import KeysReport, basis, keyed_curve, keys_report, points_of, posed, thin_keys
+from ...reduction import KeysReport, Thinned, basis, keyed_curve, keys_report, points_of, posed, thin_keys
 from ...solver import FloatArray
 from ...words import SCENE_UNITS, Unit
 from ..rig import Held, KeyWriter, bone_in_path
@@ -69,6 +69,7 @@ class Thinning:
     key_error: float
     armatures: list[_Armature] = field(default_factory=list)
     _measured: dict[bpy.types.Object, FloatArray] | None = None
+    _reports: dict[tuple[frozenset[str], ...], KeysReport] = field(default_factory=dict)
 
     @property
     def tracks(self) -> list[PoseTrack]:
@@ -78,16 +79,19 @@ class Thinning:
     def read_from(self, walked: Mapping[bpy.types.Object, Mapping[str, BoneRows]]) -> None:
         """Fill ``tracks`` from what a walk read of the keyed bones (instead of the bake's check walk)."""
         for track in self.tracks:
-            bone = walked[track.armature][track.bone or next(iter(walked[track.armature]))]
-            track.rows[:] = bone.world if not track.bone else bone.matrix
+            read = walked[track.armature]
+            track.world[:] = next(iter(read.values())).world
+            for k, bone in enumerate(track.bones):
+                track.rows(k)[:] = read[bone].matrix
         self._measured = None
+        self._reports.clear()
 
     def measured(self) -> dict[bpy.types.Object, FloatArray]:
         """Per armature, each point's distance (F, P) from the pose on every frame, as the check walk read it
         (last: ``repair`` keys again, and the check walks again)."""
         if self._measured is None:
             self._measured = {
-                a.model.armature: np.linalg.norm(measured_points(a.model.skeleton, a.tracks) - a.reference, axis=-1)
+                a.model.armature: _apart(measured_points(a.model.skeleton, a.tracks), a.reference)
                 for a in self.armatures
             }
         return self._measured
@@ -111,30 +115,49 @@ class Thinning:
                     armature.controls[a] = keyed_curve(times, kept, armature.sources[a].values)[1]
                     _write(armature, a, self.frames)
                     repaired = True
-        self._measured = None
+        if repaired:
+            self._measured = None
+            self._reports.clear()
         return repaired
 
     def report(self, bones: Mapping[bpy.types.Object, set[str]] | None = None, unit: Unit = SCENE_UNITS) -> KeysReport:
         """The report of the keys kept (of ``bones`` only, by armature, if given) and of Blender's evaluation of
-        them, as the check walk read it; its lengths shown in ``unit`` (the scene's)."""
+        them, as the check walk read it (worked out once for the same bones); its lengths shown in ``unit`` (the
+        scene's)."""
+        picks = tuple(
+            frozenset(a.model.bones)
+            if bones is None
+            else frozenset(bones.get(a.model.armature, set())) & frozenset(a.model.bones)
+            for a in self.armatures
+        )
+        if picks not in self._reports:
+            self._reports[picks] = self._report(bones)
+        return replace(self._reports[picks], length_unit=unit)
+
+    def _report(self, bones: Mapping[bpy.types.Object, set[str]] | None) -> KeysReport:
         errors, keys, dense, rounding = [], 0, 0, 0.0
         for armature, measured in zip(self.armatures, self.measured().values(), strict=True):
             model = armature.model
             picked = set(model.bones) if bones is None else bones.get(model.armature, set())
-            nodes = [k for k, bone in enumerate(model.bones) if bone in picked]
-            columns = np.isin(model.skeleton.point_nodes, nodes)
-            errors.append(measured[:, columns])
-            rounding = max(rounding, float(armature.rounding[:, columns].max(initial=0.0)))
+            if picked >= set(model.bones):  # every bone: no copy
+                errors.append(measured)
+                rounding = max(rounding, float(armature.rounding.max(initial=0.0)))
+            else:
+                nodes = [k for k, bone in enumerate(model.bones) if bone in picked]
+                columns = np.isin(model.skeleton.point_nodes, nodes)
+                errors.append(measured[:, columns])
+                rounding = max(rounding, float(armature.rounding[:, columns].max(initial=0.0)))
             for (bone, _), kept, held in zip(model.sources, armature.keys, armature.sources, strict=True):
                 if bone in picked:
                     keys += len(kept) * len(held.indices)
                     dense += len(self.frames) * len(held.indices)
+            thinned = {id(held) for held in armature.sources}
             for held in armature.held:
-                if bone_in_path(held.data_path) in picked and held not in armature.sources:
+                if id(held) not in thinned and bone_in_path(held.data_path) in picked:
                     keys += held.values.size
                     dense += held.values.size
-        report = keys_report(self.frames, np.concatenate(errors, axis=1), keys, dense, self.key_error, rounding)
-        return replace(report, length_unit=unit)
+        together = errors[0] if len(errors) == 1 else np.concatenate(errors, axis=1)
+        return keys_report(self.frames, together, keys, dense, self.key_error, rounding)
 
 
 def thin_held(
@@ -170,7 +193,6 @@ def thin_held(
         (something besides them moves it): nothing is written then.
     """
     thinning = Thinning(frames, key_error)
-    times = frames.astype(np.float64)
     for armature, writer in writers.items():
         held = writer.release()
         keyed: dict[str, list[Keyed]] = {}
@@ -184,21 +206,12 @@ def thin_held(
             )
             by_source[(bone, prop)] = record
         model = bone_model(armature, keyed, read.get(armature, {}), len(frames))
-        playing = [[c.values for c in channels] for channels in model.nodes]
-        played = _points(model, playing)
-        exact = all(
-            a is b
-            for node, values in zip(model.solved, playing, strict=True)
-            for a, b in zip(node, values, strict=True)
-        )
-        solved = played if exact else _points(model, model.solved)
-        reference = played
+        posed_points = None
         if posed is not None:  # keys that exist: the pose Blender gives them is the pose
-            reference = solved = points_of(model.skeleton, np.stack([posed[armature][b] for b in model.bones], axis=1))
-            _check_posed(model, played, reference, frames, key_error)
-        rounding = np.linalg.norm(played - solved, axis=-1)
-        bound = _bound(model, solved, key_error, (pins or {}).get(armature, {}))
-        thinned = thin_keys(times, model.skeleton, model.nodes, bound)
+            posed_points = points_of(model.skeleton, np.stack([posed[armature][b] for b in model.bones], axis=1))
+        thinned, reference, rounding = _thin_model(
+            model, frames, key_error, (pins or {}).get(armature, {}), posed_points
+        )
         sources = [by_source[(bone, source.prop)] for bone, source in model.sources]
         tracks = pose_tracks(armature, model.bones, len(frames))
         kept, controls = list(thinned.keys), list(thinned.controls)
@@ -213,6 +226,45 @@ def thin_held(
                     )
         thinning.armatures.append(done)
     return thinning
+
+
+def _thin_model(
+    model: BoneModel,
+    frames: NDArray[np.int64],
+    key_error: float,
+    pins: Mapping[str, tuple[NDArray[np.bool_], FloatArray]],
+    posed: FloatArray | None,
+) -> tuple[Thinned, FloatArray, FloatArray]:
+    """Thin the model's keys: the keys kept, where a key on every frame plays the points (F, P, 3), the reference
+    the kept keys are measured from, and how far that is from the pose the keys stand for (F, P: a layer's
+    rounding). ``posed``: where Blender poses the points of keys that exist (F, P, 3), the pose they keep to.
+
+    Raises
+    ------
+    ValueError
+        With ``posed``, where a bone is posed farther from where its keys put it than half of ``key_error``.
+    """
+    times = frames.astype(np.float64)
+    playing = [[c.values for c in channels] for channels in model.nodes]
+    exact = all(
+        a is b for node, values in zip(model.solved, playing, strict=True) for a, b in zip(node, values, strict=True)
+    )
+    if exact and posed is None:  # the keys play the pose they stand for: ``thin_keys`` poses it once for both
+
+        def bound(points: FloatArray) -> FloatArray:
+            return _bound(model, points, key_error, pins)
+
+        thinned = thin_keys(times, model.skeleton, model.nodes, bound)
+        reference = thinned.reference if thinned.reference is not None else _points(model, playing)
+        return thinned, reference, np.zeros(reference.shape[:2])
+    played = _points(model, playing)
+    solved = played if exact else _points(model, model.solved)
+    reference = played
+    if posed is not None:
+        _check_posed(model, played, posed, frames, key_error)
+        reference = solved = posed
+    thinned = thin_keys(times, model.skeleton, model.nodes, _bound(model, solved, key_error, pins))
+    return thinned, reference, np.linalg.norm(played - solved, axis=-1)
 
 
 def _check_posed(
@@ -242,8 +294,11 @@ def _check_posed(
     )
 
 
-def _plays(writer: KeyWriter, record: Held) -> Plays:
-    """What the held keys' channels play, as the writer's F-curves play them (an Action's, a layer's)."""
+def _plays(writer: KeyWriter, record: Held) -> Plays | None:
+    """What the held keys' channels play, as the writer's F-curves play them (a layer's); None where they play
+    what they hold (an Action's)."""
+    if writer.plays_keys:
+        return None
 
     def plays(keyed: FloatArray, rows: NDArray[np.int64]) -> FloatArray:
         return writer.played(record, keyed, rows)
@@ -281,6 +336,12 @@ def allowed(key_error: float, points: FloatArray) -> float:
 def _write(armature: _Armature, a: int, frames: NDArray[np.int64]) -> None:
     """Write the kept keys of thinned property ``a`` as Bezier keys, replacing its held keys' span."""
     write_kept(armature.writer, armature.sources[a], frames, armature.keys[a], armature.controls[a])
+
+
+def _apart(points: FloatArray, reference: FloatArray) -> FloatArray:
+    """The distances (F, P) between points (F, P, 3) and where they should be."""
+    moved = points - reference
+    return np.asarray(np.sqrt(np.einsum("fpi,fpi->fp", moved, moved)), dtype=np.float64)
 
 
 def _above(parents: Sequence[int], node: int) -> list[int]:

@@ -56,6 +56,13 @@ def _new_key_values() -> dict[str, tuple[type[np.generic], float]]:
     return values | {name: (np.bool_, False) for name in _FLAGS}
 
 
+@cache
+def _interpolation_value(interpolation: str) -> int:
+    """The RNA value of a keyframe's ``interpolation`` ("BEZIER", "CONSTANT"...), looked up once."""
+    enum = cast(bpy.types.EnumProperty, bpy.types.Keyframe.bl_rna.properties["interpolation"])
+    return int(enum.enum_items[interpolation].value)
+
+
 @dataclass
 class Keys:
     """All keyframes of one F-curve as arrays, one row per key."""
@@ -103,8 +110,7 @@ class Keys:
             }
         )
         if interpolation != "LINEAR":
-            enum = cast(bpy.types.EnumProperty, bpy.types.Keyframe.bl_rna.properties["interpolation"])
-            keys.arrays["interpolation"][:] = enum.enum_items[interpolation].value
+            keys.arrays["interpolation"][:] = _interpolation_value(interpolation)
         return keys
 
     def outside(self, first: float, last: float) -> Keys:
@@ -241,6 +247,11 @@ class KeyWriter:
         """Stop holding keys (``hold``): the keys held, to write (thinned or not) with ``replace_keys``."""
         held, self._held = self._held or [], None
         return held
+
+    @property
+    def plays_keys(self) -> bool:
+        """Whether its F-curves play what they hold (an Action's do): ``played`` returns the keys as they are."""
+        return True
 
     def played(self, held: Held, keyed: NDArray[np.float64], rows: NDArray[np.int64], exact: bool = False) -> Values:
         """What the channels of ``held`` play on its rows ``rows`` when their F-curves hold ``keyed`` (R,
