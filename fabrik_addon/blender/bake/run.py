@@ -159,7 +159,9 @@ def carry_out(
             thinned = {a: _tracks(a, channels[a], len(frames)) for a in channels} if settings.key_error else {}
             tracks: list[Track] = [*(() if adjust is None else adjust.tracks), *below]
             tracks += [track for read in thinned.values() for track in read.values()]
-            with _walks(plan, sandbox, tracks) as evaluation:
+            written = ExitStack()  # the writers: rolled back inside the walk if it fails, else by ``undo``
+            undo.push(written)
+            with _walks(plan, sandbox, tracks) as evaluation, _rolled_back_here(written):
                 mode = evaluation.mode
                 clock = time.perf_counter()
                 with ExitStack() as muted:  # a layer's chains read what plays below the layer
@@ -176,7 +178,7 @@ def carry_out(
                 timings["solve"] = time.perf_counter() - clock
 
                 writers = {
-                    a: undo.enter_context(_writer(a, settings, below_values.get(a, {}), span)) for a in chain_bones
+                    a: written.enter_context(_writer(a, settings, below_values.get(a, {}), span)) for a in chain_bones
                 }
                 clock = time.perf_counter()
                 for writer in writers.values() if thinned else ():
@@ -253,6 +255,17 @@ def read_bones(
         order = np.array(frames, dtype=np.int64)
         sample_inputs(evaluation, order, [], _fractions(progress, len(order)), tracks)
     return tracks
+
+
+@contextmanager
+def _rolled_back_here(stack: ExitStack) -> Iterator[None]:
+    """Unwind ``stack`` (the writers, rolling their keys back) where the block fails, before what encloses it
+    exits (the frame walk's sandbox goes after the keys, as they came); kept where it succeeds."""
+    try:
+        yield
+    except BaseException as error:
+        stack.__exit__(type(error), error, error.__traceback__)
+        raise
 
 
 def _fractions(progress: Callable[[float], None] | None, frames: int) -> Callable[[int], None]:
