@@ -12,6 +12,7 @@ import bpy
 from .. import compat
 from ..rig import check_playing, enum_name
 from .stack import Layer, find_layer
+from .writer import key_span
 
 #: The channels that move a bone: an active Action keying them plays over the layer.
 _MOVING = (".location", ".rotation_quaternion", ".rotation_euler", ".rotation_axis_angle", ".scale")
@@ -116,9 +117,7 @@ def _trimmed(layer: Layer) -> bool:
     """Whether the layer's strip leaves out some of its Action's keys."""
     strip = layer.strip
     assert strip is not None
-    spans = [
-        (f.keyframe_points[0].co[0], f.keyframe_points[-1].co[0]) for f in layer.fcurves() if len(f.keyframe_points)
-    ]
+    spans = [key_span(fcurve) for fcurve in layer.fcurves() if len(fcurve.keyframe_points)]
     return bool(spans) and (
         strip.action_frame_start > min(s for s, _ in spans) or strip.action_frame_end < max(e for _, e in spans)
     )

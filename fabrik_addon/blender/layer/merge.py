@@ -19,6 +19,7 @@ from ...solver import FloatArray
 from .. import compat
 from ..rig import Keys, check_playing
 from .stack import Layer, goes_on
+from .writer import key_span
 
 #: The Action a merge keys and its slot (4.4+), or None for a new Action (a string: 4.2 has no ActionSlot).
 Into: TypeAlias = "tuple[bpy.types.Action, bpy.types.ActionSlot | None] | None"
@@ -64,8 +65,8 @@ def plan_merge(layer: Layer, below: bpy.types.NlaStrip | None) -> Merge:
     into: Into = None if below is None or below.action is None else (below.action, compat.strip_slot(below))
     if into is None:
         _check_nothing_active(armature)
-    first = min(float(fcurve.keyframe_points[0].co[0]) for fcurve in fcurves)
-    last = max(float(fcurve.keyframe_points[-1].co[0]) for fcurve in fcurves)
+    spans = [key_span(fcurve) for fcurve in fcurves]
+    first, last = min(start for start, _ in spans), max(end for _, end in spans)
     frames = np.arange(int(np.floor(first)), int(np.ceil(last)) + 1, dtype=np.int64)
     strip = layer.strip
     assert strip is not None, "a baked layer has its strip"
